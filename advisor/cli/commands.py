@@ -1,0 +1,14 @@
+"""Registry of subcommands: one module per command, attached here."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Attach all subcommands to ``app``."""
+    from advisor.cli import profiles_cmd, schema_cmd, validate_cmd
+
+    app.add_typer(profiles_cmd.app, name="profiles")
+    validate_cmd.register(app)
+    schema_cmd.register(app)

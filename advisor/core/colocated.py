@@ -1,0 +1,203 @@
+"""Colocated serving: one pool of identical instances running prefill and decode together.
+
+Steady-state, mean-field model per instance at arrival rate λ (docs/model.md §5):
+
+* Decode batch B from Little's law: B = λ · O · τ, τ the mean time per output token.
+* **Chunked prefill** (token budget c): a mixed step carries B decodes plus up to q = c − B
+  prompt tokens; prompts need λ·S̄ tokens/s, so mixed steps take a time share
+  φ = λ·S̄/q_eff · T_mix, where q_eff = min(q, max(S̄, λ·S̄·T_mix)) is the prompt tokens
+  actually waiting per step. The share of token gaps that are mixed is
+  f = (φ/T_mix) / (φ/T_mix + (1−φ)/T_dec) and τ = f·T_mix + (1−f)·T_dec
+  (performance-model.md §5.2).
+* **Unchunked**: a prompt runs whole as its own pass of T_pre(S) and stalls every decode of
+  the instance: φ = λ·S̄/q_eff · T_pre, τ = T_dec/(1 − φ), and a token gap is inflated with
+  probability f = m·T_dec/(1−φ) (m prefill passes per second).
+* Percentiles: TPOT_q = T_dec + (T_inflated − T_dec) · (upper q-quantile of the inflated share
+  of a request's O gaps); TTFT_q = residual step + prefill of a q-quantile prompt
+  + G/G/1 wait (Kingman, with arrival CV = burstiness and service CV from prompt lengths)
+  turned into a percentile by ``queueing.wait_quantile_s``.
+* Overload: φ ≥ 1 (prompt work exceeds the instance), B above the memory/engine cap, or the
+  fixed point for B not converging. Overloaded points carry no latency (None upstream).
+
+Everything broadcasts over numpy arrays (chunk sizes × rates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.core.instance import Instance
+from advisor.core.queueing import binomial_share_quantile, kingman_wait_s, wait_quantile_s
+from advisor.core.scenario import TrafficPhase
+
+FIXED_POINT_ITERATIONS = 40
+GRID_POINTS = 40
+GRID_PASSES = 3
+RATE_RANGE = 1e5
+CHUNK_CANDIDATES = (256, 512, 1024, 2048, 4096, 8192, 16384)
+"""Token budgets searched when the deployment does not pin one (powers of two, §4.3)."""
+
+
+@dataclass(frozen=True)
+class ColocatedPoint:
+    """Arrays of colocated metrics for one instance at given (chunk, rate) points."""
+
+    rate_rps: np.ndarray
+    batch: np.ndarray
+    decode_step_s: np.ndarray
+    inflated_step_s: np.ndarray
+    """Mixed step (chunked) or prefill pass + decode step (unchunked)."""
+    mixed_time_share: np.ndarray
+    tpot_mean_s: np.ndarray
+    tpot_q_s: np.ndarray
+    ttft_q_s: np.ndarray
+    overloaded: np.ndarray
+
+
+def _phase_numbers(phase: TrafficPhase, quantile: float) -> tuple[float, float, float, float, float]:
+    s_mean = phase.prompt_tokens.mean
+    s_q = phase.prompt_tokens.quantile(quantile)
+    o_mean = max(phase.output_tokens.mean, 1.0)
+    ctx = s_mean + o_mean / 2.0
+    # service time ∝ prompt tokens: its CV is the prompt-length CV
+    return s_mean, s_q, o_mean, ctx, phase.prompt_tokens.cv
+
+
+def evaluate_colocated(inst: Instance, max_sequences: int, phase: TrafficPhase,
+                       rate_rps: np.ndarray | float, chunk_tokens: np.ndarray | float | None,
+                       quantile: float) -> ColocatedPoint:
+    """Colocated metrics per instance at ``rate_rps``; ``chunk_tokens`` None = unchunked."""
+    s_mean, s_q, o_mean, ctx, s_cv = _phase_numbers(phase, quantile)
+    chunked = chunk_tokens is not None
+    lam = np.asarray(rate_rps, dtype=float)
+    c = np.asarray(chunk_tokens if chunked else 0.0, dtype=float)
+    lam, c = np.broadcast_arrays(lam, c)
+    lam = lam.astype(float)
+    c = c.astype(float)
+
+    b = np.zeros_like(lam)
+    t_inf = inst.decode_step_s(1.0, ctx) + 0.0 * lam
+    for it in range(FIXED_POINT_ITERATIONS):
+        t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
+        if chunked:
+            room = np.maximum(c - b, 1.0)
+            # prompt tokens waiting per mixed step (more prompts queue up at higher load);
+            # the previous iterate's mixed-step time stands in for this one's
+            q_eff = np.minimum(room, np.maximum(s_mean, lam * s_mean * t_inf))
+            seqs = np.maximum(q_eff / s_mean, 1.0)
+            earlier = np.where(s_mean > room, (s_mean - room) / 2.0, 0.0)
+            t_inf = inst.step_time_s(prefill_tokens=q_eff, prefill_seqs=seqs,
+                                     prefill_context_tokens=earlier, decode_seqs=b,
+                                     decode_context_tokens=ctx)
+            phi = lam * s_mean / q_eff * t_inf
+            phi_c = np.minimum(phi, 0.999999)
+            rate_mixed = phi_c / t_inf
+            rate_dec = (1.0 - phi_c) / t_dec
+            f = rate_mixed / np.maximum(rate_mixed + rate_dec, 1e-30)
+            tau = f * t_inf + (1.0 - f) * t_dec
+        else:
+            t_pre_single = inst.prefill_time_s(s_mean)
+            batch_prompts = np.maximum(1.0, lam * t_pre_single)
+            t_pre = inst.prefill_time_s(s_mean, batch_prompts)
+            passes = lam / batch_prompts
+            phi = passes * t_pre
+            phi_c = np.minimum(phi, 0.999999)
+            tau = t_dec / (1.0 - phi_c)
+            f = np.minimum(passes * tau, 1.0)
+            t_inf = t_pre + t_dec
+        # B = λ·Ō·τ(B) is increasing in B: iterating from 0 climbs monotonically to the
+        # smallest fixed point, or past the cap (overload). The cap keeps numbers finite.
+        b_next = np.minimum(lam * o_mean * tau, 4.0 * max_sequences + 4.0)
+        settled = np.all(np.abs(b_next - b) <= 1e-5 * np.maximum(b_next, 1.0))
+        b = b_next
+        if settled and it > 2:
+            break
+    converged = np.abs(b - lam * o_mean * tau) <= 1e-3 * np.maximum(b, 1.0)
+    overloaded = (phi >= 1.0) | (b > max_sequences) | ~converged
+    if chunked:
+        overloaded = overloaded | (c <= b)
+
+    share_q = binomial_share_quantile(o_mean, f, quantile)
+    tpot_q = t_dec + (t_inf - t_dec) * share_q
+
+    # TTFT: a residual step, the q-quantile prompt's own prefill, and the queue ahead of it.
+    if chunked:
+        room = np.maximum(c - b, 1.0)
+        steps_q = np.ceil(s_q / room)
+        t_chunk = inst.step_time_s(prefill_tokens=np.minimum(room, s_q), prefill_seqs=1.0,
+                                   prefill_context_tokens=np.maximum(s_q - room, 0.0) / 2,
+                                   decode_seqs=b, decode_context_tokens=ctx)
+        own_prefill = steps_q * t_chunk
+        mean_service = s_mean / np.minimum(room, np.maximum(s_mean, 1.0)) * t_inf
+    else:
+        own_prefill = inst.prefill_time_s(s_q)
+        mean_service = inst.prefill_time_s(s_mean) + 0.0 * lam
+    wait_mean = kingman_wait_s(phi, mean_service, phase.burstiness, s_cv)
+    wait_q = wait_quantile_s(wait_mean, np.minimum(phi, 1.0), quantile)
+    residual = tau / 2.0
+    ttft_q = residual + own_prefill + wait_q + inst.efficiency.request_overhead_s
+    finite = ~overloaded & np.isfinite(ttft_q) & np.isfinite(tpot_q)
+    overloaded = overloaded | ~finite
+    return ColocatedPoint(rate_rps=lam, batch=b, decode_step_s=np.broadcast_to(t_dec, lam.shape),
+                          inflated_step_s=np.broadcast_to(t_inf, lam.shape),
+                          mixed_time_share=np.broadcast_to(np.minimum(phi, 1.0), lam.shape),
+                          tpot_mean_s=np.broadcast_to(tau, lam.shape),
+                          tpot_q_s=np.where(overloaded, np.nan, tpot_q),
+                          ttft_q_s=np.where(overloaded, np.nan, ttft_q),
+                          overloaded=overloaded)
+
+
+def meets_slo(point: ColocatedPoint, ttft_slo_s: float | None,
+              tpot_slo_s: float | None) -> np.ndarray:
+    """Points that are not overloaded and meet both targets (None = no target)."""
+    ok = ~point.overloaded
+    if ttft_slo_s is not None:
+        ok = ok & (np.nan_to_num(point.ttft_q_s, nan=np.inf) <= ttft_slo_s)
+    if tpot_slo_s is not None:
+        ok = ok & (np.nan_to_num(point.tpot_q_s, nan=np.inf) <= tpot_slo_s)
+    return ok
+
+
+def rate_upper_bound(inst: Instance, phase: TrafficPhase) -> float:
+    """A rate no instance can exceed: the prompt-token roofline of a full 16k-token pass."""
+    s_mean = max(phase.prompt_tokens.mean, 1.0)
+    t = float(inst.prefill_time_s(16384.0))
+    decode_floor = float(inst.decode_step_s(1.0, s_mean)) * 1e-3
+    return max(16384.0 / (s_mean * t), 1.0 / max(decode_floor, 1e-9)) * 2.0
+
+
+def max_rate_meeting(inst: Instance, max_sequences: int, phase: TrafficPhase,
+                     chunk_tokens: np.ndarray | None, quantile: float,
+                     ttft_slo_s: float | None, tpot_slo_s: float | None) -> np.ndarray:
+    """Largest per-instance rate meeting the SLOs (0 when none), vectorised over chunks.
+
+    Every metric is monotone non-decreasing in the rate, so the feasible set is an interval
+    from zero. It is located by nested log-spaced grids (``GRID_POINTS`` rates per pass,
+    ``GRID_PASSES`` passes, each pass zooming into the bracket found by the previous one):
+    the relative precision is (range)^(1/(GRID_POINTS−1)^GRID_PASSES), better than 1e-4.
+    """
+    chunks = None if chunk_tokens is None else np.atleast_1d(np.asarray(chunk_tokens, float))
+    n_chunks = 1 if chunks is None else chunks.size
+    upper = rate_upper_bound(inst, phase)
+    lo = np.full(n_chunks, np.log(upper) - np.log(RATE_RANGE))
+    hi = np.full(n_chunks, np.log(upper))
+    found = np.zeros(n_chunks, dtype=bool)
+    steps = np.linspace(0.0, 1.0, GRID_POINTS)
+    for _ in range(GRID_PASSES):
+        grid = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
+        c = None if chunks is None else np.broadcast_to(chunks[:, None], grid.shape)
+        ok = meets_slo(evaluate_colocated(inst, max_sequences, phase, np.exp(grid), c, quantile),
+                       ttft_slo_s, tpot_slo_s)
+        # last feasible grid point (feasible set is a prefix of the grid)
+        any_ok = ok.any(axis=1)
+        last = np.where(any_ok, GRID_POINTS - 1 - np.argmax(ok[:, ::-1], axis=1), 0)
+        found |= any_ok
+        new_lo = grid[np.arange(n_chunks), last]
+        new_hi = grid[np.arange(n_chunks), np.minimum(last + 1, GRID_POINTS - 1)]
+        lo = np.where(any_ok, new_lo, lo - (hi - lo))
+        hi = np.where(any_ok, new_hi, grid[:, 0])
+    out = np.where(found, np.exp(lo), 0.0)
+    return out if chunk_tokens is not None and np.ndim(chunk_tokens) > 0 else out.reshape(
+        np.shape(chunk_tokens) if chunk_tokens is not None else ())

@@ -1,0 +1,152 @@
+"""Disaggregated serving: a prefill pool and a decode pool, per-instance capacities.
+
+Prefill instance (docs/model.md §6): prompts are batched up to the *saturating* token count
+L_m — the smallest power of two (≥ 512) whose tokens/s reach 90 % of a 16k-token pass
+(Sarathi-Serve Fig. 3/4, Splitwise's 2,048 cap, DistServe's L_m; performance-model.md §1.3).
+At rate λ the instance is busy ρ = λ · S̄ · T(L_m)/L_m; TTFT_q = prefill of the q-prompt
+(batched with ρ·L_m other tokens) + G/G/1 wait as a percentile + exposed KV transfer
++ request overhead. Its goodput is the largest λ with TTFT_q ≤ SLO and ρ < 1.
+
+Decode instance: a decode-only batch B bounded by memory/engine (``max_sequences``) and by
+the TPOT SLO (T_dec(B) ≤ SLO, by bisection on B). Capacity D = B / (Ō · T_dec(B)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.core.hardware import LinkSpec
+from advisor.core.instance import Instance
+from advisor.core.kv_transfer import transfer_seconds
+from advisor.core.queueing import kingman_wait_s, wait_quantile_s
+from advisor.core.scenario import TrafficPhase
+
+SATURATION_GRID = np.array([512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0])
+SATURATION_SHARE = 0.9
+BISECTION_STEPS = 48
+
+
+@dataclass(frozen=True)
+class PrefillCapacity:
+    """One prefill instance's capacities for a phase."""
+
+    instance: Instance
+    saturating_tokens: float
+    max_rate_rps: float
+    """Rate at which the instance is fully busy (ρ = 1)."""
+    goodput_rps: float
+    """Largest rate whose TTFT percentile meets the SLO (= max_rate when no TTFT SLO)."""
+
+
+@dataclass(frozen=True)
+class DecodeCapacity:
+    """One decode instance's capacities for a phase."""
+
+    instance: Instance
+    max_batch: int
+    slo_batch: float
+    """Largest batch whose step time meets the TPOT SLO (max_batch without an SLO)."""
+    goodput_rps: float
+    tpot_s: float
+    """Step time at ``slo_batch``."""
+
+
+def saturating_tokens(inst: Instance, mean_prompt_tokens: float) -> float:
+    """Token count per prefill pass at which the instance is saturated."""
+    n = np.maximum(SATURATION_GRID / max(mean_prompt_tokens, 1.0), 1.0)
+    t = inst.prefill_time_s(SATURATION_GRID / n, n)
+    rate = SATURATION_GRID / t
+    idx = int(np.argmax(rate >= SATURATION_SHARE * rate[-1]))
+    return float(max(SATURATION_GRID[idx], mean_prompt_tokens))
+
+
+def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quantile: float,
+                 link: LinkSpec, link_utilization: np.ndarray | float = 0.0,
+                 lm: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(TTFT_q seconds, utilisation ρ, exposed transfer seconds) of one prefill instance."""
+    s_mean = phase.prompt_tokens.mean
+    s_q = phase.prompt_tokens.quantile(quantile)
+    lm = saturating_tokens(inst, s_mean) if lm is None else lm
+    per_pass = float(inst.prefill_time_s(s_mean, lm / s_mean))
+    per_request = per_pass * s_mean / lm
+    lam = np.asarray(rate_rps, dtype=float)
+    rho = lam * per_request
+    extra = np.minimum(rho, 1.0) * max(lm - s_q, 0.0)
+    own = inst.step_time_s(prefill_tokens=s_q + extra, prefill_seqs=1.0 + extra / s_mean)
+    wait = kingman_wait_s(rho, per_request, phase.burstiness, phase.prompt_tokens.cv)
+    wait_q = wait_quantile_s(wait, np.minimum(rho, 1.0), quantile)
+    bytes_q = s_q * inst.kv_bytes_per_token_wire
+    exposed, _ = transfer_seconds(bytes_q, link, inst.gpus, own, inst.model.num_layers,
+                                  link_utilization)
+    ttft = own + wait_q + exposed + inst.efficiency.request_overhead_s
+    return np.where(rho < 1.0, ttft, np.inf), rho, exposed
+
+
+def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
+                     ttft_slo_s: float | None, link: LinkSpec) -> PrefillCapacity:
+    """Capacity and TTFT-SLO goodput of one prefill instance."""
+    s_mean = phase.prompt_tokens.mean
+    lm = saturating_tokens(inst, s_mean)
+    per_request = float(inst.prefill_time_s(s_mean, lm / s_mean)) * s_mean / lm
+    max_rate = 1.0 / per_request
+    if ttft_slo_s is None:
+        return PrefillCapacity(inst, lm, max_rate, max_rate * 0.999)
+    lo, hi = 0.0, max_rate
+    ttft0, _, _ = prefill_ttft(inst, phase, np.array(1e-9), quantile, link, 0.0, lm)
+    if not float(ttft0) <= ttft_slo_s:
+        return PrefillCapacity(inst, lm, max_rate, 0.0)
+    for _ in range(BISECTION_STEPS):
+        mid = (lo + hi) / 2.0
+        ttft, _, _ = prefill_ttft(inst, phase, np.array(mid), quantile, link, 0.0, lm)
+        if float(ttft) <= ttft_slo_s:
+            lo = mid
+        else:
+            hi = mid
+    return PrefillCapacity(inst, lm, max_rate, lo)
+
+
+def decode_capacity(inst: Instance, max_sequences: int, phase: TrafficPhase,
+                    tpot_slo_s: float | None) -> DecodeCapacity:
+    """Largest decode batch within memory and the TPOT SLO, and the rate it sustains."""
+    o_mean = max(phase.output_tokens.mean, 1.0)
+    ctx = phase.prompt_tokens.mean + o_mean / 2.0
+    b_max = float(max(max_sequences, 0))
+    if b_max < 1:
+        return DecodeCapacity(inst, 0, 0.0, 0.0, float("nan"))
+    if tpot_slo_s is None:
+        b = b_max
+    else:
+        if float(inst.decode_step_s(1.0, ctx)) > tpot_slo_s:
+            return DecodeCapacity(inst, int(b_max), 0.0, 0.0, float(inst.decode_step_s(1.0, ctx)))
+        lo, hi = 1.0, b_max
+        if float(inst.decode_step_s(hi, ctx)) <= tpot_slo_s:
+            lo = hi
+        else:
+            for _ in range(BISECTION_STEPS):
+                mid = (lo + hi) / 2.0
+                if float(inst.decode_step_s(mid, ctx)) <= tpot_slo_s:
+                    lo = mid
+                else:
+                    hi = mid
+        b = lo
+    t = float(inst.decode_step_s(b, ctx))
+    return DecodeCapacity(inst, int(b_max), b, b / (o_mean * t), t)
+
+
+def decode_tpot_at_rate(inst: Instance, phase: TrafficPhase, rate_rps: float,
+                        max_sequences: int) -> tuple[float, float, bool]:
+    """(TPOT seconds, batch, overloaded) of one decode instance at a per-instance rate."""
+    o_mean = max(phase.output_tokens.mean, 1.0)
+    ctx = phase.prompt_tokens.mean + o_mean / 2.0
+    b = 0.0
+    for _ in range(80):
+        t = float(inst.decode_step_s(max(b, 1.0), ctx))
+        b_new = rate_rps * o_mean * t
+        if b_new > max_sequences * 4:
+            return float("nan"), b_new, True
+        b = 0.5 * b + 0.5 * b_new
+    t = float(inst.decode_step_s(max(b, 1.0), ctx))
+    overloaded = b > max_sequences or abs(b - rate_rps * o_mean * t) > 1e-3 * max(b, 1.0)
+    return (float("nan") if overloaded else t), b, overloaded

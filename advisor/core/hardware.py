@@ -1,0 +1,99 @@
+"""Resolved hardware facts the cost model reads: GPUs, links and efficiency factors.
+
+These are plain numbers in SI base units (bytes, bytes/s, FLOP/s, seconds). Where each
+number comes from is recorded in the profile YAML files and kept by the loading layer; the
+core only needs the values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Precision = Literal["bf16", "fp8"]
+LinkScope = Literal["scale-up", "scale-out", "host"]
+
+
+@dataclass(frozen=True)
+class EfficiencyFactors:
+    """Empirical factors that turn datasheet peaks into achieved rates (all fractions)."""
+
+    prefill_compute_efficiency_bf16: float
+    """Achieved / dense peak FLOP/s for large (saturating) prefill passes in 16-bit."""
+    prefill_compute_efficiency_fp8: float
+    """Achieved / dense FP8 peak FLOP/s for large prefill passes with FP8 weights."""
+    decode_bandwidth_efficiency: float
+    """Achieved / peak memory bandwidth for weight and KV reads (MBU)."""
+    step_overhead_s: float
+    """Fixed cost of one engine step (launch, scheduling, sampling), seconds."""
+    request_overhead_s: float = 0.0
+    """Fixed cost per request on the TTFT path (tokenisation, admission, first sample), seconds."""
+
+    def prefill_compute_efficiency(self, precision: Precision, has_fp8_compute: bool) -> float:
+        """The prefill efficiency that applies to a precision on this GPU."""
+        if precision == "fp8" and has_fp8_compute:
+            return self.prefill_compute_efficiency_fp8
+        return self.prefill_compute_efficiency_bf16
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """One interconnect, per GPU (or per NIC) and per direction."""
+
+    id: str
+    name: str
+    scope: LinkScope
+    bandwidth_bytes_per_s: float
+    """Per-direction line rate available to one GPU."""
+    latency_s: float
+    """One-way small-message latency."""
+    efficiency: float
+    """Achievable fraction of line rate for large transfers."""
+    transfer_setup_s: float = 0.001
+    """Fixed software cost per KV transfer (α in t = α + bytes/(η·B))."""
+
+    @property
+    def effective_bytes_per_s(self) -> float:
+        """Sustained per-direction bandwidth for large transfers."""
+        return self.bandwidth_bytes_per_s * self.efficiency
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU model: dense peaks, memory, node shape and default efficiency factors."""
+
+    id: str
+    name: str
+    bf16_flops_per_s: float
+    """Dense (not sparse) BF16/FP16 tensor peak."""
+    fp8_flops_per_s: float | None
+    """Dense FP8 tensor peak; None where the GPU has no FP8 tensor cores (Ampere)."""
+    memory_bytes: float
+    memory_bandwidth_bytes_per_s: float
+    gpus_per_node: int
+    intra_node_link_id: str
+    efficiency: EfficiencyFactors
+    engine_efficiency: dict[str, EfficiencyFactors] = field(default_factory=dict)
+    """Per-engine overrides of ``efficiency`` (keys: vllm, sglang, trtllm)."""
+
+    def __hash__(self) -> int:  # dict field: hash by identity of the profile
+        return hash(self.id)
+
+    @property
+    def has_fp8_compute(self) -> bool:
+        """Whether FP8 matmuls run faster than BF16 on this GPU."""
+        return self.fp8_flops_per_s is not None
+
+    def peak_flops_per_s(self, precision: Precision) -> float:
+        """Dense tensor peak used for matmuls at ``precision`` (FP8 falls back to BF16)."""
+        if precision == "fp8" and self.fp8_flops_per_s is not None:
+            return self.fp8_flops_per_s
+        return self.bf16_flops_per_s
+
+    def efficiency_for(self, engine: str) -> EfficiencyFactors:
+        """Efficiency factors for an engine, falling back to the GPU default."""
+        return self.engine_efficiency.get(engine, self.efficiency)
+
+    def ridge_point_flops_per_byte(self, precision: Precision) -> float:
+        """Dense peak divided by memory bandwidth."""
+        return self.peak_flops_per_s(precision) / self.memory_bandwidth_bytes_per_s

@@ -1,0 +1,106 @@
+"""Instance candidates and their memory: weights per GPU, KV budget, concurrent sequences.
+
+KV budget per GPU = memory · memory_fraction − weights/GPUs − reserve, where the reserve is
+3.5 GiB of runtime memory plus NCCL buffers (392 MiB when TP > 1), as NVIDIA's aiconfigurator
+reserves (hardware.md §1.5). An instance is excluded, with a reason, when its weights do not
+fit, when the longest request does not fit in its KV budget, or when TP does not divide the
+attention heads (engines shard whole heads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.core.hardware import GpuSpec, LinkSpec, Precision
+from advisor.core.instance import MAX_NUM_SEQS, Instance
+from advisor.core.model_arch import ModelSpec
+
+GIB = float(2**30)
+RUNTIME_RESERVE_BYTES = 3.5 * GIB
+"""aiconfigurator ``other_mem`` per GPU (hardware.md §1.5)."""
+NCCL_RESERVE_BYTES = 392 * 2**20
+"""aiconfigurator NCCL buffers at TP4/TP8 (342 MiB at TP2; the larger value is used)."""
+
+
+@dataclass(frozen=True)
+class InstanceMemory:
+    """Memory plan of one instance at a workload's context lengths."""
+
+    instance: Instance
+    weights_bytes_per_gpu: float
+    kv_budget_bytes_per_gpu: float
+    kv_bytes_per_token_per_gpu: float
+    kv_duplication_factor: float
+    max_kv_tokens: float
+    max_sequences: int
+    """Concurrent sequences at the mean context (memory and engine cap)."""
+    fits: bool
+    reason: str
+    """Why the instance is excluded (empty when it fits)."""
+
+
+def candidate_sizes(model: ModelSpec, gpu: GpuSpec, gpus_available: int,
+                    gpus_per_node: int, multi_node: bool) -> list[tuple[int, int]]:
+    """(tensor_parallel, pipeline_stages) pairs to consider.
+
+    TP takes powers of two up to the node size; instances larger than a node use TP = node
+    size and 2, 4, … pipeline stages across nodes (only when an inter-node link exists).
+    """
+    sizes: list[tuple[int, int]] = []
+    tp = 1
+    while tp <= min(gpus_per_node, gpus_available):
+        sizes.append((tp, 1))
+        tp *= 2
+    if multi_node:
+        pp = 2
+        while gpus_per_node * pp <= gpus_available and pp <= 16:
+            sizes.append((gpus_per_node, pp))
+            pp *= 2
+    del model, gpu
+    return sizes
+
+
+def plan_memory(instance: Instance, mean_context_tokens: float, max_request_tokens: float,
+                memory_fraction: float) -> InstanceMemory:
+    """Fit weights and KV cache of ``instance`` into its GPUs."""
+    model, gpu = instance.model, instance.gpu
+    weights = instance.weight_bytes_per_gpu
+    reserve = RUNTIME_RESERVE_BYTES + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0)
+    budget = gpu.memory_bytes * memory_fraction - weights - reserve
+    kv_tok = instance.kv_bytes_per_token_per_gpu
+    dup = model.kv_duplication_factor(instance.tensor_parallel)
+    reason = ""
+    if model.num_attention_heads % instance.tensor_parallel != 0:
+        reason = (f"TP{instance.tensor_parallel} does not divide the "
+                  f"{model.num_attention_heads} attention heads")
+    elif budget <= 0:
+        reason = (f"weights need {weights / 1e9:.1f} GB per GPU; only "
+                  f"{(gpu.memory_bytes * memory_fraction - reserve) / 1e9:.1f} GB usable")
+    max_kv_tokens = max(0.0, budget) / kv_tok
+    per_seq_mean = model.kv_bytes_per_sequence(mean_context_tokens, instance.precision)
+    per_seq_max = model.kv_bytes_per_sequence(max_request_tokens, instance.precision)
+    scale = dup / instance.gpus  # whole-model bytes → bytes per GPU
+    if not reason and per_seq_max * scale > budget:
+        reason = (f"one {max_request_tokens:,.0f}-token request needs "
+                  f"{per_seq_max * scale / 1e9:.1f} GB of KV per GPU; "
+                  f"{max(budget, 0) / 1e9:.1f} GB free")
+    max_seqs = 0
+    if not reason:
+        max_seqs = int(min(budget // max(per_seq_mean * scale, 1.0),
+                           MAX_NUM_SEQS.get(instance.engine, 1024)))
+        if max_seqs < 1:
+            reason = "no room for a single sequence at the mean context"
+    return InstanceMemory(instance=instance, weights_bytes_per_gpu=weights,
+                          kv_budget_bytes_per_gpu=max(0.0, budget), kv_bytes_per_token_per_gpu=kv_tok,
+                          kv_duplication_factor=dup, max_kv_tokens=max_kv_tokens,
+                          max_sequences=max_seqs, fits=not reason, reason=reason)
+
+
+def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision, engine: str,
+                   tensor_parallel: int, pipeline_stages: int, intra_link: LinkSpec,
+                   inter_link: LinkSpec | None) -> Instance:
+    """An instance with the engine's efficiency factors from the GPU profile."""
+    return Instance(model=model, gpu=gpu, precision=precision, engine=engine,
+                    tensor_parallel=tensor_parallel, pipeline_stages=pipeline_stages,
+                    intra_link=intra_link, inter_link=inter_link,
+                    efficiency=gpu.efficiency_for(engine))

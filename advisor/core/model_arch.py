@@ -1,0 +1,266 @@
+"""Model architectures and the quantities derived from them.
+
+Parameter counts, FLOPs per token, weight bytes and KV-cache bytes per token for dense,
+MoE, GQA/MHA and MLA transformers. Formulas: docs/model.md §1 (from
+shared/reference/models.md §2–§6).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+AttentionKind = Literal["mha", "gqa", "mla"]
+MlpKind = Literal["gated", "plain"]
+
+BYTES_PER_ELEMENT = {"bf16": 2.0, "fp8": 1.0}
+
+
+@dataclass(frozen=True)
+class MoeSpec:
+    """Mixture-of-experts fields."""
+
+    num_experts: int
+    experts_per_token: int
+    moe_intermediate_size: int
+    shared_experts: int = 0
+    first_dense_layers: int = 0
+    """Leading layers with a dense FFN instead of experts (DeepSeek ``first_k_dense_replace``)."""
+    expert_bias: bool = False
+    router_bias: bool = False
+    expert_weight_bytes_per_param: float | None = None
+    """Storage size of expert weights when the checkpoint fixes it (gpt-oss MXFP4 = 4.25/8)."""
+
+
+@dataclass(frozen=True)
+class MlaSpec:
+    """Multi-head latent attention fields (DeepSeek-V2/V3)."""
+
+    kv_lora_rank: int
+    q_lora_rank: int | None
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A transformer's architecture, enough to derive params, FLOPs and KV bytes."""
+
+    id: str
+    name: str
+    num_layers: int
+    hidden_size: int
+    intermediate_size: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    max_context_tokens: int
+    attention: AttentionKind
+    mlp: MlpKind = "gated"
+    tie_word_embeddings: bool = False
+    attention_bias: bool = False
+    mlp_bias: bool = False
+    qk_norm: bool = False
+    norm_has_bias: bool = False
+    learned_position_embeddings: int = 0
+    sliding_window_tokens: int | None = None
+    sliding_window_layers: int = 0
+    """Number of layers that use ``sliding_window_tokens`` (0 = none)."""
+    moe: MoeSpec | None = None
+    mla: MlaSpec | None = None
+    published_total_params: float | None = None
+    published_active_params: float | None = None
+
+    # ---- parameter counts -------------------------------------------------------------
+    @cached_property
+    def embedding_params(self) -> float:
+        """Input embedding table (plus learned positions); a gather, not a matmul."""
+        return float(self.vocab_size * self.hidden_size
+                     + self.learned_position_embeddings * self.hidden_size)
+
+    @cached_property
+    def lm_head_params(self) -> float:
+        """Output projection (zero extra parameters when tied to the embedding)."""
+        return 0.0 if self.tie_word_embeddings else float(self.vocab_size * self.hidden_size)
+
+    def _attention_params_per_layer(self) -> float:
+        h = self.hidden_size
+        if self.mla is not None:
+            m = self.mla
+            qk_dim = m.qk_nope_head_dim + m.qk_rope_head_dim
+            if m.q_lora_rank:
+                q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * self.num_attention_heads * qk_dim
+            else:
+                q = h * self.num_attention_heads * qk_dim
+            kv_a = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+            kv_b = m.kv_lora_rank * self.num_attention_heads * (m.qk_nope_head_dim + m.v_head_dim)
+            o = self.num_attention_heads * m.v_head_dim * h
+            return float(q + kv_a + kv_b + o)
+        q_dim = self.num_attention_heads * self.head_dim
+        kv_dim = self.num_kv_heads * self.head_dim
+        params = h * q_dim + 2 * h * kv_dim + q_dim * h
+        if self.attention_bias:
+            params += q_dim + 2 * kv_dim + h
+        if self.qk_norm:
+            params += 2 * self.head_dim
+        return float(params)
+
+    def _ffn_params(self, inter: int) -> float:
+        h = self.hidden_size
+        if self.mlp == "gated":
+            params = 3 * h * inter
+            if self.mlp_bias:
+                params += 2 * inter + h
+        else:
+            params = 2 * h * inter
+            if self.mlp_bias:
+                params += inter + h
+        return float(params)
+
+    def _norm_params_per_layer(self) -> float:
+        return float(2 * self.hidden_size * (2 if self.norm_has_bias else 1))
+
+    @property
+    def num_moe_layers(self) -> int:
+        """Layers whose FFN is a mixture of experts."""
+        return 0 if self.moe is None else self.num_layers - self.moe.first_dense_layers
+
+    @property
+    def num_dense_layers(self) -> int:
+        """Layers whose FFN is dense."""
+        return self.num_layers - self.num_moe_layers
+
+    def _expert_params(self) -> float:
+        """Parameters of one routed expert."""
+        assert self.moe is not None
+        p = self._ffn_params(self.moe.moe_intermediate_size)
+        if self.moe.expert_bias:
+            p += 2 * self.moe.moe_intermediate_size + self.hidden_size
+        return p
+
+    def _router_params(self) -> float:
+        assert self.moe is not None
+        return float(self.hidden_size * self.moe.num_experts
+                     + (self.moe.num_experts if self.moe.router_bias else 0))
+
+    @cached_property
+    def routed_expert_params(self) -> float:
+        """All routed-expert weights of the model."""
+        if self.moe is None:
+            return 0.0
+        return self.num_moe_layers * self.moe.num_experts * self._expert_params()
+
+    def _layer_params_common(self) -> float:
+        return self._attention_params_per_layer() + self._norm_params_per_layer()
+
+    @cached_property
+    def total_params(self) -> float:
+        """All parameters (embeddings included, untied lm_head counted once more)."""
+        total = self.num_layers * self._layer_params_common()
+        total += self.num_dense_layers * self._ffn_params(self.intermediate_size)
+        if self.moe is not None:
+            per_layer = (self.moe.num_experts * self._expert_params()
+                         + self.moe.shared_experts * self._ffn_params(self.moe.moe_intermediate_size)
+                         + self._router_params())
+            total += self.num_moe_layers * per_layer
+        total += self.embedding_params + self.lm_head_params
+        total += self.hidden_size * (2 if self.norm_has_bias else 1)  # final norm
+        return float(total)
+
+    @cached_property
+    def active_params(self) -> float:
+        """Parameters used per token (top-k routed experts plus shared ones), embeddings included."""
+        if self.moe is None:
+            return self.total_params
+        inactive = self.num_moe_layers * (self.moe.num_experts - self.moe.experts_per_token) * self._expert_params()
+        return self.total_params - inactive
+
+    @cached_property
+    def matmul_params_per_token(self) -> float:
+        """Active parameters that take part in matmuls: the embedding gather is excluded."""
+        embed_gather = self.embedding_params if not self.tie_word_embeddings else (
+            self.learned_position_embeddings * self.hidden_size)
+        return self.active_params - embed_gather
+
+    @property
+    def attention_width(self) -> int:
+        """Query heads × head dim (the width of QK^T and AV matmuls)."""
+        if self.mla is not None:
+            return self.num_attention_heads * (self.mla.qk_nope_head_dim + self.mla.qk_rope_head_dim)
+        return self.num_attention_heads * self.head_dim
+
+    # ---- bytes ---------------------------------------------------------------------------
+    def weight_bytes(self, precision: str) -> float:
+        """Bytes of all weights at ``precision`` (bf16 = 2 B/param, fp8 = 1 B/param).
+
+        Expert weights whose checkpoint format fixes their size (gpt-oss MXFP4) keep it.
+        """
+        b = BYTES_PER_ELEMENT[precision]
+        if self.moe is not None and self.moe.expert_weight_bytes_per_param is not None:
+            experts = self.routed_expert_params
+            return (self.total_params - experts) * b + experts * min(
+                b, self.moe.expert_weight_bytes_per_param)
+        return self.total_params * b
+
+    def expert_weight_bytes(self, precision: str) -> float:
+        """Bytes of the routed-expert weights alone (0 for dense models)."""
+        if self.moe is None:
+            return 0.0
+        b = BYTES_PER_ELEMENT[precision]
+        if self.moe.expert_weight_bytes_per_param is not None:
+            b = min(b, self.moe.expert_weight_bytes_per_param)
+        return self.routed_expert_params * b
+
+    def kv_bytes_per_token(self, precision: str) -> float:
+        """KV-cache bytes per token for the whole model, no TP duplication.
+
+        MHA/GQA: 2 · L · kv_heads · head_dim · bytes.  MLA: (kv_lora_rank + rope_dim) · L · bytes.
+        Sliding-window layers are counted as full layers here (upper bound); see
+        ``kv_bytes_per_sequence`` for the window-aware size.
+        """
+        b = BYTES_PER_ELEMENT[precision]
+        if self.mla is not None:
+            return float((self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * self.num_layers * b)
+        return float(2 * self.num_layers * self.num_kv_heads * self.head_dim * b)
+
+    def kv_bytes_per_sequence(self, tokens: float, precision: str) -> float:
+        """KV bytes one sequence of ``tokens`` holds, honouring sliding-window layers."""
+        per_layer_token = self.kv_bytes_per_token(precision) / self.num_layers
+        full_layers = self.num_layers - self.sliding_window_layers
+        window = self.sliding_window_tokens or tokens
+        return per_layer_token * (full_layers * tokens
+                                  + self.sliding_window_layers * min(tokens, window))
+
+    def kv_duplication_factor(self, tensor_parallel: int) -> float:
+        """How many copies of each KV head a TP group stores (models.md §6).
+
+        GQA/MHA: max(TP, kv_heads) / kv_heads.  MLA under attention TP: the latent is
+        replicated on every rank, so the factor is TP.
+        """
+        if self.mla is not None:
+            return float(tensor_parallel)
+        return max(tensor_parallel, self.num_kv_heads) / self.num_kv_heads
+
+    def kv_bytes_per_token_per_gpu(self, precision: str, tensor_parallel: int) -> float:
+        """KV bytes per token that one GPU of a TP group stores."""
+        return (self.kv_bytes_per_token(precision) * self.kv_duplication_factor(tensor_parallel)
+                / tensor_parallel)
+
+    def moe_touched_fraction(self, tokens: float) -> float:
+        """Share of routed experts a batch of ``tokens`` touches (uniform routing).
+
+        1 − (1 − k/E)^tokens (models.md §2.2); 1.0 for dense models.
+        """
+        if self.moe is None:
+            return 1.0
+        k, e = self.moe.experts_per_token, self.moe.num_experts
+        return 1.0 - math.pow(1.0 - k / e, max(tokens, 1.0))
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether the model has routed experts."""
+        return self.moe is not None

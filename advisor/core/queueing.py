@@ -1,0 +1,82 @@
+"""Queueing approximations: mean waits and how a mean wait becomes a percentile.
+
+* G/G/1 (Kingman): W = ρ/(1−ρ) · (c_a² + c_s²)/2 · E[S]  (performance-model.md §6.2).
+* G/G/c (Allen–Cunneen): W = C(c, a)/(c·μ − λ) · (c_a² + c_s²)/2, with C the Erlang-C
+  probability of waiting, computed from scipy's Poisson distribution (no hand-rolled factorials).
+* Percentile of the wait: waits are taken as a mass P(wait > 0) at zero plus an exponential
+  tail with the conditional mean W / P(wait > 0) (exact for M/M/c, the standard heavy-traffic
+  form for G/G/c). The q-quantile is then
+      w_q = (W / P) · ln(P / (1 − q))  when P > 1 − q, else 0.
+* ρ ≥ 1 is overload: reported as such by callers (never a negative or infinite wait); these
+  functions return +inf there and callers must map it to ``overloaded``.
+
+All functions broadcast over numpy arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+
+def kingman_wait_s(utilization: np.ndarray, mean_service_s: np.ndarray,
+                   arrival_cv: np.ndarray | float, service_cv: np.ndarray | float) -> np.ndarray:
+    """Mean G/G/1 waiting time in seconds (inf when utilization ≥ 1)."""
+    rho = np.asarray(utilization, dtype=float)
+    variability = (np.square(arrival_cv) + np.square(service_cv)) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wait = np.where(rho < 1.0, rho / (1.0 - rho) * variability * mean_service_s, np.inf)
+    return np.where(rho <= 0.0, 0.0, wait)
+
+
+def erlang_c(servers: np.ndarray | int, offered_load: np.ndarray | float) -> np.ndarray:
+    """Probability an arrival waits in M/M/c with offered load a = λ/μ (Erlang C).
+
+    C = P(N ≥ c) of the Poisson(a) tail ratio form:
+        C = pois.pmf(c, a) · c/(c − a) / (pois.cdf(c − 1, a) + pois.pmf(c, a) · c/(c − a)).
+    """
+    c = np.asarray(servers, dtype=float)
+    a = np.asarray(offered_load, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        top = stats.poisson.pmf(c, a) * c / (c - a)
+        prob = top / (stats.poisson.cdf(c - 1, a) + top)
+    return np.where(a >= c, 1.0, np.where(a <= 0, 0.0, prob))
+
+
+def allen_cunneen_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
+                         mean_service_s: np.ndarray, arrival_cv: np.ndarray | float,
+                         service_cv: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """Mean G/G/c wait and the probability of waiting (Allen–Cunneen)."""
+    c = np.asarray(servers, dtype=float)
+    lam = np.asarray(arrival_rate, dtype=float)
+    s = np.asarray(mean_service_s, dtype=float)
+    a = lam * s
+    p_wait = erlang_c(c, a)
+    variability = (np.square(arrival_cv) + np.square(service_cv)) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wait = np.where(a < c, p_wait * s / (c - a) * variability, np.inf)
+    return np.where(lam <= 0, 0.0, wait), p_wait
+
+
+def wait_quantile_s(mean_wait_s: np.ndarray, p_wait: np.ndarray, quantile: float) -> np.ndarray:
+    """The ``quantile`` of the waiting time from its mean and P(wait > 0) (exponential tail)."""
+    w = np.asarray(mean_wait_s, dtype=float)
+    p = np.clip(np.asarray(p_wait, dtype=float), 0.0, 1.0)
+    tail = 1.0 - quantile
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(p > tail, (w / p) * np.log(p / tail), 0.0)
+    return np.where(np.isfinite(w), np.maximum(q, 0.0), np.inf)
+
+
+def binomial_share_quantile(trials: np.ndarray | float, probability: np.ndarray,
+                            quantile: float) -> np.ndarray:
+    """Upper ``quantile`` of the share of successes among ``trials`` Bernoulli(probability).
+
+    Used for TPOT percentiles: the share of a request's token gaps that land on an inflated
+    step. Normal approximation to the binomial with continuity correction, clipped to [0, 1].
+    """
+    n = np.maximum(np.asarray(trials, dtype=float), 1.0)
+    f = np.clip(np.asarray(probability, dtype=float), 0.0, 1.0)
+    z = float(stats.norm.ppf(quantile))
+    share = f + z * np.sqrt(f * (1.0 - f) / n) + 0.5 / n * (f > 0)
+    return np.clip(share, 0.0, 1.0)

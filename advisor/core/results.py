@@ -1,0 +1,157 @@
+"""Frozen result objects of the cost model (units in every field name)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.core.kv_transfer import KvTransfer
+
+
+@dataclass(frozen=True)
+class ExcludedInstance:
+    """An instance shape that cannot serve the workload, and why."""
+
+    label: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Interference:
+    """TPOT inflation when a prompt lands in a running decode batch (performance-model.md §5.2)."""
+
+    prompt_tokens: float
+    """The prompt length used (the workload's p95)."""
+    decode_batch: float
+    """Decode batch per instance at the workload's rate (at least 1)."""
+    decode_step_ms: float
+    unchunked_tpot_factor: float
+    """(T_dec + T_prefill(prompt)) / T_dec: the gap a whole prompt inserts."""
+    chunked_tpot_factor: float
+    """T_mixed(chunk) / T_dec: the gap with the chosen token budget."""
+    chunk_tokens: int
+    chunked_safe_rate_rps: float | None
+    """Rate (whole pool) up to which chunked prefill keeps the TPOT percentile in the SLO."""
+
+
+@dataclass(frozen=True)
+class ColocatedPlan:
+    """A colocated pool: identical instances, each running prefill and decode."""
+
+    tensor_parallel: int
+    pipeline_stages: int
+    instances: int
+    gpus: int
+    chunked: bool
+    chunk_tokens: int | None
+    max_goodput_rps: float
+    """Largest total rate meeting the SLOs (raw capacity when there is no SLO)."""
+    capacity_rps: float
+    """Largest total rate before overload, ignoring SLOs."""
+    rate_rps: float
+    percentile: float
+    ttft_ms: float | None
+    tpot_ms: float | None
+    overloaded: bool
+    decode_batch: float
+    output_tokens_per_s_per_gpu: float
+    """At ``max_goodput_rps``."""
+    interference: Interference | None = None
+
+
+@dataclass(frozen=True)
+class AllocationSummary:
+    """One integer P:D split."""
+
+    prefill_tensor_parallel: int
+    decode_tensor_parallel: int
+    prefill_pipeline_stages: int
+    decode_pipeline_stages: int
+    prefill_instances: int
+    decode_instances: int
+    prefill_gpus: int
+    decode_gpus: int
+    idle_gpus: int
+    max_goodput_rps: float
+    limited_by: str
+
+
+@dataclass(frozen=True)
+class DisaggregatedPlan:
+    """Prefill and decode pools with the best integer split."""
+
+    allocation: AllocationSummary | None
+    ideal_prefill_fraction: float
+    ideal_max_goodput_rps: float
+    max_goodput_rps: float
+    rounding_loss: float
+    rate_rps: float
+    percentile: float
+    ttft_ms: float | None
+    tpot_ms: float | None
+    overloaded: bool
+    output_tokens_per_s_per_gpu: float
+    prefill_rate_per_instance_rps: float
+    decode_rate_per_instance_rps: float
+    prefill_saturating_tokens: float
+    decode_batch: float
+    alternatives: tuple[AllocationSummary, ...]
+    kv_transfer: KvTransfer | None
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """Everything evaluated for one traffic phase."""
+
+    name: str
+    share: float
+    rate_rps: float
+    prompt_tokens_mean: float
+    output_tokens_mean: float
+    colocated: ColocatedPlan | None
+    unchunked: ColocatedPlan | None
+    disaggregated: DisaggregatedPlan | None
+    static_goodput_rps: float | None = None
+    """Goodput of the best static (all-phase) allocation in this phase."""
+
+
+@dataclass(frozen=True)
+class DeployedPrediction:
+    """The model's prediction for exactly the declared deployment (worst phase)."""
+
+    mode: str
+    tensor_parallel: int | None
+    chunk_tokens: int | None
+    prefill_gpus: int | None
+    decode_gpus: int | None
+    max_goodput_rps: float
+    rate_rps: float
+    percentile: float
+    ttft_ms: float | None
+    tpot_ms: float | None
+    overloaded: bool
+    meets_slo: bool
+    phase: str
+    best_split_prefill_gpus: int | None = None
+    feasible: bool = True
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """The cost model's full output for one scenario."""
+
+    phases: tuple[PhaseResult, ...]
+    colocated: ColocatedPlan | None
+    unchunked: ColocatedPlan | None
+    disaggregated: DisaggregatedPlan | None
+    colocated_phase: str
+    disaggregated_phase: str
+    static_mix_loss: float
+    static_allocation: AllocationSummary | None
+    excluded: tuple[ExcludedInstance, ...]
+    colocated_gpus_needed: int | None
+    disaggregated_gpus_needed: int | None
+    colocated_headroom: float
+    """min over phases of goodput / rate for the colocated plan (≥ 1 meets the rate)."""
+    disaggregated_headroom: float
+    deployed: DeployedPrediction | None = None

@@ -1,0 +1,353 @@
+"""Find, load, validate and cache GPU, interconnect and model profiles.
+
+Search order for an id (first match wins, so a user profile overrides a built-in one):
+
+1. the ``extra_dirs`` passed to :class:`ProfileCatalog` (``--profiles DIR`` on the CLI), in
+   order;
+2. the directories in the ``PD_ADVISOR_PROFILES`` environment variable (``os.pathsep``-
+   separated), in order;
+3. the built-in profiles.
+
+Every directory has the layout of the built-in one: ``gpus/``, ``interconnects/`` and
+``models/`` sub-directories holding one ``<id>.yaml`` (or ``.yml``) file per profile, whose
+``id:`` must equal the file name. Directories that do not exist are skipped.
+
+Built-in profiles: a wheel ships the repository's ``profiles/`` directory as package data
+``advisor/profiles`` (``force-include`` in ``pyproject.toml``), found with
+``importlib.resources.files("advisor") / "profiles"``. In a source checkout or an editable
+install that directory does not exist, and the catalog falls back to ``profiles/`` at the
+repository root, next to the ``advisor`` package.
+
+A reference is either an id or a path to a YAML file: it is a path when it ends in
+``.yaml``/``.yml`` or contains a path separator.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.resources
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pydantic is imported lazily, on the first parse
+    from advisor.core.hardware import GpuSpec, LinkSpec
+    from advisor.core.model_arch import ModelSpec
+    from advisor.loading.profile_schema import GpuProfile, LinkProfile, ModelProfile, Profile
+
+KINDS: tuple[str, ...] = ("gpus", "interconnects", "models")
+"""Profile kinds, named after their directories."""
+
+KIND_SINGULAR = {"gpus": "GPU", "interconnects": "interconnect", "models": "model"}
+"""How error messages name one profile of each kind."""
+
+ENV_VAR = "PD_ADVISOR_PROFILES"
+"""Environment variable with extra profile directories (``os.pathsep``-separated)."""
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+class ProfileNotFoundError(LookupError):
+    """No profile of ``kind`` has the id (or no file exists at the path) ``ref``."""
+
+    def __init__(self, kind: str | None, ref: str, suggestions: list[str]) -> None:
+        self.kind = kind
+        self.ref = ref
+        self.suggestions = list(suggestions)
+        what = f"{KIND_SINGULAR[kind]} profile" if kind in KIND_SINGULAR else "profile"
+        if _looks_like_path(ref):
+            message = f"no {what} file at '{ref}'"
+        elif self.suggestions:
+            message = f"unknown {what} '{ref}'; did you mean: {', '.join(self.suggestions)}?"
+        else:
+            listing = f" {kind}" if kind in KIND_SINGULAR else ""
+            message = (f"unknown {what} '{ref}' "
+                       f"(see `pd-advisor profiles list{listing}`)")
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ProfileInvalidError(ValueError):
+    """A profile file could not be read or failed validation.
+
+    ``problems`` holds one line per error, each ``LINE:COL: dotted.key: message`` (or
+    ``dotted.key: message`` when no position is known); ``str()`` prefixes every line with
+    the file path.
+    """
+
+    def __init__(self, path: Path | str, problems: list[str]) -> None:
+        self.path = Path(path)
+        self.problems = list(problems)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        lines = [f"invalid profile {self.path}:"]
+        lines += [f"  {self.path}:{p}" if p[:1].isdigit() else f"  {self.path}: {p}"
+                  for p in self.problems]
+        return "\n".join(lines)
+
+
+def builtin_profiles_dir() -> Path:
+    """Directory of the built-in profiles (packaged copy, else the repository root's)."""
+    packaged = importlib.resources.files("advisor") / "profiles"
+    if isinstance(packaged, Path) and packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "profiles"
+
+
+def _looks_like_path(ref: str) -> bool:
+    """Whether a reference names a file rather than an id."""
+    return (ref.lower().endswith(YAML_SUFFIXES) or "/" in ref or os.sep in ref
+            or (os.altsep is not None and os.altsep in ref))
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown profile kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+class ProfileCatalog:
+    """Look up profiles by id or path; parsed profiles and specs are cached per instance."""
+
+    def __init__(self, extra_dirs: Sequence[Path] = (),
+                 env: Mapping[str, str] | None = None) -> None:
+        """Search ``extra_dirs``, then ``$PD_ADVISOR_PROFILES``, then the built-in profiles.
+
+        ``env`` defaults to ``os.environ``; pass a mapping to isolate the catalog (tests).
+        """
+        environ = os.environ if env is None else env
+        env_dirs = [Path(p) for p in environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
+        self.builtin_dir = builtin_profiles_dir()
+        self.user_dirs: list[Path] = [Path(d).expanduser() for d in extra_dirs] + [
+            d.expanduser() for d in env_dirs]
+        self.search_dirs: list[Path] = [*self.user_dirs, self.builtin_dir]
+        """Profile roots in search order (user directories first)."""
+        self._index: dict[str, dict[str, Path]] = {}
+        self._profiles: dict[tuple[str, Path], Profile] = {}
+        self._specs: dict[tuple[str, Path], Any] = {}
+
+    # ---- discovery ---------------------------------------------------------------------
+    def _kind_index(self, kind: str) -> dict[str, Path]:
+        """id -> file for one kind; the first directory in search order wins."""
+        _check_kind(kind)
+        if kind not in self._index:
+            index: dict[str, Path] = {}
+            for root in self.search_dirs:
+                directory = root / kind
+                if not directory.is_dir():
+                    continue
+                for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+                    stem, suffix = os.path.splitext(entry.name)
+                    if suffix.lower() in YAML_SUFFIXES and entry.is_file():
+                        index.setdefault(stem, Path(entry.path))
+            self._index[kind] = index
+        return self._index[kind]
+
+    def ids(self, kind: str) -> list[str]:
+        """Sorted ids of every profile of ``kind`` (user and built-in)."""
+        return sorted(self._kind_index(kind))
+
+    def path_of(self, kind: str, ref: str) -> Path:
+        """The file a reference resolves to; raises :class:`ProfileNotFoundError`."""
+        _check_kind(kind)
+        if _looks_like_path(ref):
+            path = Path(ref).expanduser()
+            if not path.is_file():
+                raise ProfileNotFoundError(kind, ref, [])
+            return path.resolve()
+        index = self._kind_index(kind)
+        if ref in index:
+            return index[ref]
+        raise ProfileNotFoundError(kind, ref, self.suggest(kind, ref))
+
+    def suggest(self, kind: str, ref: str, limit: int = 3) -> list[str]:
+        """Ids of ``kind`` that resemble ``ref`` (difflib close matches, then substrings)."""
+        ids = self.ids(kind)
+        matches = difflib.get_close_matches(ref.lower(), ids, n=limit, cutoff=0.6)
+        if len(matches) < limit:
+            needle = ref.lower()
+            matches += [i for i in ids if needle and needle in i and i not in matches]
+        return matches[:limit]
+
+    def origin(self, path: Path) -> str:
+        """``built-in``, or the user directory a profile file was found in."""
+        resolved = path.resolve()
+        for root in self.user_dirs:
+            if resolved.is_relative_to(root.resolve()):
+                return str(root)
+        if resolved.is_relative_to(self.builtin_dir.resolve()):
+            return "built-in"
+        return str(path.parent)
+
+    def kind_of(self, ref: str) -> list[str]:
+        """Kinds that have a profile named ``ref`` (for a path: guessed from its content)."""
+        if not _looks_like_path(ref):
+            return [kind for kind in KINDS if ref in self._kind_index(kind)]
+        path = Path(ref).expanduser()
+        if not path.is_file():
+            raise ProfileNotFoundError(None, ref, [])
+        if path.parent.name in KINDS:
+            return [path.parent.name]
+        data = load_yaml(path)
+        if isinstance(data, dict):
+            if "architecture" in data:
+                return ["models"]
+            if "scope" in data:
+                return ["interconnects"]
+            if "bf16_flops_per_s" in data:
+                return ["gpus"]
+        return []
+
+    # ---- loading ------------------------------------------------------------------------
+    def raw(self, kind: str, ref: str) -> tuple[Profile, Path]:
+        """The validated profile object (with provenance) and the file it came from."""
+        path = self.path_of(kind, ref)
+        key = (kind, path)
+        if key not in self._profiles:
+            self._profiles[key] = load_profile(kind, path,
+                                               expected_id=None if _looks_like_path(ref)
+                                               else path.stem)
+        return self._profiles[key], path
+
+    def _spec(self, kind: str, ref: str) -> Any:
+        profile, path = self.raw(kind, ref)
+        key = (kind, path)
+        if key not in self._specs:
+            self._specs[key] = profile.to_spec()
+        return self._specs[key]
+
+    def gpu(self, ref: str) -> GpuSpec:
+        """The :class:`GpuSpec` of a GPU profile id or file."""
+        return self._spec("gpus", ref)
+
+    def link(self, ref: str) -> LinkSpec:
+        """The :class:`LinkSpec` of an interconnect profile id or file."""
+        return self._spec("interconnects", ref)
+
+    def model(self, ref: str) -> ModelSpec:
+        """The :class:`ModelSpec` of a model profile id or file."""
+        return self._spec("models", ref)
+
+    def gpu_profile(self, ref: str) -> GpuProfile:
+        """The validated GPU profile object (with provenance)."""
+        return self.raw("gpus", ref)[0]  # type: ignore[return-value]
+
+    def link_profile(self, ref: str) -> LinkProfile:
+        """The validated interconnect profile object (with provenance)."""
+        return self.raw("interconnects", ref)[0]  # type: ignore[return-value]
+
+    def model_profile(self, ref: str) -> ModelProfile:
+        """The validated model profile object (with provenance)."""
+        return self.raw("models", ref)[0]  # type: ignore[return-value]
+
+
+# ---- YAML ---------------------------------------------------------------------------------
+def _yaml_loader() -> type:
+    """A safe YAML loader (C-accelerated when available) that rejects duplicate keys."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class _UniqueKeyLoader(base):  # type: ignore[misc, valid-type]
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"found duplicate key {key!r} (first defined at line "
+                        f"{seen[key].line + 1})", key_node.start_mark)
+                seen[key] = key_node.start_mark
+            return super().construct_mapping(node, deep=deep)
+
+    return _UniqueKeyLoader
+
+
+_LOADER: type | None = None
+
+
+def load_yaml(path: Path) -> Any:
+    """Parse one YAML file; syntax errors and duplicate keys raise :class:`ProfileInvalidError`."""
+    import yaml
+
+    global _LOADER
+    if _LOADER is None:
+        _LOADER = _yaml_loader()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProfileInvalidError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+    try:
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{mark.line + 1}:{mark.column + 1}: " if mark is not None else ""
+        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise ProfileInvalidError(path, [f"{where}YAML error: {problem}"]) from None
+    except yaml.YAMLError as exc:
+        raise ProfileInvalidError(path, [f"YAML error: {exc}"]) from None
+
+
+def _position(text: str, loc: Sequence[str | int]) -> tuple[int, int] | None:
+    """1-based (line, column) of the deepest YAML node along ``loc`` (None if unknown)."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    mark = node.start_mark if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.value == str(part):
+                    mark, node = key_node.start_mark, value_node
+                    break
+            else:
+                break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
+                and part < len(node.value):
+            node = node.value[part]
+            mark = node.start_mark
+        else:
+            break
+    return None if mark is None else (mark.line + 1, mark.column + 1)
+
+
+def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profile:
+    """Read and validate one profile file; every problem is reported in one error.
+
+    ``expected_id`` (the file name for catalog lookups) must match the ``id:`` key.
+    """
+    from pydantic import ValidationError
+
+    from advisor.loading.profile_schema import parse_profile
+
+    _check_kind(kind)
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise ProfileInvalidError(path, ["1:1: expected a mapping of profile keys at the top "
+                                         f"level, got {type(data).__name__}"])
+    try:
+        profile = parse_profile(kind, data)
+    except ValidationError as exc:
+        text = path.read_text(encoding="utf-8")
+        problems: list[tuple[int, int, str]] = []
+        for error in exc.errors(include_url=False):
+            loc = [p for p in error["loc"] if not (isinstance(p, str) and "[" in p)]
+            dotted = ".".join(str(p) for p in loc) or "(top level)"
+            pos = _position(text, loc)
+            line, col = pos if pos is not None else (0, 0)
+            problems.append((line, col, f"{dotted}: {error['msg']}"))
+        problems.sort(key=lambda p: (p[0], p[1]))
+        raise ProfileInvalidError(
+            path, [f"{ln}:{col}: {msg}" if ln else msg for ln, col, msg in problems]) from None
+    if expected_id is not None and profile.id != expected_id:
+        pos = _position(path.read_text(encoding="utf-8"), ["id"]) or (1, 1)
+        raise ProfileInvalidError(path, [f"{pos[0]}:{pos[1]}: id: '{profile.id}' does not "
+                                         f"match the file name '{path.name}'"])
+    return profile

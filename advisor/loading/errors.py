@@ -1,0 +1,54 @@
+"""Input problems located in a file, and the exception that carries all of them.
+
+Every problem with a user-authored file (workload, ``.pd-advisor.yaml``) is reported as
+``path:line:col: error: dotted.key: message`` so editors and CI logs can jump to it. The
+loaders collect every problem they can find before raising one :class:`InputError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """One thing wrong with an input file, with a 1-based position."""
+
+    path: str
+    """The file as the user named it (not made absolute)."""
+    line: int
+    """1-based line of the offending node (1 for file-level problems)."""
+    col: int
+    """1-based column of the offending node (1 for file-level problems)."""
+    key: str
+    """Dotted key of the offending value (``slo.ttft_ms``, ``traffic.phases.0.share``); empty
+    for file-level problems such as a missing file or a YAML syntax error."""
+    message: str
+    """What is wrong and, where possible, how to fix it."""
+
+    def format(self) -> str:
+        """Render as ``path:line:col: error: key: message`` (``key: `` omitted when empty)."""
+        prefix = f"{self.path}:{self.line}:{self.col}: error: "
+        return prefix + (f"{self.key}: {self.message}" if self.key else self.message)
+
+
+def sort_problems(problems: Iterable[InputProblem]) -> list[InputProblem]:
+    """Order problems by file (in order of first appearance), then by line and column."""
+    items = list(problems)
+    file_rank: dict[str, int] = {}
+    for problem in items:
+        file_rank.setdefault(problem.path, len(file_rank))
+    return sorted(items, key=lambda p: (file_rank[p.path], p.line, p.col))
+
+
+class InputError(Exception):
+    """An input file could not be turned into a scenario; ``problems`` says why, all at once."""
+
+    def __init__(self, problems: Iterable[InputProblem]) -> None:
+        self.problems: list[InputProblem] = sort_problems(problems)
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        """All problems, one formatted line each."""
+        return "\n".join(p.format() for p in self.problems)

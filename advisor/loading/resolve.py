@@ -1,0 +1,413 @@
+"""Workload file → :class:`~advisor.core.scenario.Scenario`, reporting every problem at once.
+
+:func:`load_scenario` reads the file (at most 1 MiB of UTF-8), parses it keeping positions,
+validates it against the version-1 format, looks up the GPU, interconnect and model profiles,
+runs the checks that need several sections or a profile (a multi-node cluster without
+``inter_node``, deployment larger than the cluster, tensor-parallel degree against the
+model's heads, prompts longer than the context window), merges the policy overrides, and
+applies every default. Anything wrong anywhere ends in one :class:`InputError` whose problems
+are located ``path:line:col`` and sorted.
+
+Policy precedence: the workload's ``policy:`` beats the nearest ``.pd-advisor.yaml`` (found by
+:func:`find_config`), which beats the defaults of :class:`~advisor.core.scenario.Policy`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from advisor.core import scenario as core
+from advisor.core.distributions import LengthDistribution
+from advisor.loading import workload_schema as ws
+from advisor.loading.catalog import ProfileCatalog, ProfileInvalidError, ProfileNotFoundError
+from advisor.loading.errors import InputError, InputProblem
+from advisor.loading.yaml_source import YamlDocument, parse_yaml
+
+MAX_FILE_BYTES = 1024 * 1024
+"""Largest workload or config file read (1 MiB); bigger ones are refused unread."""
+
+CONFIG_FILE_NAME = ".pd-advisor.yaml"
+"""The project configuration file :func:`find_config` looks for."""
+
+_ROOT_MARKERS = (".git", ".hg")
+"""A directory holding one of these is a project root: the config search stops there."""
+
+_KIND_LABEL = {"gpus": "GPU profile", "interconnects": "interconnect profile",
+               "models": "model profile"}
+
+
+# --------------------------------------------------------------------------- files
+def read_document(path: Path, display: str | None = None) -> YamlDocument:
+    """Read and parse one YAML file; raise :class:`InputError` for anything that stops it.
+
+    ``display`` is the name used in problem reports (default: ``str(path)``).
+    """
+    name = str(path) if display is None else display
+
+    def fail(message: str, line: int = 1, col: int = 1) -> InputError:
+        return InputError([InputProblem(name, line, col, "", message)])
+
+    if not path.exists():
+        raise fail("file not found")
+    if path.is_dir():
+        raise fail("is a directory, not a file")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise fail(f"cannot read file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        size = path.stat().st_size
+        shown = f"{size:,} bytes" if size > MAX_FILE_BYTES else "more than 1 MiB"
+        raise fail(f"file is too large ({shown}); the limit is 1 MiB ({MAX_FILE_BYTES:,} bytes)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise fail(f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+                   line, col) from None
+    document = parse_yaml(text, name)
+    if document.root is None:
+        raise fail("file is empty; expected a YAML mapping that starts with 'version: 1'")
+    return document
+
+
+def find_config(path: Path) -> Path | None:
+    """The nearest ``.pd-advisor.yaml`` above a workload file, or None.
+
+    Walks up from the workload's directory and stops after a directory containing ``.git``
+    or ``.hg`` (the project root), like black's ``find_project_root``.
+    """
+    directory = path.resolve().parent
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / CONFIG_FILE_NAME
+        if candidate.is_file():
+            return candidate
+        if any((candidate_dir / marker).exists() for marker in _ROOT_MARKERS):
+            return None
+    return None
+
+
+def _display_path(path: Path) -> str:
+    """A path relative to the working directory when it lies below it, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _problems(document: YamlDocument, issues: Iterable[ws.SchemaIssue]) -> list[InputProblem]:
+    """Locate schema issues in the document they came from."""
+    located = []
+    for issue in issues:
+        line, col = document.locate(issue.loc, at_key=issue.at_key)
+        located.append(InputProblem(document.path, line, col, issue.key, issue.message))
+    return located
+
+
+# --------------------------------------------------------------------------- entry points
+def load_scenario(path: Path, catalog: ProfileCatalog) -> core.Scenario:
+    """Read, validate and resolve one workload file.
+
+    Raises :class:`InputError` with every problem found in the workload, its
+    ``.pd-advisor.yaml`` and the profiles it names.
+    """
+    document = read_document(path)
+    problems: list[InputProblem] = list(document.problems)
+    check = ws.check_workload(document.data)
+    problems += _problems(document, check.issues)
+
+    config_policy, config_path, config_problems = _load_config(path)
+    problems += config_problems
+
+    resolver = _ProfileResolver(document, catalog, path.resolve().parent)
+    profiles = resolver.resolve(check)
+    problems += resolver.problems
+    problems += _problems(document, _cross_issues(check, profiles))
+
+    if problems or check.model is None:
+        raise InputError(problems)
+    extras = {"source": str(path)}
+    if config_path is not None:
+        extras["config"] = str(config_path)
+    return _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]
+
+
+def load_many(paths: Sequence[Path], catalog: ProfileCatalog) -> list[core.Scenario | InputError]:
+    """Load several workloads; each entry is the scenario or the error for that file."""
+    results: list[core.Scenario | InputError] = []
+    for path in paths:
+        try:
+            results.append(load_scenario(path, catalog))
+        except InputError as exc:
+            results.append(exc)
+    return results
+
+
+def _load_config(workload: Path) -> tuple[dict[str, Any], Path | None, list[InputProblem]]:
+    """Policy overrides from the nearest ``.pd-advisor.yaml`` (and its problems, if any)."""
+    config_path = find_config(workload)
+    if config_path is None:
+        return {}, None, []
+    try:
+        document = read_document(config_path, _display_path(config_path))
+    except InputError as exc:
+        return {}, config_path, exc.problems
+    check = ws.check_config(document.data)
+    problems = list(document.problems) + _problems(document, check.issues)
+    if problems or check.model is None:
+        return {}, config_path, problems
+    return _overrides(check.model.policy), config_path, []  # type: ignore[attr-defined]
+
+
+def _overrides(policy: Any) -> dict[str, Any]:
+    """The keys a policy section actually sets."""
+    return {name: value for name, value in policy.model_dump().items() if value is not None}
+
+
+# --------------------------------------------------------------------------- profiles
+@dataclasses.dataclass
+class _Profiles:
+    """Profile lookups that succeeded (None where absent or failed)."""
+
+    model: Any = None
+    gpu: Any = None
+    intra_node: Any = None
+    inter_node: Any = None
+
+
+_POSITION_RE = re.compile(r"^(\d+):(\d+): (.*)$", re.DOTALL)
+
+
+class _ProfileResolver:
+    """Looks up every profile a workload names, collecting problems instead of raising."""
+
+    def __init__(self, document: YamlDocument, catalog: ProfileCatalog, base_dir: Path) -> None:
+        self.document = document
+        self.catalog = catalog
+        self.base_dir = base_dir
+        self.problems: list[InputProblem] = []
+
+    def resolve(self, check: ws.CheckResult) -> _Profiles:
+        """Look up model, GPU and links (from the raw data, so it works with schema errors)."""
+        data = self.document.data if isinstance(self.document.data, dict) else {}
+        cluster = data.get("cluster") if isinstance(data.get("cluster"), dict) else {}
+        found = _Profiles()
+        found.model = self._lookup("models", data.get("model"), ("model",))
+        found.gpu = self._lookup("gpus", cluster.get("gpu"), ("cluster", "gpu"))
+        found.inter_node = self._lookup("interconnects", cluster.get("inter_node"),
+                                        ("cluster", "inter_node"))
+        intra = cluster.get("intra_node")
+        if intra is not None:
+            found.intra_node = self._lookup("interconnects", intra, ("cluster", "intra_node"))
+        elif found.gpu is not None:
+            try:
+                found.intra_node = self.catalog.link(found.gpu.intra_node_link_id)
+            except (ProfileNotFoundError, ProfileInvalidError) as exc:
+                self._add(("cluster", "gpu"),
+                          f"the GPU profile's default intra-node link "
+                          f"'{found.gpu.intra_node_link_id}' cannot be loaded ({_first_line(exc)}); "
+                          "set cluster.intra_node")
+        return found
+
+    def _lookup(self, kind: str, ref: Any, loc: ws.Loc) -> Any:
+        """One profile, or None (with a problem recorded) if it cannot be loaded."""
+        if not isinstance(ref, str) or not ref:
+            return None  # absent or wrongly typed: the schema check reports it
+        target = ref
+        if _looks_like_path(ref):
+            candidate = Path(ref).expanduser()
+            target_path = candidate if candidate.is_absolute() else self.base_dir / candidate
+            if not target_path.is_file():
+                self._add(loc, f"no {_KIND_LABEL[kind]} file at '{ref}' (looked for {target_path})")
+                return None
+            target = str(target_path)
+        try:
+            if kind == "models":
+                return self.catalog.model(target)
+            if kind == "gpus":
+                return self.catalog.gpu(target)
+            return self.catalog.link(target)
+        except ProfileNotFoundError as exc:
+            self._add(loc, str(exc))
+        except ProfileInvalidError as exc:
+            self._add(loc, f"{_KIND_LABEL[kind]} '{ref}' is invalid (see the problems reported "
+                           f"for {_display_path(exc.path)})")
+            self.problems += _profile_problems(exc)
+        return None
+
+    def _add(self, loc: ws.Loc, message: str) -> None:
+        line, col = self.document.locate(loc)
+        self.problems.append(InputProblem(self.document.path, line, col, ws.dotted(loc), message))
+
+
+def _looks_like_path(ref: str) -> bool:
+    """Whether a profile reference names a file rather than an id."""
+    return (ref.lower().endswith((".yaml", ".yml")) or "/" in ref or os.sep in ref
+            or (os.altsep is not None and os.altsep in ref))
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _profile_problems(exc: ProfileInvalidError) -> list[InputProblem]:
+    """The catalog's ``LINE:COL: message`` strings as problems located in the profile file."""
+    name = _display_path(exc.path)
+    located = []
+    for text in exc.problems:
+        match = _POSITION_RE.match(text)
+        if match:
+            located.append(InputProblem(name, int(match[1]), int(match[2]), "", match[3]))
+        else:
+            located.append(InputProblem(name, 1, 1, "", text))
+    return located
+
+
+# --------------------------------------------------------------------------- cross checks
+def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaIssue]:
+    """Checks that need two sections, or a section and a profile."""
+    issues: list[ws.SchemaIssue] = []
+    cluster: ws.Cluster | None = check.sections.get("cluster")  # type: ignore[assignment]
+    deployment: ws.Deployment | None = check.sections.get("deployment")  # type: ignore[assignment]
+    traffic: ws.Traffic | None = check.sections.get("traffic")  # type: ignore[assignment]
+
+    def at(loc: ws.Loc, message: str) -> None:
+        issues.append(ws.SchemaIssue(loc, ws.dotted(loc), message))
+
+    if cluster is not None and profiles.gpu is not None:
+        per_node = cluster.gpus_per_node or profiles.gpu.gpus_per_node
+        nodes = -(-cluster.gpus // per_node)
+        if nodes > 1 and cluster.inter_node is None:
+            at(("cluster", "gpus"), f"{cluster.gpus} GPUs span {nodes} nodes of {per_node}, but "
+                                    "cluster.inter_node is not set; name the per-GPU NIC "
+                                    f"(e.g. ib-ndr-400) or use at most {per_node} GPUs")
+    if deployment is not None and cluster is not None:
+        tp = deployment.tensor_parallel
+        if deployment.mode == "colocated" and tp is not None and _is_power_of_two(tp):
+            if tp > cluster.gpus:
+                at(("deployment", "tensor_parallel"),
+                   f"{tp} exceeds cluster.gpus ({cluster.gpus})")
+            elif cluster.gpus % tp:
+                at(("deployment", "tensor_parallel"),
+                   f"cluster.gpus ({cluster.gpus}) is not a multiple of {tp}")
+        if (deployment.mode == "disaggregated" and deployment.prefill_gpus is not None
+                and deployment.decode_gpus is not None):
+            total = deployment.prefill_gpus + deployment.decode_gpus
+            if total > cluster.gpus:
+                at(("deployment", "prefill_gpus"),
+                   f"prefill_gpus + decode_gpus = {total} exceeds cluster.gpus ({cluster.gpus})")
+    if deployment is not None and profiles.model is not None:
+        heads = profiles.model.num_attention_heads
+        for name in ("tensor_parallel", "prefill_tensor_parallel", "decode_tensor_parallel"):
+            tp = getattr(deployment, name)
+            if tp is not None and _is_power_of_two(tp) and heads % tp:
+                at(("deployment", name), f"{tp} does not divide the model's {heads} attention "
+                                         "heads")
+    if traffic is not None and profiles.model is not None:
+        issues += _context_issues(traffic, profiles.model)
+    return issues
+
+
+def _is_power_of_two(value: int) -> bool:
+    """Non-power-of-two degrees are reported by the schema check; skip them here."""
+    return value > 0 and value & (value - 1) == 0
+
+
+def _context_issues(traffic: ws.Traffic, model: Any) -> list[ws.SchemaIssue]:
+    """Prompts that cannot fit in the model's context window."""
+    limit = model.max_context_tokens
+    places: list[tuple[ws.Loc, Any]] = [(("traffic", "prompt_tokens"), traffic.prompt_tokens)]
+    for index, phase in enumerate(traffic.phases or ()):
+        places.append((("traffic", "phases", index, "prompt_tokens"), phase.prompt_tokens))
+    issues = []
+    for loc, length in places:
+        if length is None:
+            continue
+        if isinstance(length, int):
+            bound, label, where = length, "prompt length", loc
+        else:
+            stat = next((s for s in ("max", "p95", "mean", "p50")
+                         if getattr(length, s) is not None), None)
+            if stat is None:
+                continue
+            bound, label, where = getattr(length, stat), f"prompt {stat}", loc + (stat,)
+        if bound > limit:
+            issues.append(ws.SchemaIssue(
+                where, ws.dotted(where), f"{label} {bound:g} exceeds the context window of "
+                                         f"{model.id} ({limit} tokens)"))
+    return issues
+
+
+# --------------------------------------------------------------------------- building
+def _length(spec: Any) -> LengthDistribution:
+    """An integer is a constant length; statistics are fitted (docs/model.md §2)."""
+    if isinstance(spec, int):
+        return LengthDistribution.constant(spec)
+    return LengthDistribution.fit(mean=spec.mean, p50=spec.p50, p95=spec.p95,
+                                  max_tokens=spec.max)
+
+
+def _phases(traffic: ws.Traffic) -> tuple[core.TrafficPhase, ...]:
+    """The phases with inherited values filled in (one phase 'all' when none are given)."""
+    if not traffic.phases:
+        return (core.TrafficPhase(
+            name="all", share=1.0, rate_rps=float(traffic.rate_rps),  # type: ignore[arg-type]
+            burstiness=float(traffic.burstiness),
+            prompt_tokens=_length(traffic.prompt_tokens),
+            output_tokens=_length(traffic.output_tokens)),)
+    phases = []
+    for phase in traffic.phases:
+        rate = phase.rate_rps if phase.rate_rps is not None else traffic.rate_rps
+        burstiness = phase.burstiness if phase.burstiness is not None else traffic.burstiness
+        prompt = phase.prompt_tokens if phase.prompt_tokens is not None else traffic.prompt_tokens
+        output = phase.output_tokens if phase.output_tokens is not None else traffic.output_tokens
+        phases.append(core.TrafficPhase(
+            name=phase.name, share=float(phase.share), rate_rps=float(rate),  # type: ignore[arg-type]
+            burstiness=float(burstiness), prompt_tokens=_length(prompt),
+            output_tokens=_length(output)))
+    return tuple(phases)
+
+
+def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, Any],
+           extras: dict[str, str], document: YamlDocument) -> core.Scenario:
+    """Apply defaults and assemble the frozen scenario."""
+    cluster = model.cluster
+    deployment = None
+    if model.deployment is not None:
+        deployment = core.Deployment(**model.deployment.model_dump())
+    policy = core.Policy(**{**config_policy, **_overrides(model.policy)})
+    try:
+        phases = _phases(model.traffic)
+    except (ValueError, ArithmeticError) as exc:  # a fit the statistics do not allow
+        line, col = document.locate(("traffic",))
+        raise InputError([InputProblem(document.path, line, col, "traffic",
+                                       f"cannot fit the length statistics: {exc}")]) from None
+    chunked = deployment is not None and deployment.chunked_prefill
+    return core.Scenario(
+        model=profiles.model,
+        precision=model.precision,
+        engine=model.engine,
+        cluster=core.Cluster(
+            gpu=profiles.gpu,
+            gpus=cluster.gpus,
+            gpus_per_node=cluster.gpus_per_node or profiles.gpu.gpus_per_node,
+            intra_node=profiles.intra_node,
+            inter_node=profiles.inter_node,
+        ),
+        phases=phases,
+        slo=core.Slo(ttft_ms=model.slo.ttft_ms, tpot_ms=model.slo.tpot_ms,
+                     percentile=float(model.slo.percentile)),
+        autoscaling=model.operations.autoscaling,
+        deployment=deployment,
+        policy=policy,
+        name=model.name,
+        chunk_tokens=deployment.chunk_tokens if chunked and deployment is not None else None,
+        extras=extras,
+    )

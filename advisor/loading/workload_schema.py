@@ -1,0 +1,583 @@
+"""The workload file format, version 1, as strict pydantic models, and its checks.
+
+The models are the single source of the format: they validate files, and their field
+descriptions feed the JSON Schema (``advisor/schemas/workload.schema.json``). Rules:
+
+* unknown keys are errors (``extra="forbid"``) with a "did you mean" suggestion;
+* types are strict: ``"16"`` is not an integer, ``yes`` is not a boolean;
+* keys may be added within version 1, none renamed or removed.
+
+Checks that span several fields (phase shares, p95 ≥ mean, a disaggregated deployment needing
+both pool sizes, ...) are not pydantic validators: they run afterwards on every section that
+validated on its own, so that a file with problems in several sections gets all of them
+reported, each at the exact key.
+
+The result of checking is a list of :class:`SchemaIssue` (a pydantic-style ``loc`` plus a
+message); :mod:`advisor.loading.resolve` turns them into located problems.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import typing
+from dataclasses import dataclass, field, fields
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    StrictInt,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
+from pydantic.fields import FieldInfo
+
+from advisor.core.scenario import Policy
+
+SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
+"""Workload/config format versions this release reads."""
+
+PHASE_SHARE_TOLERANCE = 1e-6
+"""How far the phase shares may add up away from 1."""
+
+Loc = tuple[Union[str, int], ...]
+
+
+class _Model(BaseModel):
+    """Base of every format model: strict types, no unknown keys, no inf/nan, immutable."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+
+
+# --------------------------------------------------------------------------- lengths
+class LengthStats(_Model):
+    """Statistics of a token-length distribution; a lognormal is fitted to them."""
+
+    mean: float | None = Field(None, ge=1, description="Mean length in tokens.")
+    p50: float | None = Field(None, ge=1, description="Median length in tokens.")
+    p95: float | None = Field(None, ge=1, description="95th-percentile length in tokens.")
+    max: float | None = Field(
+        None, ge=1, description="Longest length in tokens; the fitted distribution is clipped here.")
+
+
+_TAG_TOKENS = "tokens:int"
+_TAG_STATS = "tokens:stats"
+_UNION_TAGS = frozenset({_TAG_TOKENS, _TAG_STATS})
+
+
+def _length_tag(value: Any) -> str | None:
+    """Pick the union member for a length: a number is a constant, a mapping has statistics."""
+    if isinstance(value, dict | LengthStats):
+        return _TAG_STATS
+    if isinstance(value, int | float):
+        return _TAG_TOKENS
+    return None
+
+
+TokenLength = Annotated[
+    Union[
+        Annotated[StrictInt, Field(ge=1), Tag(_TAG_TOKENS)],
+        Annotated[LengthStats, Tag(_TAG_STATS)],
+    ],
+    Discriminator(
+        _length_tag,
+        custom_error_type="token_length_type",
+        custom_error_message="expected a token count (an integer >= 1) or a mapping with "
+                             "mean, p50, p95 and/or max",
+    ),
+]
+"""A token length: an integer (every request has exactly this many tokens) or statistics."""
+
+
+# --------------------------------------------------------------------------- sections
+class Cluster(_Model):
+    """The GPUs the deployment may use and how they are connected."""
+
+    gpu: str = Field(min_length=1, description="GPU profile id (see `pd-advisor profiles list`) "
+                     "or path to a GPU profile YAML, relative to this file.")
+    gpus: StrictInt = Field(ge=1, description="Total GPUs the deployment may use.")
+    gpus_per_node: StrictInt | None = Field(
+        None, ge=1, description="GPUs per node; default from the GPU profile.")
+    intra_node: str | None = Field(
+        None, min_length=1, description="Interconnect profile between GPUs of one node "
+        "(e.g. nvlink4); default from the GPU profile.")
+    inter_node: str | None = Field(
+        None, min_length=1, description="Per-GPU NIC between nodes (e.g. ib-ndr-400). "
+        "Omitted means the deployment must fit on one node.")
+
+
+class TrafficPhase(_Model):
+    """One segment of the daily mix; anything it does not give is inherited from `traffic`."""
+
+    name: str = Field(min_length=1, description="Phase name, unique within the workload.")
+    share: float = Field(gt=0, le=1, description="Fraction of the day this phase lasts; "
+                         "the shares of all phases add up to 1.")
+    rate_rps: float | None = Field(None, gt=0, description="Mean arrival rate in this phase, "
+                                   "requests/s (default: traffic.rate_rps).")
+    burstiness: float | None = Field(None, ge=0, description="Coefficient of variation of "
+                                     "inter-arrival times (default: traffic.burstiness).")
+    prompt_tokens: TokenLength | None = Field(
+        None, description="Prompt length in this phase (default: traffic.prompt_tokens).")
+    output_tokens: TokenLength | None = Field(
+        None, description="Output length in this phase (default: traffic.output_tokens).")
+
+
+class Traffic(_Model):
+    """Arrivals and request lengths; `phases` describes a mix that shifts over the day."""
+
+    rate_rps: float | None = Field(None, gt=0, description="Mean arrival rate, requests/s. "
+                                   "Required unless every phase gives its own.")
+    burstiness: float = Field(1.0, ge=0, description="Coefficient of variation of inter-arrival "
+                              "times: 0 = evenly spaced, 1 = Poisson, >1 = bursty.")
+    prompt_tokens: TokenLength | None = Field(
+        None, description="Prompt length: an integer, or {mean, p50, p95, max}. "
+        "Required unless every phase gives its own.")
+    output_tokens: TokenLength | None = Field(
+        None, description="Output (generated) length: an integer, or {mean, p50, p95, max}. "
+        "Required unless every phase gives its own.")
+    phases: list[TrafficPhase] | None = Field(
+        None, min_length=1, description="The mix over a day; each phase overrides rate, "
+        "burstiness and lengths. Shares add up to 1.")
+
+
+class Slo(_Model):
+    """Latency targets; each is optional."""
+
+    ttft_ms: float | None = Field(None, gt=0, description="Time-to-first-token target, ms.")
+    tpot_ms: float | None = Field(None, gt=0, description="Time-per-output-token target "
+                                  "(inter-token latency), ms.")
+    percentile: float = Field(95.0, ge=50, le=99.9, description="Percentile at which the "
+                              "targets must hold (50..99.9).")
+
+
+class Operations(_Model):
+    """How the deployment is operated."""
+
+    autoscaling: StrictBool = Field(False, description="Whether prefill and decode pools can "
+                                    "be resized as the traffic mix shifts.")
+
+
+class Deployment(_Model):
+    """What runs today; `pd-advisor check` judges it against the recommendation."""
+
+    mode: Literal["colocated", "disaggregated"] = Field(
+        description="colocated: prefill and decode share each GPU; "
+        "disaggregated: separate prefill and decode pools.")
+    chunked_prefill: StrictBool = Field(True, description="Whether prefills are split into "
+                                        "chunks and batched with decodes.")
+    chunk_tokens: StrictInt | None = Field(
+        None, ge=1, description="Chunk size in tokens when chunked_prefill is on "
+        "(omitted: the advisor searches for the best one).")
+    tensor_parallel: StrictInt | None = Field(
+        None, ge=1, description="Tensor-parallel degree of each replica (colocated only).")
+    prefill_gpus: StrictInt | None = Field(
+        None, ge=1, description="GPUs in the prefill pool (disaggregated only; required).")
+    decode_gpus: StrictInt | None = Field(
+        None, ge=1, description="GPUs in the decode pool (disaggregated only; required).")
+    prefill_tensor_parallel: StrictInt | None = Field(
+        None, ge=1, description="Tensor-parallel degree of each prefill instance "
+        "(disaggregated only).")
+    decode_tensor_parallel: StrictInt | None = Field(
+        None, ge=1, description="Tensor-parallel degree of each decode instance "
+        "(disaggregated only).")
+
+
+# --------------------------------------------------------------------------- policy
+_POLICY_DESCRIPTIONS: dict[str, str] = {
+    "max_rounding_loss": "Largest acceptable share of capacity lost to rounding GPU counts "
+                         "into whole instances and pools (fraction).",
+    "max_kv_link_utilization": "Largest acceptable utilisation of the link that carries KV "
+                               "caches from prefill to decode (fraction).",
+    "max_kv_transfer_share_of_ttft": "Largest acceptable share of the TTFT target spent moving "
+                                     "the KV cache (fraction).",
+    "max_static_mix_loss": "Largest acceptable goodput loss from fixed prefill/decode pools "
+                           "when the mix shifts between phases (fraction).",
+    "min_disagg_gain": "Smallest goodput gain over the colocated pool that justifies "
+                       "recommending disaggregation (fraction).",
+    "split_tolerance": "How far the deployed prefill:decode split may stray from the "
+                       "recommended one before it is flagged (fraction).",
+    "memory_fraction": "Share of GPU memory the engine may use for weights and KV cache "
+                       "(fraction).",
+}
+
+
+def _policy_model() -> type[_Model]:
+    """Build ``PolicyOverrides``: one optional key per field of ``core.scenario.Policy``.
+
+    Generated from the dataclass so a new threshold is accepted (and appears in the schema,
+    where the drift test notices it) without editing this module.
+    """
+    hints = typing.get_type_hints(Policy)
+    definitions: dict[str, Any] = {}
+    for spec in fields(Policy):
+        kind = hints[spec.name]
+        default = spec.default
+        bound: dict[str, float] = {"gt": 0.0} if spec.name == "memory_fraction" else {"ge": 0.0}
+        if kind is bool:
+            annotation: Any = StrictBool | None
+            bound = {}
+        elif kind is int:
+            annotation = StrictInt | None
+        else:
+            annotation = float | None
+            if spec.name in _POLICY_DESCRIPTIONS:
+                bound["le"] = 1.0
+        text = _POLICY_DESCRIPTIONS.get(spec.name, f"Override of the `{spec.name}` threshold.")
+        definitions[spec.name] = (annotation, Field(
+            None, description=f"{text} Default {default}.", **bound))  # type: ignore[call-overload]
+    model: type[_Model] = create_model(  # type: ignore[call-overload]
+        "PolicyOverrides", __base__=_Model,
+        __doc__="Overrides of rule thresholds; omitted keys keep their defaults.", **definitions)
+    return model
+
+
+PolicyOverrides = _policy_model()
+
+
+# --------------------------------------------------------------------------- documents
+class WorkloadV1(_Model):
+    """A pd-advisor workload: model, hardware, traffic, targets and today's deployment."""
+
+    model_config = ConfigDict(title="pd-advisor workload (version 1)")
+
+    version: Literal[1] = Field(description="Format version; only 1 exists.")
+    name: str | None = Field(None, min_length=1, description="A name for reports.")
+    model: str = Field(min_length=1, description="Model profile id (see `pd-advisor profiles "
+                       "list`) or path to a model profile YAML, relative to this file.")
+    precision: Literal["bf16", "fp8"] = Field(description="Precision of weights and KV cache.")
+    engine: Literal["vllm", "sglang", "trtllm"] = Field(
+        "vllm", description="Serving engine (selects engine-specific efficiency factors).")
+    cluster: Cluster
+    traffic: Traffic
+    slo: Slo = Field(default_factory=Slo, description="Latency targets (all optional).")
+    operations: Operations = Field(default_factory=Operations,
+                                   description="How the deployment is operated.")
+    deployment: Deployment | None = Field(
+        None, description="What runs today (optional; `pd-advisor check` gates on it).")
+    policy: PolicyOverrides = Field(  # type: ignore[valid-type]
+        default_factory=PolicyOverrides,
+        description="Overrides of rule thresholds (beats .pd-advisor.yaml, which beats defaults).")
+
+
+class ConfigV1(_Model):
+    """A ``.pd-advisor.yaml`` project configuration: policy overrides for every workload below it."""
+
+    model_config = ConfigDict(title="pd-advisor project configuration (version 1)")
+
+    version: Literal[1] = Field(description="Format version; only 1 exists.")
+    policy: PolicyOverrides = Field(  # type: ignore[valid-type]
+        default_factory=PolicyOverrides, description="Overrides of rule thresholds.")
+
+
+# --------------------------------------------------------------------------- issues
+@dataclass(frozen=True)
+class SchemaIssue:
+    """One problem found by the format checks, located by a pydantic-style path."""
+
+    loc: Loc
+    """Path to the node to point at (for a missing key: the mapping that lacks it)."""
+    key: str
+    """Dotted key shown to the user (empty for the top level)."""
+    message: str
+    at_key: bool = False
+    """Point at the key itself rather than its value (unknown keys)."""
+
+
+@dataclass
+class CheckResult:
+    """What checking one document produced."""
+
+    model: BaseModel | None
+    """The validated document, or None if any issue was found."""
+    sections: dict[str, BaseModel | None] = field(default_factory=dict)
+    """Top-level sections that validated on their own (None for an absent optional one),
+    usable for further checks even when another section is bad."""
+    issues: list[SchemaIssue] = field(default_factory=list)
+
+
+def dotted(loc: Loc) -> str:
+    """``('traffic', 'phases', 0, 'share')`` → ``traffic.phases.0.share``."""
+    return ".".join(str(part) for part in loc)
+
+
+def describe(value: Any) -> str:
+    """A short, YAML-flavoured description of a value for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (boolean)"
+    if isinstance(value, int):
+        return f"{value} (integer)"
+    if isinstance(value, float):
+        return f"{value:g} (number)"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"'{shown}' (string)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def check_workload(data: Any) -> CheckResult:
+    """Validate a workload document (plain data); report every problem found."""
+    return _check(WorkloadV1, data, "workload", _WORKLOAD_SECTION_CHECKS)
+
+
+def check_config(data: Any) -> CheckResult:
+    """Validate a ``.pd-advisor.yaml`` document (plain data)."""
+    return _check(ConfigV1, data, "configuration", {})
+
+
+def _check(model_cls: type[BaseModel], data: Any, what: str,
+           section_checks: dict[str, Any]) -> CheckResult:
+    """Version gate, pydantic validation, then cross-field checks per valid section."""
+    if not isinstance(data, dict):
+        keys = ", ".join(list(model_cls.model_fields)[:4])
+        return CheckResult(None, issues=[SchemaIssue(
+            (), "", f"the top level of a {what} file must be a mapping of keys ({keys}, ...), "
+                    f"got {describe(data)}")])
+    issues: list[SchemaIssue] = []
+    supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
+    if "version" not in data:
+        issues.append(SchemaIssue((), "", f"missing required key 'version' (supported: {supported})"))
+        data = {"version": SUPPORTED_VERSIONS[-1], **data}
+    else:
+        version = data["version"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            return CheckResult(None, issues=[SchemaIssue(
+                ("version",), "", f"version must be an integer (supported: {supported}), "
+                                  f"got {describe(version)}")])
+        if version not in SUPPORTED_VERSIONS:
+            return CheckResult(None, issues=[SchemaIssue(
+                ("version",), "",
+                f"version {version} is not supported; supported versions are {supported}")])
+
+    model: BaseModel | None = None
+    try:
+        model = model_cls.model_validate(data)
+    except ValidationError as exc:
+        issues.extend(_translate(error, model_cls) for error in exc.errors())
+
+    sections: dict[str, BaseModel | None] = {}
+    for name, info in model_cls.model_fields.items():
+        if name == "version":
+            continue
+        section = _validate_section(model, name, info, data)
+        if section is _INVALID:
+            continue
+        sections[name] = section
+        check = section_checks.get(name)
+        if check is not None and section is not None:
+            issues.extend(check(section, (name,)))
+    return CheckResult(model if not issues else None, sections, issues)
+
+
+_INVALID: Any = object()
+
+
+def _validate_section(model: BaseModel | None, name: str, info: FieldInfo,
+                      data: dict[str, Any]) -> Any:
+    """The validated value of one top-level key (its default if absent), or ``_INVALID``."""
+    if model is not None:
+        return getattr(model, name)
+    if name not in data:
+        if info.is_required():
+            return _INVALID
+        return info.get_default(call_default_factory=True)
+    annotation = info.annotation
+    if info.metadata:  # Field constraints such as min_length travel as metadata
+        annotation = Annotated[(annotation, *info.metadata)]
+    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    try:
+        return adapter.validate_python(data[name], strict=True)
+    except ValidationError:
+        return _INVALID
+
+
+# --------------------------------------------------------------------------- translation
+def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
+    """Turn one pydantic error into a user-facing issue."""
+    loc: Loc = tuple(part for part in error["loc"] if part not in _UNION_TAGS)
+    kind = error["type"]
+    value = error.get("input")
+    if kind == "missing":
+        parent = loc[:-1]
+        return SchemaIssue(parent, dotted(parent), f"missing required key '{loc[-1]}'")
+    if kind == "extra_forbidden":
+        return SchemaIssue(loc, dotted(loc), _unknown_key_message(str(loc[-1]),
+                                                                   _allowed_keys(model_cls, loc[:-1])),
+                           at_key=True)
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return SchemaIssue(loc, dotted(loc), f"expected a mapping, got {describe(value)}")
+    if kind == "list_type":
+        return SchemaIssue(loc, dotted(loc), f"expected a list, got {describe(value)}")
+    message = str(error["msg"])
+    if "url" in error:  # a built-in pydantic error: say what was found
+        if message.startswith("Input should be "):
+            message = "must be " + message[len("Input should be "):]
+        message = f"{message}, got {describe(value)}"
+        if kind == "bool_type" and isinstance(value, str) and value.lower() in _YAML11_BOOLS:
+            message += "; write true or false"
+    return SchemaIssue(loc, dotted(loc), message)
+
+
+_YAML11_BOOLS = frozenset({"yes", "no", "y", "n", "on", "off"})
+
+
+def _unknown_key_message(key: str, allowed: list[str]) -> str:
+    """``unknown key 'x'; did you mean 'y'?`` (or the list of allowed keys)."""
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key '{key}'; did you mean '{close[0]}'?"
+    return f"unknown key '{key}'; allowed keys: {', '.join(allowed)}"
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """Pydantic model classes mentioned in a type annotation (through unions, lists, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        found.extend(_models_in(arg))
+    return found
+
+
+def _allowed_keys(model_cls: type[BaseModel], loc: Loc) -> list[str]:
+    """The field names of the model found at ``loc`` inside ``model_cls``."""
+    current: type[BaseModel] | None = model_cls
+    for part in loc:
+        if current is None:
+            break
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(part)
+        candidates = _models_in(info.annotation) if info is not None else []
+        current = candidates[0] if candidates else None
+    return list(current.model_fields) if current is not None else []
+
+
+# --------------------------------------------------------------------------- cross-field checks
+def _fmt(value: float) -> str:
+    """A number as written by a person (2000, not 2000.0)."""
+    return f"{value:g}"
+
+
+def length_issues(length: Any, loc: Loc) -> list[SchemaIssue]:
+    """Consistency of one length's statistics (nothing to check for a constant)."""
+    if not isinstance(length, LengthStats):
+        return []
+    issues: list[SchemaIssue] = []
+    mean, p50, p95, top = length.mean, length.p50, length.p95, length.max
+    if mean is None and p50 is None and p95 is None:
+        issues.append(SchemaIssue(loc, dotted(loc), "give at least one of mean, p50, p95"))
+        return issues
+    if mean is not None and p50 is not None and p50 > mean:
+        issues.append(SchemaIssue(loc + ("p50",), dotted(loc + ("p50",)),
+                                  f"p50 ({_fmt(p50)}) is above mean ({_fmt(mean)}); lengths are "
+                                  "modelled as right-skewed (lognormal), which needs mean >= p50"))
+    if p95 is not None:
+        for label, stat in (("mean", mean), ("p50", p50)):
+            if stat is not None and p95 < stat:
+                issues.append(SchemaIssue(loc + ("p95",), dotted(loc + ("p95",)),
+                                          f"p95 ({_fmt(p95)}) is below {label} ({_fmt(stat)}); "
+                                          f"p95 must be >= {label}"))
+                break
+    if top is not None:
+        given = [(label, stat) for label, stat in (("p95", p95), ("mean", mean), ("p50", p50))
+                 if stat is not None]
+        for label, stat in given:
+            if top < stat:
+                issues.append(SchemaIssue(loc + ("max",), dotted(loc + ("max",)),
+                                          f"max ({_fmt(top)}) is below {label} ({_fmt(stat)}); "
+                                          f"max must be >= {label}"))
+                break
+    return issues
+
+
+def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
+    """Phase shares and names, inheritance of rate and lengths, length statistics."""
+    issues: list[SchemaIssue] = []
+    inherited = ("rate_rps", "prompt_tokens", "output_tokens")
+    for name in ("prompt_tokens", "output_tokens"):
+        issues.extend(length_issues(getattr(traffic, name), loc + (name,)))
+    if not traffic.phases:
+        for name in inherited:
+            if getattr(traffic, name) is None:
+                issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}'"))
+        return issues
+    total = math.fsum(phase.share for phase in traffic.phases)
+    if abs(total - 1.0) > PHASE_SHARE_TOLERANCE:
+        issues.append(SchemaIssue(loc + ("phases",), dotted(loc + ("phases",)),
+                                  f"phase shares add up to {total:.6g}; they must add up to 1"))
+    first_index: dict[str, int] = {}
+    for index, phase in enumerate(traffic.phases):
+        phase_loc = loc + ("phases", index)
+        if phase.name in first_index:
+            issues.append(SchemaIssue(phase_loc + ("name",), dotted(phase_loc + ("name",)),
+                                      f"duplicate phase name '{phase.name}' "
+                                      f"(also phase {first_index[phase.name]})"))
+        else:
+            first_index[phase.name] = index
+        for name in inherited:
+            if getattr(phase, name) is None and getattr(traffic, name) is None:
+                issues.append(SchemaIssue(phase_loc, dotted(phase_loc),
+                                          f"missing required key '{name}' (traffic.{name} is not "
+                                          "set, so every phase must give it)"))
+        for name in ("prompt_tokens", "output_tokens"):
+            issues.extend(length_issues(getattr(phase, name), phase_loc + (name,)))
+    return issues
+
+
+def _is_power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
+    """Keys that belong to the other mode, pool sizes, tensor-parallel degrees."""
+    issues: list[SchemaIssue] = []
+
+    def at(name: str, message: str) -> None:
+        issues.append(SchemaIssue(loc + (name,), dotted(loc + (name,)), message))
+
+    pool_keys = ("prefill_gpus", "decode_gpus", "prefill_tensor_parallel", "decode_tensor_parallel")
+    misplaced: set[str] = set()
+    if deployment.mode == "colocated":
+        for name in pool_keys:
+            if getattr(deployment, name) is not None:
+                at(name, "applies only to disaggregated deployments (mode is colocated)")
+                misplaced.add(name)
+    else:
+        if deployment.tensor_parallel is not None:
+            at("tensor_parallel", "applies only to colocated deployments; use "
+                                  "prefill_tensor_parallel and decode_tensor_parallel")
+            misplaced.add("tensor_parallel")
+        for name in ("prefill_gpus", "decode_gpus"):
+            if getattr(deployment, name) is None:
+                issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}' "
+                                                            "(mode is disaggregated)"))
+    for name in ("tensor_parallel", "prefill_tensor_parallel", "decode_tensor_parallel"):
+        degree = getattr(deployment, name)
+        if degree is not None and name not in misplaced and not _is_power_of_two(degree):
+            at(name, f"must be a power of two (1, 2, 4, 8, ...), got {degree}")
+    if deployment.mode == "disaggregated":
+        for pool in ("prefill", "decode"):
+            gpus = getattr(deployment, f"{pool}_gpus")
+            degree = getattr(deployment, f"{pool}_tensor_parallel")
+            if gpus is None or degree is None or not _is_power_of_two(degree):
+                continue
+            if degree > gpus:
+                at(f"{pool}_tensor_parallel", f"{degree} exceeds {pool}_gpus ({gpus})")
+            elif gpus % degree:
+                at(f"{pool}_gpus", f"{gpus} is not a multiple of {pool}_tensor_parallel ({degree})")
+    return issues
+
+
+_WORKLOAD_SECTION_CHECKS = {"traffic": traffic_issues, "deployment": deployment_issues}
