@@ -30,7 +30,7 @@ GIB = 2.0**30
 TERA = 1e12
 
 
-class Kind(str, enum.Enum):
+class Kind(enum.StrEnum):
     """Profile kinds (directory names)."""
 
     gpus = "gpus"
@@ -161,6 +161,25 @@ def _number_table(title: str) -> Table:
 
 
 # ---- list ----------------------------------------------------------------------------------
+def _origin_label(catalog: ProfileCatalog, path: Path) -> str:
+    """``built-in``, or ``user`` / ``userN`` (N = position of the user directory)."""
+    origin = catalog.origin(path)
+    if origin == "built-in":
+        return origin
+    dirs = [str(d) for d in catalog.user_dirs]
+    if len(dirs) == 1 or origin not in dirs:
+        return "user"
+    return f"user{dirs.index(origin) + 1}"
+
+
+def _origin_caption(catalog: ProfileCatalog) -> str:
+    """Which directory each ``user`` label stands for."""
+    dirs = [str(d) for d in catalog.user_dirs]
+    if len(dirs) == 1:
+        return f"user = {dirs[0]}"
+    return "; ".join(f"user{i} = {d}" for i, d in enumerate(dirs, 1))
+
+
 def _list_gpus(catalog: ProfileCatalog, show_origin: bool) -> tuple[Table, list[str]]:
     headers = ["id", "name", "BF16 TF", "FP8 TF", "mem GB", "TB/s", "GPUs",
                "scale-up"] + (["from"] if show_origin else [])
@@ -177,7 +196,8 @@ def _list_gpus(catalog: ProfileCatalog, show_origin: bool) -> tuple[Table, list[
                      _fmt(None if gpu.fp8_flops_per_s is None else gpu.fp8_flops_per_s / TERA),
                      _fmt(round(gpu.memory_bytes / GB, 1)),
                      _fmt(gpu.memory_bandwidth_bytes_per_s / TERA), str(gpu.gpus_per_node),
-                     gpu.intra_node_link_id] + ([catalog.origin(path)] if show_origin else []))
+                     gpu.intra_node_link_id]
+                    + ([_origin_label(catalog, path)] if show_origin else []))
     return _listing("GPU profiles: dense TFLOP/s, memory GB, HBM TB/s, GPUs per node",
                     headers, rows), errors
 
@@ -197,13 +217,14 @@ def _list_links(catalog: ProfileCatalog, show_origin: bool) -> tuple[Table, list
         rows.append([link.id, link.name, link.scope, _fmt(link.bandwidth_bytes_per_s / GB),
                      _fmt(link.efficiency), _fmt(link.latency_s * 1e6),
                      _fmt(link.transfer_setup_s * 1e3)]
-                    + ([catalog.origin(path)] if show_origin else []))
+                    + ([_origin_label(catalog, path)] if show_origin else []))
     return _listing("Interconnect profiles: GB/s per direction per GPU or NIC, latency, "
                     "per-transfer setup", headers, rows), errors
 
 
 def _list_models(catalog: ProfileCatalog, show_origin: bool) -> tuple[Table, list[str]]:
-    headers = ["id", "name", "attention", "total B", "active B", "KV B/tok", "context"] + (["from"] if show_origin else [])
+    headers = ["id", "name", "attention", "total B", "active B", "KV B/tok", "context"] + (
+        ["from"] if show_origin else [])
     rows: list[list[str]] = []
     errors: list[str] = []
     for model_id in catalog.ids("models"):
@@ -219,7 +240,7 @@ def _list_models(catalog: ProfileCatalog, show_origin: bool) -> tuple[Table, lis
                      _fmt(round(model.total_params / 1e9, 2)),
                      _fmt(round(model.active_params / 1e9, 2)),
                      _fmt(model.kv_bytes_per_token("bf16")), _fmt(model.max_context_tokens)]
-                    + ([catalog.origin(path)] if show_origin else []))
+                    + ([_origin_label(catalog, path)] if show_origin else []))
     return _listing("Model profiles: parameters in billions, KV bytes per token at BF16",
                     headers, rows), errors
 
@@ -242,6 +263,8 @@ def list_profiles(
     try:
         for k in [kind] if kind is not None else list(Kind):
             table, kind_errors = listers[k](catalog, show_origin)
+            if show_origin:
+                table.caption = _origin_caption(catalog)
             console.print(table)
             errors += kind_errors
     except (ProfileNotFoundError, ProfileInvalidError) as exc:
@@ -269,7 +292,7 @@ def _show_gpu(console: Any, catalog: ProfileCatalog, profile: GpuProfile) -> Non
     gpu = profile.to_spec()
     derived = _number_table("derived")
     for precision in ("bf16", "fp8"):
-        ridge = gpu.ridge_point_flops_per_byte(precision)  # type: ignore[arg-type]
+        ridge = gpu.ridge_point_flops_per_byte(precision)
         note = "" if precision == "bf16" or gpu.has_fp8_compute else \
             " (no FP8 tensor cores: BF16 peak)"
         derived.add_row(f"ridge_point_{precision}", _fmt(round(ridge, 1)), "FLOP/byte",

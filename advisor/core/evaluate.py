@@ -24,6 +24,7 @@ from advisor.core.colocated import (CHUNK_CANDIDATES, evaluate_colocated, max_ra
 from advisor.core.disaggregated import (decode_capacity, decode_tpot_at_rate, prefill_capacity,
                                         prefill_ttft)
 from advisor.core.instance import Instance
+from advisor.core.interference import tpot_inflation
 from advisor.core.kv_transfer import KvTransfer, pool_link, transfer_seconds
 from advisor.core.memory import build_instance, candidate_sizes, plan_memory
 from advisor.core.results import (AllocationSummary, ColocatedPlan, DeployedPrediction,
@@ -136,20 +137,15 @@ def _interference(sc: Scenario, shape: _Shape, chunk: int, ph: TrafficPhase,
     ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
     b = max(plan.decode_batch if not plan.overloaded else shape.max_sequences[ph.name], 1.0)
     b = min(b, float(shape.max_sequences[ph.name]))
-    t_dec = float(inst.decode_step_s(b, ctx))
-    t_pre = float(inst.prefill_time_s(s95))
-    room = max(chunk - b, 1.0)
-    t_mix = float(inst.step_time_s(prefill_tokens=min(room, s95), prefill_seqs=1.0,
-                                   prefill_context_tokens=max(s95 - room, 0.0) / 2.0,
-                                   decode_seqs=b, decode_context_tokens=ctx))
+    unchunked_f, chunked_f, t_dec = tpot_inflation(inst, b, ctx, s95, chunk)
     safe = None
     if sc.slo.tpot_ms is not None:
         per = max_rate_meeting(inst, shape.max_sequences[ph.name], ph, np.array(float(chunk)),
                                sc.slo.quantile, None, _s(sc.slo.tpot_ms))
         safe = float(per) * plan.instances
     return Interference(prompt_tokens=s95, decode_batch=b, decode_step_ms=t_dec * 1000,
-                        unchunked_tpot_factor=(t_dec + t_pre) / t_dec,
-                        chunked_tpot_factor=t_mix / t_dec, chunk_tokens=chunk,
+                        unchunked_tpot_factor=unchunked_f,
+                        chunked_tpot_factor=chunked_f, chunk_tokens=chunk,
                         chunked_safe_rate_rps=safe)
 
 

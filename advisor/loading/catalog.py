@@ -282,7 +282,7 @@ def load_yaml(path: Path) -> Any:
     except OSError as exc:
         raise ProfileInvalidError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
     try:
-        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_LOADER)  # a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{mark.line + 1}:{mark.column + 1}: " if mark is not None else ""

@@ -110,7 +110,7 @@ class SourcedOptionalPositive(SourcedNumber):
 
     @field_validator("value")
     @classmethod
-    def _finite(cls, value: float | None) -> float | None:
+    def _finite(cls, value: float | None) -> float | None:  # type: ignore[override]
         if value is not None and not math.isfinite(value):
             raise ValueError("must be a finite number or null")
         return value
@@ -365,7 +365,8 @@ def parse_profile(kind: str, data: Any) -> Profile:
     return PROFILE_MODELS[kind].model_validate(data)
 
 
-def _walk_sourced(obj: BaseModel, prefix: str) -> Iterator[tuple[str, SourcedNumber | SourcedCount]]:
+def _walk_sourced(obj: BaseModel,
+                  prefix: str) -> Iterator[tuple[str, SourcedNumber | SourcedCount]]:
     """Depth-first walk yielding every sourced number below ``obj``."""
     for name, value in obj:
         key = f"{prefix}{name}"

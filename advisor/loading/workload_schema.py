@@ -35,7 +35,9 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     create_model,
+    model_validator,
 )
+from pydantic_core import PydanticCustomError
 from pydantic.fields import FieldInfo
 
 from advisor.core.scenario import Policy
@@ -64,6 +66,14 @@ class LengthStats(_Model):
     p95: float | None = Field(None, ge=1, description="95th-percentile length in tokens.")
     max: float | None = Field(
         None, ge=1, description="Longest length in tokens; the fitted distribution is clipped here.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LengthStats:
+        """The statistics must describe one right-skewed distribution (first problem only)."""
+        for issue in length_issues(self, ()):
+            raise PydanticCustomError("length_stats", issue.message,
+                                      {"field": ".".join(str(p) for p in issue.loc)})
+        return self
 
 
 _TAG_TOKENS = "tokens:int"
@@ -407,6 +417,9 @@ def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
     """Turn one pydantic error into a user-facing issue."""
     loc: Loc = tuple(part for part in error["loc"] if part not in _UNION_TAGS)
     kind = error["type"]
+    sub_key = (error.get("ctx") or {}).get("field")
+    if sub_key:  # a model-level check naming the key it is about
+        loc += tuple(sub_key.split("."))
     value = error.get("input")
     if kind == "missing":
         parent = loc[:-1]
@@ -419,8 +432,10 @@ def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
         return SchemaIssue(loc, dotted(loc), f"expected a mapping, got {describe(value)}")
     if kind == "list_type":
         return SchemaIssue(loc, dotted(loc), f"expected a list, got {describe(value)}")
+    if kind in ("too_short", "string_too_short") and not value:
+        return SchemaIssue(loc, dotted(loc), "must not be empty")
     message = str(error["msg"])
-    if "url" in error:  # a built-in pydantic error: say what was found
+    if "url" in error and not isinstance(value, dict | list):  # built-in: say what was found
         if message.startswith("Input should be "):
             message = "must be " + message[len("Input should be "):]
         message = f"{message}, got {describe(value)}"
@@ -471,7 +486,10 @@ def _fmt(value: float) -> str:
 
 
 def length_issues(length: Any, loc: Loc) -> list[SchemaIssue]:
-    """Consistency of one length's statistics (nothing to check for a constant)."""
+    """Consistency of one length's statistics (nothing to check for a constant).
+
+    The empty-mapping case is reported at ``loc``; the others at the offending statistic.
+    """
     if not isinstance(length, LengthStats):
         return []
     issues: list[SchemaIssue] = []
@@ -503,11 +521,12 @@ def length_issues(length: Any, loc: Loc) -> list[SchemaIssue]:
 
 
 def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
-    """Phase shares and names, inheritance of rate and lengths, length statistics."""
+    """Phase shares and names, inheritance of rate and lengths.
+
+    (The consistency of each length's statistics is checked by :class:`LengthStats` itself.)
+    """
     issues: list[SchemaIssue] = []
     inherited = ("rate_rps", "prompt_tokens", "output_tokens")
-    for name in ("prompt_tokens", "output_tokens"):
-        issues.extend(length_issues(getattr(traffic, name), loc + (name,)))
     if not traffic.phases:
         for name in inherited:
             if getattr(traffic, name) is None:
@@ -531,8 +550,6 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
                 issues.append(SchemaIssue(phase_loc, dotted(phase_loc),
                                           f"missing required key '{name}' (traffic.{name} is not "
                                           "set, so every phase must give it)"))
-        for name in ("prompt_tokens", "output_tokens"):
-            issues.extend(length_issues(getattr(phase, name), phase_loc + (name,)))
     return issues
 
 

@@ -1,0 +1,268 @@
+"""Markdown for PR comments and ``$GITHUB_STEP_SUMMARY``, rendered from the JSON documents.
+
+Every document starts with the hidden marker ``<!-- pd-advisor -->`` so a bot can find and
+update its own comment. The verdict, the SLO status and the preconditions are visible; the
+numbers behind them sit in ``<details>`` blocks. Pure: returns a string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.render import text as t
+
+MARKER = "<!-- pd-advisor -->"
+"""First line of every markdown document."""
+
+OK = "✅"
+BAD = "❌"
+
+
+def cell(value: object) -> str:
+    """Text safe inside a GFM table cell or a list item: no pipes, newlines or raw HTML."""
+    return (str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|").replace("\r", " ").replace("\n", " "))
+
+
+def _table(headers: list[str], rows: list[list[str]], right: int = 1) -> list[str]:
+    """A GFM table; columns from ``right`` on are right-aligned."""
+    align = ["---" if i < right else "---:" for i in range(len(headers))]
+    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _details(summary: str, body: list[str]) -> list[str]:
+    return ["<details>", f"<summary>{cell(summary)}</summary>", "", *body, "", "</details>", ""]
+
+
+def _mark(passed: bool | None) -> str:
+    return t.DASH if passed is None else (OK if passed else BAD)
+
+
+# --------------------------------------------------------------------------- recommendation
+def _slo_unmet(doc: Mapping[str, Any]) -> list[str]:
+    c, d = doc.get("colocated"), doc.get("disaggregated")
+    rate = max(p["rate_rps"] for p in doc["inputs"]["traffic"])
+    pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
+    needed = doc["gpus_needed"]
+    lines = ["> [!CAUTION]", f"> **No plan meets the SLOs.** {cell(doc['summary'])}", ">"]
+    lines += ["> " + row for row in _table(
+        ["", "colocated", "disaggregated"],
+        [["rate within the SLOs", t.rps(c and c["max_goodput_rps"]),
+          t.rps(d and d["max_goodput_rps"])],
+         [f"{pct} TTFT at {t.num(rate)} req/s", t.latency(c, "ttft_ms"),
+          t.latency(d, "ttft_ms")],
+         [f"{pct} TPOT at {t.num(rate)} req/s", t.latency(c, "tpot_ms"),
+          t.latency(d, "tpot_ms")],
+         ["GPUs it would take", t.num(needed["colocated"]), t.num(needed["disaggregated"])]])]
+    lines += [">", "> The verdict below is the better architecture for these GPUs, not a plan "
+                   "that meets the SLOs.", ""]
+    return lines
+
+
+def _comparison(doc: Mapping[str, Any]) -> list[str]:
+    c, d = doc.get("colocated"), doc.get("disaggregated")
+    pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
+
+    def v(plan: Mapping[str, Any] | None, text: str) -> str:
+        return t.DASH if plan is None else text
+
+    rows = [
+        ["TP (prefill / decode)", v(c, t.shape(c and c["tensor_parallel"],
+                                               c and c["pipeline_stages"])),
+         v(d, f"{t.shape(d and d['prefill_tensor_parallel'])} / "
+              f"{t.shape(d and d['decode_tensor_parallel'])}")],
+        ["instances", v(c, t.num(c and c["instances"])),
+         v(d, f"{t.num(d and d['prefill_instances'])} + {t.num(d and d['decode_instances'])}")],
+        ["GPUs used", v(c, t.num(c and c["gpus"])),
+         v(d, f"{t.num(d and d['prefill_gpus'])} + {t.num(d and d['decode_gpus'])}")],
+        ["token budget", v(c, t.num(c and c["chunk_tokens"])), t.DASH],
+        ["goodput", v(c, t.rps(c and c["max_goodput_rps"])),
+         v(d, t.rps(d and d["max_goodput_rps"]))],
+        [f"{pct} TTFT", t.latency(c, "ttft_ms"), t.latency(d, "ttft_ms")],
+        [f"{pct} TPOT", t.latency(c, "tpot_ms"), t.latency(d, "tpot_ms")],
+        ["output tokens/s/GPU", v(c, t.num(c and c["output_tokens_per_s_per_gpu"])),
+         v(d, t.num(d and d["output_tokens_per_s_per_gpu"]))],
+        ["meets the SLOs", _mark(c["meets_slo"] if c else None),
+         _mark(d["meets_slo"] if d else None)],
+    ]
+    return _table(["", "colocated (chunked)", "disaggregated"], rows) + [""]
+
+
+def _preconditions(doc: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for p in doc["preconditions"]:
+        measured, threshold = t.precondition_values(p)
+        rows.append([_mark(p["passed"]), f"`{p['id']}`", measured, threshold,
+                     p["explanation"]])
+    return _table(["", "precondition", "measured", "limit", "explanation"], rows, right=2) + [""]
+
+
+def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    inputs = doc["inputs"]
+    model = inputs["model"]
+    rows = [["model", f"{model['name']} ({model['id']}), {inputs['precision']}, "
+                      f"{inputs['engine']}"],
+            ["cluster", t.cluster_text(inputs)], ["links", t.links_text(inputs)]]
+    for p in inputs["traffic"]:
+        label = "traffic" if len(inputs["traffic"]) == 1 else f"phase {p['name']}"
+        share = "" if len(inputs["traffic"]) == 1 else f"{t.pct(p['share'])} of the day, "
+        rows.append([label, f"{share}{t.rps(p['rate_rps'])}, prompt "
+                            f"{t.length_text(p['prompt_tokens'])}, output "
+                            f"{t.length_text(p['output_tokens'])} tokens"])
+    rows += [["SLO", t.slo_text(inputs["slo"])],
+             ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
+             ["deployment", t.deployment_text(inputs.get("deployment"))]]
+    out += _details("Inputs", _table(["", ""], rows, right=9))
+
+    d = doc.get("disaggregated")
+    if d is not None:
+        alloc_rows = []
+        if d.get("prefill_gpus") is not None:
+            alloc_rows.append(("best", d))
+        alloc_rows += [("runner-up" if i == 0 else f"#{i + 2}", a)
+                       for i, a in enumerate(d.get("alternatives", [])[:3])]
+        body = _table(["", "prefill", "decode", "P:D GPUs", "idle", "goodput", "limited by"],
+                      [[label, f"{a['prefill_instances']} × {t.shape(a['prefill_tensor_parallel'])}",
+                        f"{a['decode_instances']} × {t.shape(a['decode_tensor_parallel'])}",
+                        t.split_text(a["prefill_gpus"], a["decode_gpus"]),
+                        t.num(a["idle_gpus"]), t.rps(a["max_goodput_rps"]),
+                        a.get("limited_by") or t.DASH] for label, a in alloc_rows], right=3)
+        body += ["", f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal "
+                     f"goodput {t.rps(d['ideal_max_goodput_rps'])}; rounding loss "
+                     f"{t.pct(d['rounding_loss'])}."]
+        out += _details("P:D allocation", body)
+
+    kv = doc.get("kv_transfer")
+    if kv is not None:
+        out += _details("KV transfer", [
+            f"- link: {cell(kv['link_id'])}, {t.gb_per_s(kv['link_bytes_per_s'])} usable",
+            f"- per request: {t.megabytes(kv['bytes_per_request_mean'])} mean, "
+            f"{t.megabytes(kv['bytes_per_request_p95'])} p95",
+            f"- demand: {t.gb_per_s(kv['demand_bytes_per_s'])} = "
+            f"{t.pct(kv['utilization'])} of the link",
+            f"- exposed transfer of a p95 prompt: {t.ms(kv['transfer_ms'])}"])
+
+    c = doc.get("colocated")
+    i = c.get("interference") if c else None
+    if i is not None:
+        out += _details("Interference (colocated)", [
+            f"- unchunked: a p95 prompt ({t.num(i['prompt_tokens'])} tokens) stretches a "
+            f"decode step {t.factor(i['unchunked_tpot_factor'])}",
+            f"- chunked: a {t.num(i['chunk_tokens'])}-token budget bounds it at "
+            f"{t.factor(i['chunked_tpot_factor'])}",
+            f"- safe rate: {t.rps(i['chunked_safe_rate_rps'])}"])
+
+    if len(doc["phases"]) > 1:
+        body = _table(["phase", "share", "rate req/s", "colocated req/s", "disagg. req/s",
+                       "P frac", "P:D", "rounding"],
+                      [[p["name"], t.pct(p["share"]), t.num(p["rate_rps"]),
+                        t.num(p["colocated_max_goodput_rps"]),
+                        t.num(p["disaggregated_max_goodput_rps"]),
+                        t.num(p["ideal_prefill_fraction"]),
+                        t.split_text(p["prefill_gpus"], p["decode_gpus"]),
+                        t.pct(p["rounding_loss"])] for p in doc["phases"]])
+        body += ["", f"A static split loses {t.pct(doc['static_mix_loss'])} against per-phase "
+                     "re-allocation."]
+        out += _details("Phases", body)
+    return out
+
+
+def _deployed(doc: Mapping[str, Any], heading: str) -> list[str]:
+    dep = doc.get("deployed")
+    if dep is None:
+        return []
+    pct = f"p{t.num(dep['percentile'])}"
+    lines = [f"{heading} Declared deployment", "", f"{cell(t.deployment_text(dep))}."]
+    if not dep["feasible"]:
+        lines.append(f"It cannot run: {cell(dep['reason'])}")
+    else:
+        lat = ("overloaded" if dep["overloaded"] else
+               f"{pct} TTFT {t.ms(dep['ttft_ms'])}, TPOT {t.ms(dep['tpot_ms'])}")
+        lines.append(f"Predicted: {lat} at {t.rps(dep['rate_rps'])}; carries "
+                     f"{t.rps(dep['max_goodput_rps'])} within the SLOs.")
+    lines.append("")
+    if dep["findings"]:
+        lines += [f"- {BAD} **{cell(f['id'])}** (`{cell(f['key'])}`): {cell(f['message'])}"
+                  for f in dep["findings"]]
+    else:
+        lines.append(f"{OK} The gate passes.")
+    return lines + [""]
+
+
+def recommendation_body(doc: Mapping[str, Any], level: int = 2) -> list[str]:
+    """The recommendation without the marker; headings start at ``level``."""
+    h = "#" * level
+    title = doc.get("name") or doc["input"]["path"]
+    lines = [f"{h} pd-advisor: {t.verdict_title(doc['verdict'])}", "",
+             f"`{cell(doc['input']['path'])}` · {cell(title)} · pd-advisor "
+             f"{doc['tool']['version']}", ""]
+    if not doc["slo_met"]:
+        lines += _slo_unmet(doc)
+    lines += [f"**Verdict: `{doc['verdict']}`**"
+              + (" (no plan meets the SLOs)" if not doc["slo_met"] else "")
+              + f" — {cell(doc['summary'])}", ""]
+    lines += [f"{h}# Why", ""] + [f"- {cell(r)}" for r in doc["reasons"]] + [""]
+    lines += [f"{h}# Colocated vs disaggregated", ""] + _comparison(doc)
+    lines += [f"{h}# Preconditions for disaggregation", ""] + _preconditions(doc)
+    lines += _deployed(doc, f"{h}#")
+    if doc["warnings"]:
+        lines += [f"{h}# Warnings", ""]
+        lines += [f"- ⚠️ **{cell(w['id'])}**: {cell(w['message'])}" for w in doc["warnings"]]
+        lines.append("")
+    if doc["measure_next"]:
+        lines += [f"{h}# Measure next", ""] + [f"- {cell(m)}" for m in doc["measure_next"]]
+        lines.append("")
+    lines += _details_blocks(doc)
+    return lines
+
+
+# --------------------------------------------------------------------------- check run
+def check_body(doc: Mapping[str, Any]) -> list[str]:
+    """A check run: summary table, then each file's findings and its report folded away."""
+    counts = doc["counts"]
+    status = {"pass": f"{OK} passed", "fail": f"{BAD} failed",
+              "error": f"{BAD} could not evaluate"}[doc["status"]]
+    lines = [f"## pd-advisor check: {status}", "",
+             f"{counts['files']} file{'s' * (counts['files'] != 1)}: {counts['passed']} "
+             f"passed, {counts['failed']} failed, {counts['errors']} could not be evaluated.", ""]
+    rows = []
+    labels = {"pass": f"{OK} pass", "fail": f"{BAD} fail", "error": f"{BAD} error"}
+    for f in doc["files"]:
+        report = f.get("report") or {}
+        deployed = report.get("deployed") or {}
+        rows.append([f"`{f['path']}`", labels[f["status"]], f["verdict"] or t.DASH,
+                     deployed.get("mode") or t.DASH,
+                     str(len(f["findings"]) + len(f["problems"]))])
+    lines += _table(["file", "status", "verdict", "deployed", "findings"], rows, right=4)
+    lines.append("")
+    for f in doc["files"]:
+        if not f["findings"] and not f["problems"] and not f["warnings"]:
+            continue
+        lines += [f"### `{cell(f['path'])}`", ""]
+        for finding in f["findings"]:
+            lines.append(f"- {BAD} `{cell(f['path'])}:{finding['line']}:{finding['col']}` "
+                         f"**{cell(finding['id'])}** (`{cell(finding['key'])}`): "
+                         f"{cell(finding['message'])}")
+        for p in f["problems"]:
+            key = f" (`{cell(p['key'])}`)" if p.get("key") else ""
+            lines.append(f"- {BAD} `{cell(p['path'])}:{p['line']}:{p['col']}`{key}: "
+                         f"{cell(p['message'])}")
+        for w in f["warnings"]:
+            lines.append(f"- ⚠️ **{cell(w['id'])}**: {cell(w['message'])}")
+        lines.append("")
+    for f in doc["files"]:
+        if f.get("report") is not None:
+            lines += _details(f"Full report: {f['path']}", recommendation_body(f["report"], 3))
+    return lines
+
+
+def render_markdown(doc: Mapping[str, Any]) -> str:
+    """The markdown document for a recommendation or a check run, marker first."""
+    body = check_body(doc) if doc.get("kind") == "check" else recommendation_body(doc)
+    while body and body[-1] == "":
+        body.pop()
+    return "\n".join([MARKER, *body]) + "\n"

@@ -1,0 +1,390 @@
+"""The canonical JSON documents (``schema_version`` 1); every other format renders from them.
+
+Two documents exist:
+
+* a *recommendation* (``kind: "recommendation"``), built by :func:`build_report` from a
+  scenario and its assessment — what ``pd-advisor recommend`` prints;
+* a *check run* (``kind: "check"``), built by :func:`build_check` from one entry per workload
+  file (:func:`check_entry`, :func:`check_error_entry`) — what ``pd-advisor check`` prints.
+
+Rules for both: units live in key names (``_ms``, ``_rps``, ``_bytes_per_s``); fractions stay
+fractions (0.05, never 5); a value that does not exist (an overloaded plan's latency, a plan
+that cannot be built) is ``null``; no NaN or infinity ever appears (:func:`sanitize`).
+Keys may be added within schema version 1; none are renamed or removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from advisor import __version__
+from advisor.core.distributions import LengthDistribution
+from advisor.core.kv_transfer import KvTransfer
+from advisor.core.results import (
+    AllocationSummary,
+    ColocatedPlan,
+    DeployedPrediction,
+    DisaggregatedPlan,
+    Interference,
+    PhaseResult,
+)
+from advisor.core.rules import Assessment, Finding
+from advisor.core.scenario import Scenario
+
+SCHEMA_VERSION = 1
+"""Version of both JSON documents; bumped only when a key is renamed or removed."""
+
+TOOL_NAME = "pd-advisor"
+
+GATE_CHECKS: tuple[str, ...] = ("slo-achievable", "mode", "preconditions", "deployment-slo",
+                                "split")
+"""The checks ``check`` runs on each file (one JUnit test case each)."""
+
+GATE_CHECK_TITLES: dict[str, str] = {
+    "slo-achievable": "some plan meets the SLOs on the GPUs given",
+    "mode": "deployment.mode agrees with the verdict",
+    "preconditions": "a disaggregated deployment satisfies every precondition",
+    "deployment-slo": "the declared deployment meets the SLOs at the workload's rate",
+    "split": "a disaggregated split is within tolerance of the best integer split",
+}
+
+MISSING_DEPLOYMENT_MESSAGE = (
+    "no `deployment:` block, so there is nothing to gate; add one describing what runs today: "
+    "`deployment.mode` (colocated or disaggregated); for colocated also "
+    "`deployment.tensor_parallel`, `deployment.chunked_prefill` and optionally "
+    "`deployment.chunk_tokens`; for disaggregated `deployment.prefill_gpus` and "
+    "`deployment.decode_gpus` (optionally `deployment.prefill_tensor_parallel` and "
+    "`deployment.decode_tensor_parallel`)")
+"""What ``check`` says about a workload without ``deployment:`` (the file then exits 2)."""
+
+
+# --------------------------------------------------------------------------- helpers
+def sanitize(value: Any) -> Any:
+    """A JSON-safe copy: non-finite floats become None, numpy scalars plain Python values."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): sanitize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [sanitize(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalar
+        return sanitize(value.item())
+    raise TypeError(f"cannot put {type(value).__name__} in a report")
+
+
+def finding_check(finding_id: str) -> str:
+    """The gate check (one of :data:`GATE_CHECKS`) a finding id belongs to."""
+    if finding_id == "slo-unmet":
+        return "slo-achievable"
+    if finding_id in ("mode-contradicts-verdict", "chunking-off"):
+        return "mode"
+    if finding_id.startswith("precondition-"):
+        return "preconditions"
+    if finding_id == "split-off":
+        return "split"
+    return "deployment-slo"
+
+
+def _length(dist: LengthDistribution) -> dict[str, Any]:
+    return {"mean": dist.mean, "p50": dist.quantile(0.5), "p95": dist.quantile(0.95),
+            "max": dist.max_tokens}
+
+
+def _meets(plan: ColocatedPlan | DisaggregatedPlan, sc: Scenario) -> bool:
+    """Whether a plan meets the SLO targets at its rate (same rule as the rule engine)."""
+    if plan.overloaded or plan.max_goodput_rps < plan.rate_rps:
+        return False
+    if sc.slo.ttft_ms is not None and (plan.ttft_ms is None or plan.ttft_ms > sc.slo.ttft_ms):
+        return False
+    return not (sc.slo.tpot_ms is not None
+                and (plan.tpot_ms is None or plan.tpot_ms > sc.slo.tpot_ms))
+
+
+# --------------------------------------------------------------------------- sections
+def _inputs(sc: Scenario) -> dict[str, Any]:
+    cl = sc.cluster
+    dep = sc.deployment
+    return {
+        "name": sc.name,
+        "model": {"id": sc.model.id, "name": sc.model.name,
+                  "total_params": sc.model.total_params},
+        "precision": sc.precision,
+        "engine": sc.engine,
+        "cluster": {
+            "gpu": {"id": cl.gpu.id, "name": cl.gpu.name},
+            "gpus": cl.gpus, "gpus_per_node": cl.gpus_per_node, "nodes": cl.nodes,
+            "intra_node": {"id": cl.intra_node.id,
+                           "bandwidth_bytes_per_s": cl.intra_node.bandwidth_bytes_per_s},
+            "inter_node": None if cl.inter_node is None else {
+                "id": cl.inter_node.id,
+                "bandwidth_bytes_per_s": cl.inter_node.bandwidth_bytes_per_s},
+        },
+        "traffic": [{"name": p.name, "share": p.share, "rate_rps": p.rate_rps,
+                     "burstiness": p.burstiness, "prompt_tokens": _length(p.prompt_tokens),
+                     "output_tokens": _length(p.output_tokens)} for p in sc.phases],
+        "slo": {"ttft_ms": sc.slo.ttft_ms, "tpot_ms": sc.slo.tpot_ms,
+                "percentile": sc.slo.percentile},
+        "autoscaling": sc.autoscaling,
+        "deployment": None if dep is None else {
+            "mode": dep.mode, "chunked_prefill": dep.chunked_prefill,
+            "chunk_tokens": dep.chunk_tokens, "tensor_parallel": dep.tensor_parallel,
+            "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
+            "prefill_tensor_parallel": dep.prefill_tensor_parallel,
+            "decode_tensor_parallel": dep.decode_tensor_parallel},
+    }
+
+
+def _interference(i: Interference | None) -> dict[str, Any] | None:
+    if i is None:
+        return None
+    return {"prompt_tokens": i.prompt_tokens, "decode_batch": i.decode_batch,
+            "decode_step_ms": i.decode_step_ms, "unchunked_tpot_factor": i.unchunked_tpot_factor,
+            "chunked_tpot_factor": i.chunked_tpot_factor, "chunk_tokens": i.chunk_tokens,
+            "chunked_safe_rate_rps": i.chunked_safe_rate_rps}
+
+
+def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> dict[str, Any] | None:
+    if plan is None:
+        return None
+    return {
+        "tensor_parallel": plan.tensor_parallel, "pipeline_stages": plan.pipeline_stages,
+        "instances": plan.instances, "gpus": plan.gpus, "chunked": plan.chunked,
+        "chunk_tokens": plan.chunk_tokens, "max_goodput_rps": plan.max_goodput_rps,
+        "capacity_rps": plan.capacity_rps, "rate_rps": plan.rate_rps,
+        "output_tokens_per_s_per_gpu": plan.output_tokens_per_s_per_gpu,
+        "percentile": plan.percentile, "ttft_ms": plan.ttft_ms, "tpot_ms": plan.tpot_ms,
+        "overloaded": plan.overloaded, "meets_slo": _meets(plan, sc),
+        "decode_batch": plan.decode_batch, "phase": phase,
+        "interference": _interference(plan.interference),
+    }
+
+
+def _allocation(a: AllocationSummary) -> dict[str, Any]:
+    return {"prefill_tensor_parallel": a.prefill_tensor_parallel,
+            "decode_tensor_parallel": a.decode_tensor_parallel,
+            "prefill_pipeline_stages": a.prefill_pipeline_stages,
+            "decode_pipeline_stages": a.decode_pipeline_stages,
+            "prefill_instances": a.prefill_instances, "decode_instances": a.decode_instances,
+            "prefill_gpus": a.prefill_gpus, "decode_gpus": a.decode_gpus,
+            "idle_gpus": a.idle_gpus, "max_goodput_rps": a.max_goodput_rps,
+            "limited_by": a.limited_by}
+
+
+_EMPTY_ALLOCATION: dict[str, Any] = {
+    key: None for key in ("prefill_tensor_parallel", "decode_tensor_parallel",
+                          "prefill_pipeline_stages", "decode_pipeline_stages",
+                          "prefill_instances", "decode_instances", "prefill_gpus",
+                          "decode_gpus", "idle_gpus", "limited_by")}
+
+
+def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
+                   phase: str | None) -> dict[str, Any] | None:
+    if plan is None:
+        return None
+    allocation = dict(_EMPTY_ALLOCATION)
+    if plan.allocation is not None:
+        allocation.update(_allocation(plan.allocation))
+    allocation.pop("max_goodput_rps", None)
+    return {
+        **allocation,
+        "ideal_prefill_fraction": plan.ideal_prefill_fraction,
+        "max_goodput_rps": plan.max_goodput_rps,
+        "ideal_max_goodput_rps": plan.ideal_max_goodput_rps,
+        "rounding_loss": plan.rounding_loss, "rate_rps": plan.rate_rps,
+        "output_tokens_per_s_per_gpu": plan.output_tokens_per_s_per_gpu,
+        "percentile": plan.percentile, "ttft_ms": plan.ttft_ms, "tpot_ms": plan.tpot_ms,
+        "overloaded": plan.overloaded, "meets_slo": _meets(plan, sc),
+        "decode_batch": plan.decode_batch,
+        "prefill_rate_per_instance_rps": plan.prefill_rate_per_instance_rps,
+        "decode_rate_per_instance_rps": plan.decode_rate_per_instance_rps,
+        "phase": phase,
+        "alternatives": [_allocation(a) for a in plan.alternatives],
+    }
+
+
+def _kv(kv: KvTransfer | None) -> dict[str, Any] | None:
+    if kv is None:
+        return None
+    return {"link_id": kv.link_id, "bytes_per_token": kv.bytes_per_token,
+            "bytes_per_request_mean": kv.bytes_per_request_mean,
+            "bytes_per_request_p95": kv.bytes_per_request_p95,
+            "demand_bytes_per_s": kv.demand_bytes_per_s,
+            "link_bytes_per_s": kv.link_bytes_per_s, "utilization": kv.utilization,
+            "transfer_ms": kv.transfer_ms, "serialized_transfer_ms": kv.serialized_transfer_ms,
+            "concurrent_transfers": kv.concurrent_transfers}
+
+
+def _phase(p: PhaseResult) -> dict[str, Any]:
+    d = p.disaggregated
+    a = d.allocation if d is not None else None
+    return {
+        "name": p.name, "share": p.share, "rate_rps": p.rate_rps,
+        "prompt_tokens_mean": p.prompt_tokens_mean, "output_tokens_mean": p.output_tokens_mean,
+        "ideal_prefill_fraction": d.ideal_prefill_fraction if d else None,
+        "prefill_gpus": a.prefill_gpus if a else None,
+        "decode_gpus": a.decode_gpus if a else None,
+        "rounding_loss": d.rounding_loss if d else None,
+        "colocated_max_goodput_rps": p.colocated.max_goodput_rps if p.colocated else None,
+        "unchunked_max_goodput_rps": p.unchunked.max_goodput_rps if p.unchunked else None,
+        "disaggregated_max_goodput_rps": d.max_goodput_rps if d else None,
+        "static_goodput_rps": p.static_goodput_rps,
+    }
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    return {"id": f.id, "check": finding_check(f.id), "key": f.key, "message": f.message}
+
+
+def _deployed(sc: Scenario, pred: DeployedPrediction | None,
+              findings: Iterable[Finding]) -> dict[str, Any]:
+    dep = sc.deployment
+    assert dep is not None
+    base: dict[str, Any] = {
+        "mode": dep.mode, "chunked_prefill": dep.chunked_prefill,
+        "tensor_parallel": dep.tensor_parallel, "chunk_tokens": dep.chunk_tokens,
+        "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
+        "prefill_tensor_parallel": dep.prefill_tensor_parallel,
+        "decode_tensor_parallel": dep.decode_tensor_parallel,
+        "max_goodput_rps": None, "rate_rps": None, "percentile": sc.slo.percentile,
+        "ttft_ms": None, "tpot_ms": None, "overloaded": None, "meets_slo": False,
+        "feasible": False, "reason": "", "phase": None, "best_split_prefill_gpus": None,
+    }
+    if pred is not None:
+        base.update({
+            "tensor_parallel": pred.tensor_parallel if pred.tensor_parallel is not None
+            else dep.tensor_parallel,
+            "chunk_tokens": pred.chunk_tokens, "max_goodput_rps": pred.max_goodput_rps,
+            "rate_rps": pred.rate_rps, "percentile": pred.percentile, "ttft_ms": pred.ttft_ms,
+            "tpot_ms": pred.tpot_ms, "overloaded": pred.overloaded, "meets_slo": pred.meets_slo,
+            "feasible": pred.feasible, "reason": pred.reason, "phase": pred.phase,
+            "best_split_prefill_gpus": pred.best_split_prefill_gpus})
+    base["findings"] = [_finding(f) for f in findings]
+    return base
+
+
+def _policy(sc: Scenario) -> dict[str, Any]:
+    return dict(vars(sc.policy))
+
+
+# --------------------------------------------------------------------------- documents
+def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
+                 input_bytes: bytes) -> dict[str, Any]:
+    """The recommendation document for one workload (see the module docstring).
+
+    ``input_path`` is shown as given (keep it relative for reproducible output);
+    ``input_bytes`` is the file's content, hashed into ``input.sha256``.
+    """
+    sc, a, m = scenario, assessment, assessment.model
+    d = m.disaggregated
+    gain = a.disagg_gain
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "recommendation",
+        "tool": {"name": TOOL_NAME, "version": __version__},
+        "input": {"path": input_path, "sha256": hashlib.sha256(input_bytes).hexdigest()},
+        "name": sc.name,
+        "verdict": a.verdict,
+        "slo_met": a.slo_met,
+        "summary": a.summary,
+        "reasons": list(a.reasons),
+        "warnings": [{"id": w.id, "message": w.message} for w in a.warnings],
+        "measure_next": list(a.measure_next),
+        "preconditions": [{"id": p.id, "question": p.question, "passed": p.passed,
+                           "measured": p.measured, "threshold": p.threshold, "unit": p.unit,
+                           "explanation": p.explanation} for p in a.preconditions],
+        "disagg_gain": gain,
+        "disagg_gain_unbounded": gain is not None and math.isinf(gain) and gain > 0,
+        "inputs": _inputs(sc),
+        "policy": _policy(sc),
+        "colocated": _colocated(m.colocated, sc, m.colocated_phase),
+        "unchunked": _colocated(m.unchunked, sc, None),
+        "disaggregated": _disaggregated(d, sc, m.disaggregated_phase),
+        "kv_transfer": _kv(d.kv_transfer if d is not None else None),
+        "phases": [_phase(p) for p in m.phases],
+        "static_mix_loss": m.static_mix_loss,
+        "static_allocation": (None if m.static_allocation is None
+                              else _allocation(m.static_allocation)),
+        "excluded": [{"instance": e.label, "reason": e.reason} for e in m.excluded],
+        "gpus_needed": {"colocated": m.colocated_gpus_needed,
+                        "disaggregated": m.disaggregated_gpus_needed},
+        "headroom": {"colocated": m.colocated_headroom,
+                     "disaggregated": m.disaggregated_headroom},
+    }
+    if sc.deployment is not None:
+        doc["deployed"] = _deployed(sc, m.deployed, a.findings)
+    return sanitize(doc)  # type: ignore[no-any-return]
+
+
+Locator = Callable[[str], tuple[int, int]]
+"""Maps a dotted workload key (``deployment.mode``) to its 1-based ``(line, col)``."""
+
+
+def check_entry(report: Mapping[str, Any], locate: Locator) -> dict[str, Any]:
+    """One file's result in a check run, from its recommendation document.
+
+    Findings get the position of their key from ``locate`` (the CLI reads it from the YAML);
+    a file without a ``deployment:`` block is an error (nothing to gate).
+    """
+    path = report["input"]["path"]
+    deployed = report.get("deployed")
+    if deployed is None:
+        line, col = locate("deployment")
+        return {"path": path, "status": "error", "verdict": report["verdict"],
+                "slo_met": report["slo_met"], "findings": [], "warnings": [],
+                "problems": [{"path": path, "line": line, "col": col, "key": "deployment",
+                              "message": MISSING_DEPLOYMENT_MESSAGE}],
+                "report": dict(report)}
+    findings = []
+    for f in deployed["findings"]:
+        line, col = locate(f["key"])
+        findings.append({**f, "line": line, "col": col})
+    line, col = locate("deployment.mode")
+    warnings = [{**w, "key": "deployment.mode", "line": line, "col": col}
+                for w in report["warnings"]] if deployed["mode"] == "disaggregated" else []
+    return {"path": path, "status": "fail" if findings else "pass",
+            "verdict": report["verdict"], "slo_met": report["slo_met"], "findings": findings,
+            "warnings": warnings, "problems": [], "report": dict(report)}
+
+
+def check_error_entry(path: str, problems: Iterable[Any]) -> dict[str, Any]:
+    """One file that could not be evaluated; ``problems`` are ``InputProblem``-like objects."""
+    return {"path": path, "status": "error", "verdict": None, "slo_met": None,
+            "findings": [], "warnings": [],
+            "problems": [{"path": p.path, "line": p.line, "col": p.col, "key": p.key,
+                          "message": p.message} for p in problems],
+            "report": None}
+
+
+def build_check(entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The check-run document: every file's entry and the overall status.
+
+    The status is ``error`` if any file could not be evaluated, else ``fail`` if any file has
+    a finding, else ``pass`` — the exit code follows it (2, 1, 0) whatever the format.
+    """
+    files = [dict(e) for e in entries]
+    counts = {"files": len(files),
+              "passed": sum(f["status"] == "pass" for f in files),
+              "failed": sum(f["status"] == "fail" for f in files),
+              "errors": sum(f["status"] == "error" for f in files)}
+    status = "error" if counts["errors"] else "fail" if counts["failed"] else "pass"
+    doc = {"schema_version": SCHEMA_VERSION, "kind": "check",
+           "tool": {"name": TOOL_NAME, "version": __version__},
+           "status": status, "counts": counts, "checks": list(GATE_CHECKS), "files": files}
+    return sanitize(doc)  # type: ignore[no-any-return]
+
+
+def exit_code(check_doc: Mapping[str, Any], exit_zero: bool = False) -> int:
+    """0 pass, 1 fail (0 with ``exit_zero``), 2 error (even with ``exit_zero``)."""
+    status = check_doc["status"]
+    if status == "error":
+        return 2
+    if status == "fail":
+        return 0 if exit_zero else 1
+    return 0

@@ -1,0 +1,168 @@
+"""Number and phrase formatting shared by the human-readable renderers.
+
+Every function takes values straight from the JSON document (so ``None`` is common) and
+returns short, deterministic text; nothing here depends on the locale or the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+DASH = "–"
+"""Shown where a value does not exist."""
+
+
+def num(x: float | int | None, digits: int = 3) -> str:
+    """A number with thousands separators and about ``digits`` significant digits.
+
+    Integers and numbers of at least ``10**(digits-1)`` show no decimals (``1,024``,
+    ``181``); smaller ones keep ``digits`` significant digits (``18.1``, ``2.61``, ``0.524``).
+    """
+    if x is None:
+        return DASH
+    if isinstance(x, int) and not isinstance(x, bool) or float(x).is_integer():
+        return f"{int(x):,}"
+    ax = abs(x)
+    if ax >= 10 ** (digits - 1):
+        return f"{x:,.0f}"
+    if ax == 0:
+        return "0"
+    if ax >= 1:
+        return f"{x:.{digits - len(str(int(ax)))}f}"
+    return f"{x:.{digits}g}"
+
+
+def pct(x: float | None) -> str:
+    """A fraction as a percentage: 0.046 → ``4.6%``, 0.34 → ``34%``."""
+    if x is None:
+        return DASH
+    v = x * 100
+    if abs(v) >= 9.95:
+        return f"{v:.0f}%"
+    if abs(v) >= 0.095 or v == 0:
+        return f"{v:.1f}%"
+    return f"{v:.2f}%"
+
+
+def ms(x: float | None) -> str:
+    """A latency in ms (``–`` when it does not exist)."""
+    if x is None:
+        return DASH
+    if x >= 100:
+        return f"{x:,.0f} ms"
+    return f"{x:.1f} ms"
+
+
+def rps(x: float | None) -> str:
+    """A request rate."""
+    return DASH if x is None else f"{num(x)} req/s"
+
+
+def gb_per_s(x: float | None) -> str:
+    """Bytes/s as GB/s."""
+    return DASH if x is None else f"{num(x / 1e9)} GB/s"
+
+
+def megabytes(x: float | None) -> str:
+    """Bytes as MB."""
+    return DASH if x is None else f"{num(x / 1e6)} MB"
+
+
+def factor(x: float | None) -> str:
+    """A multiplier: ``7.2×``."""
+    return DASH if x is None else f"{x:.1f}×"
+
+
+def latency(plan: Mapping[str, Any] | None, key: str) -> str:
+    """A plan's percentile latency, ``overloaded`` when the plan cannot keep up."""
+    if plan is None:
+        return DASH
+    if plan.get("overloaded"):
+        return "overloaded"
+    return ms(plan.get(key))
+
+
+def shape(tp: int | None, pp: int | None = 1) -> str:
+    """An instance shape: ``TP8`` or ``TP8×PP2``."""
+    if tp is None:
+        return DASH
+    return f"TP{tp}" if not pp or pp == 1 else f"TP{tp}×PP{pp}"
+
+
+def verdict_title(verdict: str) -> str:
+    """The verdict as a headline."""
+    return {"chunked-prefill": "Chunked prefill on a colocated pool",
+            "disaggregate": "Disaggregate prefill and decode"}.get(verdict, verdict)
+
+
+def slo_text(slo: Mapping[str, Any]) -> str:
+    """``TTFT ≤ 1000 ms, TPOT ≤ 50 ms at p95`` (or ``none`` — goodput is raw capacity)."""
+    parts = []
+    if slo.get("ttft_ms") is not None:
+        parts.append(f"TTFT ≤ {num(slo['ttft_ms'])} ms")
+    if slo.get("tpot_ms") is not None:
+        parts.append(f"TPOT ≤ {num(slo['tpot_ms'])} ms")
+    if not parts:
+        return "none (goodput means raw capacity)"
+    return ", ".join(parts) + f" at p{num(slo['percentile'])}"
+
+
+def length_text(length: Mapping[str, Any]) -> str:
+    """``1,000 mean / 2,500 p95`` tokens, or one number for a constant length."""
+    mean, p95 = length.get("mean"), length.get("p95")
+    if mean is None:
+        return DASH
+    if p95 is None or abs(p95 - mean) < 0.5:
+        return f"{num(mean)}"
+    return f"{num(mean)} mean / {num(p95)} p95"
+
+
+def split_text(prefill_gpus: int | None, decode_gpus: int | None) -> str:
+    """``896:128`` (prefill:decode GPUs)."""
+    if prefill_gpus is None or decode_gpus is None:
+        return DASH
+    return f"{prefill_gpus}:{decode_gpus}"
+
+
+def precondition_values(p: Mapping[str, Any]) -> tuple[str, str]:
+    """(measured, threshold) of a precondition in its unit."""
+    if p.get("unit") == "fraction":
+        return pct(p.get("measured")), pct(p.get("threshold"))
+    unit = f" {p['unit']}" if p.get("unit") else ""
+    return num(p.get("measured")) + unit, num(p.get("threshold")) + unit
+
+
+def deployment_text(dep: Mapping[str, Any] | None) -> str:
+    """One line describing the declared deployment."""
+    if dep is None:
+        return "not given (`check` needs a deployment: block)"
+    chunk = "chunked prefill off"
+    if dep.get("chunked_prefill"):
+        chunk = (f"chunked prefill, {num(dep['chunk_tokens'])}-token budget"
+                 if dep.get("chunk_tokens") else "chunked prefill")
+    if dep["mode"] == "colocated":
+        tp = shape(dep.get("tensor_parallel")) if dep.get("tensor_parallel") else "TP searched"
+        return f"colocated, {tp}, {chunk}"
+    ptp = dep.get("prefill_tensor_parallel")
+    dtp = dep.get("decode_tensor_parallel")
+    return (f"disaggregated, {dep.get('prefill_gpus')} prefill GPUs"
+            f"{f' ({shape(ptp)})' if ptp else ''} + {dep.get('decode_gpus')} decode GPUs"
+            f"{f' ({shape(dtp)})' if dtp else ''}")
+
+
+def cluster_text(inputs: Mapping[str, Any]) -> str:
+    """``8 × NVIDIA H100 SXM (1 node of 8)``."""
+    cl = inputs["cluster"]
+    nodes = cl["nodes"]
+    return (f"{num(cl['gpus'])} × {cl['gpu']['name']} ({num(nodes)} node{'s' * (nodes != 1)} "
+            f"of {cl['gpus_per_node']})")
+
+
+def links_text(inputs: Mapping[str, Any]) -> str:
+    """``nvlink4 in a node, ib-ndr-400 between nodes``."""
+    cl = inputs["cluster"]
+    text = f"{cl['intra_node']['id']} in a node"
+    if cl.get("inter_node"):
+        text += f", {cl['inter_node']['id']} per GPU between nodes"
+    return text

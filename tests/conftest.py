@@ -1,0 +1,48 @@
+"""Shared test fixtures: a stable terminal for every test, and ``run_cli`` around CliRunner."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _stable_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No colour, fixed widths, no forced terminal (Typer forces one under GitHub Actions)."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("TERMINAL_WIDTH", "3000")
+    monkeypatch.setenv("_TYPER_FORCE_DISABLE_TERMINAL", "1")
+    for name in ("GITHUB_ACTIONS", "FORCE_COLOR", "PY_COLORS", "PD_ADVISOR_PROFILES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., Any]:
+    """Invoke the real Typer app in-process; ``exit_code=`` asserts the exit code.
+
+    Returns the Click ``Result`` (``exit_code``, ``stdout`` and ``stderr`` kept apart).
+    Exceptions propagate (``catch_exceptions=False``) so a crash shows its traceback.
+    """
+    from typer.testing import CliRunner
+
+    from advisor.cli.app import app
+
+    runner = CliRunner()
+
+    def run(*args: object, exit_code: int | None = None,
+            env: dict[str, str] | None = None) -> Any:
+        result = runner.invoke(app, [str(arg) for arg in args], env=env,
+                               catch_exceptions=False)
+        if exit_code is not None:
+            assert result.exit_code == exit_code, (
+                f"exit {result.exit_code} != {exit_code}\n--- stdout\n{result.stdout}"
+                f"\n--- stderr\n{result.stderr}")
+        return result
+
+    return run

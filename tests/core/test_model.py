@@ -1,0 +1,113 @@
+"""Tests of the cost model's figures against the issue's worked examples (#3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from advisor.core import allocation as alloc
+from advisor.core.evaluate import evaluate
+from advisor.core.interference import tpot_inflation
+from advisor.core.kv_transfer import transfer_seconds
+from advisor.core.queueing import allen_cunneen_wait_s, erlang_c, kingman_wait_s
+
+from tests.core.helpers import catalog, instance, scenario
+
+
+# --- KV transfer demand (performance-model.md §9.1) -----------------------------------------
+def test_kv_demand_70b_8k_prompts_at_10_rps() -> None:
+    """Llama-70B: 327,680 B/token × 8,192 tokens × 10 req/s ≈ 26.8 GB/s (models.md §4)."""
+    sc = scenario(model="llama-3.1-70b", gpus=16, rate=10, prompt=8192, output=256,
+                  inter_node="ib-ndr-400")
+    kv = evaluate(sc).disaggregated.kv_transfer
+    assert kv.bytes_per_request_mean == pytest.approx(2.68e9, rel=0.01)
+    assert kv.demand_bytes_per_s == pytest.approx(26.8e9, rel=0.01)
+
+
+def test_kv_demand_opt66b_distserve_example() -> None:
+    """DistServe: OPT-66B, 512-token prompts at 10 req/s ≈ 11–12 GB/s (≈ 90–97 Gb/s)."""
+    sc = scenario(model="opt-66b", gpu="a100-80gb-sxm", gpus=16, rate=10, prompt=512, output=64,
+                  inter_node="eth-25")
+    kv = evaluate(sc).disaggregated.kv_transfer
+    assert 11e9 <= kv.demand_bytes_per_s <= 12.2e9
+    assert 88 <= kv.demand_bytes_per_s * 8 / 1e9 <= 98
+
+
+def test_more_bandwidth_never_increases_exposed_transfer() -> None:
+    links = [catalog().link(i) for i in ("eth-25", "roce-100", "ib-hdr-200", "ib-ndr-400", "ib-xdr-800")]
+    links.sort(key=lambda l: l.effective_bytes_per_s)
+    times = [float(transfer_seconds(2.68e9, l, 1, 0.5, 80)[0]) - l.transfer_setup_s for l in links]
+    assert times == sorted(times, reverse=True)
+
+
+# --- interference (performance-model.md §5) --------------------------------------------------
+def test_interference_70b_on_4xh100_8k_prompt() -> None:
+    """Unchunked 8k prompt inflates a decode step 10–35×; a 512-token chunk keeps it under 3×."""
+    inst = instance("llama-3.1-70b", "h100-sxm", 4)
+    unchunked, chunked, _ = tpot_inflation(inst, batch=32, context_tokens=2048,
+                                           prompt_tokens=8192, chunk_tokens=512)
+    assert 10 <= unchunked <= 35
+    assert chunked < 3
+
+
+def test_chunked_safe_rate_for_moderate_prompts() -> None:
+    """An 8B chat service on 8×H100 keeps the TPOT percentile in a 50 ms SLO to well above
+    the seed article's "roughly 50 req/s with moderate prompts"."""
+    sc = scenario(rate=20, prompt=1000, output=300, tpot_ms=50)
+    inter = evaluate(sc).colocated.interference
+    assert inter is not None and inter.chunked_safe_rate_rps is not None
+    assert inter.chunked_safe_rate_rps > 50
+
+
+# --- rounding (performance-model.md §8.2) ----------------------------------------------------
+def _loss(gpus: int) -> float:
+    # P = 7 req/s per prefill GPU, D = 3 per decode GPU: ideal prefill fraction 0.30
+    return alloc.split(gpus, [alloc.PoolOption(1, 7.0, "TP1")], [alloc.PoolOption(1, 3.0, "TP1")],
+                       0.0, 8).rounding_loss
+
+
+def test_rounding_loss_envelope_shrinks_with_scale() -> None:
+    sizes = [8, 16, 24, 32, 48, 64, 96, 128, 256, 512, 1024, 2048, 4096]
+    losses = [_loss(g) for g in sizes]
+    assert losses[0] > 0.05
+    envelope = [max(losses[i:]) for i in range(len(losses))]
+    assert all(a >= b for a, b in zip(envelope, envelope[1:]))
+    assert _loss(1024) < 0.01
+    split = alloc.split(8, [alloc.PoolOption(1, 7.0, "TP1")], [alloc.PoolOption(1, 3.0, "TP1")], 0.0, 8)
+    assert split.ideal_prefill_fraction == pytest.approx(0.30, abs=1e-9)
+    assert (split.best.prefill_gpus, split.best.decode_gpus) == (3, 5)
+
+
+def test_more_gpus_never_lower_integer_goodput() -> None:
+    gpus = np.arange(2, 600)
+    good, _, _ = alloc.integer_goodput(gpus, 2, 5.0, 4, 11.0, 0.0, 8, 600)
+    assert np.all(np.diff(good) >= -1e-9)
+
+
+# --- queueing ---------------------------------------------------------------------------------
+def test_kingman_reduces_to_md1() -> None:
+    """Poisson arrivals, deterministic service: W = ρ·D/(2(1−ρ)) (DistServe's M/D/1)."""
+    d, rho = 0.2, 0.6
+    assert float(kingman_wait_s(rho, d, 1.0, 0.0)) == pytest.approx(rho * d / (2 * (1 - rho)))
+
+
+def test_erlang_c_single_server_is_utilisation() -> None:
+    assert float(erlang_c(1, 0.7)) == pytest.approx(0.7)
+    wait, p = allen_cunneen_wait_s(1, 0.7, 1.0, 1.0, 1.0)
+    assert float(wait) == pytest.approx(0.7 / 0.3)  # M/M/1: ρ/(μ − λ)
+
+
+def test_overload_is_reported_not_infinite() -> None:
+    """A rate far above capacity yields overloaded plans with null latencies, never inf/NaN."""
+    sc = scenario(rate=100000, tpot_ms=50, ttft_ms=1000)
+    m = evaluate(sc)
+    assert m.colocated.overloaded and m.colocated.ttft_ms is None and m.colocated.tpot_ms is None
+    assert m.disaggregated.overloaded
+
+
+def test_memory_exclusion_has_reason() -> None:
+    """A 405B model in BF16 does not fit one 8-GPU H100 node's instances below TP8."""
+    sc = scenario(model="llama-3.1-405b", gpus=8, rate=1, prompt=1000, output=100)
+    m = evaluate(sc)
+    reasons = {e.label: e.reason for e in m.excluded}
+    assert "TP1" in reasons and "weights" in reasons["TP1"]
