@@ -7,8 +7,10 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Attach all subcommands to ``app``."""
-    from advisor.cli import profiles_cmd, schema_cmd, validate_cmd
+    from advisor.cli import check_cmd, profiles_cmd, recommend_cmd, schema_cmd, validate_cmd
 
     app.add_typer(profiles_cmd.app, name="profiles")
     validate_cmd.register(app)
     schema_cmd.register(app)
+    recommend_cmd.register(app)
+    check_cmd.register(app)

@@ -425,6 +425,9 @@ def show_profile(
             kind_name = kind.value
         else:
             kinds = catalog.kind_of(ref)
+            if not kinds and Path(ref).expanduser().is_file():
+                _fail(f"cannot tell what kind of profile '{ref}' is; pass --kind "
+                      "gpus|interconnects|models")
             if not kinds:
                 suggestions = [s for k in KINDS for s in catalog.suggest(k, ref)]
                 raise ProfileNotFoundError(None, ref, suggestions[:5])

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("schema")
     def schema(
-        output: Optional[Path] = typer.Option(  # noqa: UP007 - Typer needs Optional at runtime
+        output: Optional[Path] = typer.Option(
             None, "-o", "--output", metavar="FILE",
             help="Write the schema to FILE instead of stdout ('-' means stdout)."),
     ) -> None:

@@ -337,7 +337,7 @@ def _context_issues(traffic: ws.Traffic, model: Any) -> list[ws.SchemaIssue]:
                          if getattr(length, s) is not None), None)
             if stat is None:
                 continue
-            bound, label, where = getattr(length, stat), f"prompt {stat}", loc + (stat,)
+            bound, label, where = getattr(length, stat), f"prompt {stat}", (*loc, stat)
         if bound > limit:
             issues.append(ws.SchemaIssue(
                 where, ws.dotted(where), f"{label} {bound:g} exceeds the context window of "

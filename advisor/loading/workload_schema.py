@@ -37,8 +37,8 @@ from pydantic import (
     create_model,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 
 from advisor.core.scenario import Policy
 
@@ -48,7 +48,7 @@ SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 PHASE_SHARE_TOLERANCE = 1e-6
 """How far the phase shares may add up away from 1."""
 
-Loc = tuple[Union[str, int], ...]
+Loc = tuple[str | int, ...]
 
 
 class _Model(BaseModel):
@@ -91,10 +91,7 @@ def _length_tag(value: Any) -> str | None:
 
 
 TokenLength = Annotated[
-    Union[
-        Annotated[StrictInt, Field(ge=1), Tag(_TAG_TOKENS)],
-        Annotated[LengthStats, Tag(_TAG_STATS)],
-    ],
+    Annotated[StrictInt, Field(ge=1), Tag(_TAG_TOKENS)] | Annotated[LengthStats, Tag(_TAG_STATS)],
     Discriminator(
         _length_tag,
         custom_error_type="token_length_type",
@@ -498,13 +495,13 @@ def length_issues(length: Any, loc: Loc) -> list[SchemaIssue]:
         issues.append(SchemaIssue(loc, dotted(loc), "give at least one of mean, p50, p95"))
         return issues
     if mean is not None and p50 is not None and p50 > mean:
-        issues.append(SchemaIssue(loc + ("p50",), dotted(loc + ("p50",)),
+        issues.append(SchemaIssue((*loc, "p50"), dotted((*loc, "p50")),
                                   f"p50 ({_fmt(p50)}) is above mean ({_fmt(mean)}); lengths are "
                                   "modelled as right-skewed (lognormal), which needs mean >= p50"))
     if p95 is not None:
         for label, stat in (("mean", mean), ("p50", p50)):
             if stat is not None and p95 < stat:
-                issues.append(SchemaIssue(loc + ("p95",), dotted(loc + ("p95",)),
+                issues.append(SchemaIssue((*loc, "p95"), dotted((*loc, "p95")),
                                           f"p95 ({_fmt(p95)}) is below {label} ({_fmt(stat)}); "
                                           f"p95 must be >= {label}"))
                 break
@@ -513,7 +510,7 @@ def length_issues(length: Any, loc: Loc) -> list[SchemaIssue]:
                  if stat is not None]
         for label, stat in given:
             if top < stat:
-                issues.append(SchemaIssue(loc + ("max",), dotted(loc + ("max",)),
+                issues.append(SchemaIssue((*loc, "max"), dotted((*loc, "max")),
                                           f"max ({_fmt(top)}) is below {label} ({_fmt(stat)}); "
                                           f"max must be >= {label}"))
                 break
@@ -534,13 +531,13 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
         return issues
     total = math.fsum(phase.share for phase in traffic.phases)
     if abs(total - 1.0) > PHASE_SHARE_TOLERANCE:
-        issues.append(SchemaIssue(loc + ("phases",), dotted(loc + ("phases",)),
+        issues.append(SchemaIssue((*loc, "phases"), dotted((*loc, "phases")),
                                   f"phase shares add up to {total:.6g}; they must add up to 1"))
     first_index: dict[str, int] = {}
     for index, phase in enumerate(traffic.phases):
-        phase_loc = loc + ("phases", index)
+        phase_loc = (*loc, "phases", index)
         if phase.name in first_index:
-            issues.append(SchemaIssue(phase_loc + ("name",), dotted(phase_loc + ("name",)),
+            issues.append(SchemaIssue((*phase_loc, "name"), dotted((*phase_loc, "name")),
                                       f"duplicate phase name '{phase.name}' "
                                       f"(also phase {first_index[phase.name]})"))
         else:
@@ -562,7 +559,7 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
     issues: list[SchemaIssue] = []
 
     def at(name: str, message: str) -> None:
-        issues.append(SchemaIssue(loc + (name,), dotted(loc + (name,)), message))
+        issues.append(SchemaIssue((*loc, name), dotted((*loc, name)), message))
 
     pool_keys = ("prefill_gpus", "decode_gpus", "prefill_tensor_parallel", "decode_tensor_parallel")
     misplaced: set[str] = set()

@@ -213,4 +213,4 @@ def _drop_duplicate_keys(node: yaml.Node, path: str, problems: list[InputProblem
         node.value = kept
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _drop_duplicate_keys(item, path, problems, seen, keys + (str(index),))
+            _drop_duplicate_keys(item, path, problems, seen, (*keys, str(index)))

@@ -380,6 +380,14 @@ def build_check(entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return sanitize(doc)  # type: ignore[no-any-return]
 
 
+def as_check(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A one-file check run from a recommendation (positions unknown: every key at 1:1).
+
+    Lets the check-only formats (github, sarif, junit) render a saved recommendation.
+    """
+    return build_check([check_entry(report, lambda key: (1, 1))])
+
+
 def exit_code(check_doc: Mapping[str, Any], exit_zero: bool = False) -> int:
     """0 pass, 1 fail (0 with ``exit_zero``), 2 error (even with ``exit_zero``)."""
     status = check_doc["status"]

@@ -174,3 +174,12 @@ def test_invalid_profile_exits_2_naming_file_and_key(run_cli: RunCli, tmp_path: 
 def test_profiles_help(run_cli: RunCli) -> None:
     out = run_cli("profiles", "--help", exit_code=0).stdout
     assert "list" in out and "show" in out
+
+
+def test_show_path_of_unknown_kind_asks_for_kind(run_cli: RunCli, tmp_path: Path) -> None:
+    odd = tmp_path / "odd.yaml"
+    odd.write_text("id: odd\nfoo: 1\n", encoding="utf-8")
+    result = run_cli("profiles", "show", odd, exit_code=2)
+    assert "pass --kind" in result.stderr
+    result = run_cli("profiles", "show", odd, "--kind", "models", exit_code=2)
+    assert f"{odd}:2:1: foo: Extra inputs are not permitted" in result.stderr

@@ -1,0 +1,98 @@
+"""``pd-advisor check WORKLOAD...``: the CI gate on each file's ``deployment:`` block.
+
+A file fails (exit 1) when the deployed mode contradicts the verdict, a disaggregated
+deployment violates a precondition, the declared deployment misses the SLO at the workload's
+rate (overloaded included), no plan meets the SLOs at all, or a disaggregated split is more
+than ``policy.split_tolerance`` away from the best integer split. A file that cannot be
+evaluated — an input problem, or no ``deployment:`` block — makes the run exit 2, which wins
+over 1. ``--exit-zero`` turns 1 into 0 but never hides a 2. The exit code does not depend on
+``--format``.
+
+The report goes to stdout (or ``-o``); input problems and the totals go to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from advisor.cli.recommend_cmd import (
+    FORMAT_ENV,
+    OUTPUT_HELP,
+    PROFILES_HELP,
+    build_file_report,
+    catalog_for,
+    debug_enabled,
+    internal_error,
+    locator,
+    render_output,
+    write_output,
+)
+from advisor.render.formats import Format  # light: enums only
+
+
+def _entry(path: Path, catalog: Any) -> dict[str, Any]:
+    """One file's check entry; problems are echoed to stderr."""
+    from advisor.loading.errors import InputError, InputProblem
+    from advisor.render.report_json import check_entry, check_error_entry
+
+    try:
+        report, document = build_file_report(path, catalog)
+    except InputError as exc:
+        problems = exc.problems
+        entry = check_error_entry(str(path), problems)
+    except Exception as exc:  # noqa: BLE001 - one broken file must not hide the others
+        if debug_enabled():
+            raise
+        problems = [InputProblem(str(path), 1, 1, "", internal_error(exc))]
+        entry = check_error_entry(str(path), problems)
+    else:
+        entry = check_entry(report, locator(document))
+        problems = [InputProblem(p["path"], p["line"], p["col"], p["key"], p["message"])
+                    for p in entry["problems"]]
+    for problem in problems:
+        sys.stderr.write(problem.format() + "\n")
+    return entry
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``check`` command to ``app``."""
+
+    @app.command("check")
+    def check(
+        workloads: list[Path] = typer.Argument(..., metavar="WORKLOAD...",
+                                               help="Workload YAML files with a deployment: "
+                                                    "block.", show_default=False),
+        fmt: Format = typer.Option(
+            Format.table, "--format", "-f", envvar=FORMAT_ENV,
+            help="Report format: table, json, markdown (PR comment), github (annotations), "
+                 "sarif (code scanning) or junit."),
+        output: Path | None = typer.Option(None, "-o", "--output", metavar="FILE",
+                                           help=OUTPUT_HELP, show_default=False),
+        profiles: list[Path] = typer.Option([], "--profiles", metavar="DIR",
+                                            help=PROFILES_HELP, show_default=False),
+        exit_zero: bool = typer.Option(False, "--exit-zero",
+                                       help="Exit 0 even when the gate fails (input errors "
+                                            "still exit 2)."),
+    ) -> None:
+        """Gate each workload's declared deployment against the recommendation.
+
+        Exit codes: 0 every file passes, 1 a file fails the gate (0 with --exit-zero),
+        2 a file could not be evaluated (input error or no deployment: block) — 2 wins.
+        """
+        from advisor.render.report_json import build_check, exit_code
+
+        catalog = catalog_for(profiles)
+        doc = build_check([_entry(path, catalog) for path in workloads])
+        write_output(render_output(doc, fmt, output), output)
+        counts = doc["counts"]
+        sys.stderr.write(
+            f"pd-advisor: checked {counts['files']} file{'s' * (counts['files'] != 1)}: "
+            f"{counts['passed']} passed, {counts['failed']} failed, {counts['errors']} "
+            "could not be evaluated\n")
+        code = exit_code(doc, exit_zero)
+        if code:
+            raise typer.Exit(code)

@@ -1,0 +1,175 @@
+"""``pd-advisor recommend WORKLOAD``: chunked prefill or disaggregation, with the numbers.
+
+The report goes to stdout (or ``-o FILE``; ``-`` is stdout) in the ``--format`` chosen
+(default ``table``, or ``$PD_ADVISOR_FORMAT``); diagnostics go to stderr. Input problems are
+all printed as ``path:line:col: error: key: message`` and exit 2; otherwise the exit code is
+0, even when no plan meets the SLOs (the report says so first; ``check`` is the gate).
+
+The helpers here (loading and evaluating one file, terminal settings, writing the output)
+are shared with ``check``. Heavy modules (numpy, pydantic, rich) are imported inside the
+functions so that ``pd-advisor --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+from advisor.render.formats import Format, RecommendFormat  # light: enums only
+
+if TYPE_CHECKING:
+    from advisor.loading.catalog import ProfileCatalog
+    from advisor.loading.yaml_source import YamlDocument
+
+EXIT_OK = 0
+EXIT_ERROR = 2
+DEFAULT_WIDTH = 100
+"""Table width when stdout is not a terminal and ``COLUMNS`` is unset."""
+
+FORMAT_ENV = "PD_ADVISOR_FORMAT"
+
+PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
+                 "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
+OUTPUT_HELP = "Write the report to FILE instead of stdout ('-' means stdout)."
+
+
+# --------------------------------------------------------------------------- shared helpers
+def debug_enabled() -> bool:
+    """Whether ``--debug`` was given to the root command."""
+    from advisor.cli import app as app_module
+
+    return bool(app_module._state.get("debug"))
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``pd-advisor: error: ...`` on stderr and exit 2."""
+    sys.stderr.write(f"pd-advisor: error: {message}\n")
+    raise typer.Exit(EXIT_ERROR)
+
+
+def internal_error(exc: BaseException) -> str:
+    """One line describing an unexpected exception (the traceback needs ``--debug``)."""
+    return (f"internal error: {type(exc).__name__}: {exc} "
+            "(run with --debug for the traceback)")
+
+
+def catalog_for(profiles: list[Path]) -> ProfileCatalog:
+    """The profile catalog: ``--profiles`` dirs, then ``$PD_ADVISOR_PROFILES``, then built-ins."""
+    from advisor.loading.catalog import ProfileCatalog
+
+    return ProfileCatalog(extra_dirs=profiles)
+
+
+def build_file_report(path: Path, catalog: ProfileCatalog) -> tuple[dict[str, Any], YamlDocument]:
+    """Load, evaluate and assess one workload; return its report and parsed YAML.
+
+    Raises ``InputError`` for anything wrong with the file or the profiles it names.
+    """
+    from advisor.core.evaluate import evaluate
+    from advisor.core.rules import assess
+    from advisor.loading.resolve import load_scenario, read_document
+    from advisor.render.report_json import build_report
+
+    scenario = load_scenario(path, catalog)
+    document = read_document(path)
+    data = path.read_bytes()
+    assessment = assess(scenario, evaluate(scenario))
+    return build_report(scenario, assessment, str(path), data), document
+
+
+def locator(document: YamlDocument) -> Any:
+    """``dotted key -> (line, col)`` in ``document``, pointing at the key itself (1:1 if absent)."""
+
+    def locate(key: str) -> tuple[int, int]:
+        if not key:
+            return (1, 1)
+        loc = tuple(int(part) if part.isdigit() else part for part in key.split("."))
+        return document.locate(loc, at_key=True)
+
+    return locate
+
+
+def terminal_settings(to_stdout: bool) -> tuple[int, bool]:
+    """(width, colour) for the table: honours ``COLUMNS`` and ``NO_COLOR``.
+
+    Colour only on a terminal, without ``NO_COLOR`` and with ``TERM`` not ``dumb``; the width
+    is ``COLUMNS`` when set, else the terminal's, else 100 (CI logs, files).
+    """
+    tty = to_stdout and sys.stdout.isatty()
+    color = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 40:
+        width = int(columns)
+    elif tty:
+        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    else:
+        width = DEFAULT_WIDTH
+    return width, color
+
+
+def render_output(doc: dict[str, Any], fmt: Format, output: Path | None) -> str:
+    """Render ``doc`` for stdout or a file."""
+    from advisor.render.formats import render
+
+    to_stdout = output is None or str(output) == "-"
+    width, color = terminal_settings(to_stdout)
+    return render(doc, fmt, width=width, color=color)
+
+
+def write_output(text: str, output: Path | None) -> None:
+    """Write the report to stdout or ``output`` (exit 2 if the file cannot be written)."""
+    if output is None or str(output) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+    sys.stderr.write(f"pd-advisor: wrote {output}\n")
+
+
+# --------------------------------------------------------------------------- command
+def register(app: typer.Typer) -> None:
+    """Attach the ``recommend`` command to ``app``."""
+
+    @app.command("recommend")
+    def recommend(
+        workload: Path = typer.Argument(..., metavar="WORKLOAD",
+                                        help="Workload YAML file.", show_default=False),
+        fmt: RecommendFormat = typer.Option(
+            RecommendFormat.table, "--format", "-f", envvar=FORMAT_ENV,
+            help="Report format: table (for people), json (canonical, schema_version 1) or "
+                 "markdown (PR comments)."),
+        output: Path | None = typer.Option(None, "-o", "--output", metavar="FILE",
+                                           help=OUTPUT_HELP, show_default=False),
+        profiles: list[Path] = typer.Option([], "--profiles", metavar="DIR",
+                                            help=PROFILES_HELP, show_default=False),
+    ) -> None:
+        """Recommend chunked prefill on a colocated pool or prefill/decode disaggregation.
+
+        Exit codes: 0 evaluated (even when no plan meets the SLOs; the report says so
+        first), 2 could not evaluate (every input problem is printed as path:line:col).
+        """
+        from advisor.loading.errors import InputError
+
+        try:
+            report, _ = build_file_report(workload, catalog_for(profiles))
+        except InputError as exc:
+            for problem in exc.problems:
+                sys.stderr.write(problem.format() + "\n")
+            count = len(exc.problems)
+            fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing evaluated")
+        except Exception as exc:  # noqa: BLE001 - exit 2, never a traceback
+            if debug_enabled():
+                raise
+            fail(internal_error(exc))
+        write_output(render_output(report, Format(fmt.value), output), output)
+        if not report["slo_met"]:
+            sys.stderr.write(f"pd-advisor: {workload}: no plan meets the SLOs "
+                             "(see the report)\n")

@@ -1,0 +1,84 @@
+"""The analytic model's predictions for exactly the simulated plan, phase by phase.
+
+The same core functions ``evaluate`` uses, called on the simulated allocation at each phase's
+rate (so a user-given plan is compared with its own prediction, and the default plan
+reproduces ``ModelResult``'s figures):
+
+* colocated: ``evaluate_colocated`` per instance at rate / instances;
+* disaggregated: ``prefill_ttft`` per prefill instance (with the KV link's utilisation, as
+  ``evaluate`` passes it) and ``decode_tpot_at_rate`` per decode instance.
+
+Percentiles 50, 95 and 99 are asked of the model directly (its ``quantile`` argument).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.core.colocated import evaluate_colocated
+from advisor.core.disaggregated import decode_tpot_at_rate, prefill_ttft
+from advisor.core.scenario import TrafficPhase
+from advisor.core.simulate.plan import ColocatedSimPlan, Deployment
+
+QUANTILES = (0.50, 0.95, 0.99)
+
+
+@dataclass(frozen=True)
+class AnalyticPrediction:
+    """Analytic figures for one phase (ms; None when the model calls the point overloaded)."""
+
+    ttft_ms: tuple[float | None, float | None, float | None]
+    """At QUANTILES."""
+    tpot_ms: tuple[float | None, float | None, float | None]
+    overloaded: bool
+    kv_link_utilization: float | None
+    decode_batch: float
+    """Mean decode batch per (decode) instance."""
+
+
+def _ms(x: float) -> float | None:
+    x = float(x)
+    return x * 1000.0 if math.isfinite(x) else None
+
+
+def predict(dep: Deployment, phase: TrafficPhase, phase_index: int) -> AnalyticPrediction:
+    """The analytic prediction of ``dep`` serving ``phase``."""
+    if isinstance(dep.plan, ColocatedSimPlan):
+        pool = dep.pools[0]
+        rate = phase.rate_rps / pool.instances
+        chunk = None if dep.plan.chunk_tokens is None else np.array(float(dep.plan.chunk_tokens))
+        ttft, tpot = [], []
+        over = False
+        batch = 0.0
+        for q in QUANTILES:
+            pt = evaluate_colocated(pool.instance, pool.max_sequences[phase_index], phase,
+                                    np.array(rate), chunk, q)
+            over = over or bool(pt.overloaded)
+            ttft.append(None if pt.overloaded else _ms(pt.ttft_q_s))
+            tpot.append(None if pt.overloaded else _ms(pt.tpot_q_s))
+            batch = float(pt.batch)
+        return AnalyticPrediction(tuple(ttft), tuple(tpot), over, None, batch)  # type: ignore[arg-type]
+
+    pre, dec = dep.pools
+    assert dep.link is not None
+    pinst = pre.instance
+    bytes_mean = phase.prompt_tokens.mean * pinst.kv_bytes_per_token_wire
+    capacity = pre.instances * pinst.gpus * dep.link.effective_bytes_per_s
+    util = phase.rate_rps * bytes_mean / capacity if capacity > 0 else math.inf
+    rate_p = phase.rate_rps / pre.instances
+    rate_d = phase.rate_rps / dec.instances
+    lm = dep.prefill_batch_tokens[phase_index]
+    tpot_s, batch, d_over = decode_tpot_at_rate(dec.instance, phase, rate_d,
+                                                dec.max_sequences[phase_index])
+    ttft = []
+    over = bool(d_over) or util >= 1.0
+    for q in QUANTILES:
+        t, rho, _ = prefill_ttft(pinst, phase, np.array(rate_p), q, dep.link, min(util, 0.999), lm)
+        over = over or bool(rho >= 1.0)
+        ttft.append(_ms(t))
+    tpot = None if over else _ms(tpot_s)
+    return AnalyticPrediction(tuple(None if over else x for x in ttft),  # type: ignore[arg-type]
+                              (tpot, tpot, tpot), over, float(util), float(batch))

@@ -1,0 +1,148 @@
+"""What the simulator runs: a mode and an allocation, by default the analytic model's best.
+
+* ``chunked`` / ``unchunked``: ``ModelResult.colocated`` / ``.unchunked`` (TP, PP, instance
+  count, chunk size);
+* ``disaggregated``: ``ModelResult.disaggregated.allocation`` (prefill and decode shapes and
+  instance counts; the static allocation when the workload has phases and no autoscaling).
+
+The built :class:`Deployment` carries the instances and their memory limits, per phase where
+the analytic model has per-phase numbers (``max_sequences`` at the phase's mean context).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from advisor.core.disaggregated import saturating_tokens
+from advisor.core.instance import Instance
+from advisor.core.kv_transfer import pool_link
+from advisor.core.hardware import LinkSpec
+from advisor.core.memory import build_instance, plan_memory
+from advisor.core.results import ModelResult
+from advisor.core.scenario import Scenario
+
+Mode = Literal["chunked", "unchunked", "disaggregated"]
+MODES: tuple[Mode, ...] = ("chunked", "unchunked", "disaggregated")
+
+
+class PlanError(ValueError):
+    """The scenario has no plan for the mode, or the given plan cannot run."""
+
+
+@dataclass(frozen=True)
+class ColocatedSimPlan:
+    """A colocated pool: ``instances`` × (TP × PP) GPUs; ``chunk_tokens`` None = unchunked."""
+
+    tensor_parallel: int
+    pipeline_stages: int
+    instances: int
+    chunk_tokens: int | None
+
+
+@dataclass(frozen=True)
+class DisaggregatedSimPlan:
+    """Prefill and decode pools; ``prefill_batch_tokens`` None = the saturating token count."""
+
+    prefill_tensor_parallel: int
+    prefill_pipeline_stages: int
+    prefill_instances: int
+    decode_tensor_parallel: int
+    decode_pipeline_stages: int
+    decode_instances: int
+    prefill_batch_tokens: float | None = None
+
+
+Plan = ColocatedSimPlan | DisaggregatedSimPlan
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One pool's instance and memory limits."""
+
+    instance: Instance
+    instances: int
+    max_sequences: tuple[int, ...]
+    """Per phase (scenario order)."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A plan with its instances built."""
+
+    mode: Mode
+    plan: Plan
+    pools: tuple[Pool, ...]
+    """(colocated,) or (prefill, decode)."""
+    link: LinkSpec | None
+    prefill_batch_tokens: tuple[float, ...]
+    """Per phase (disaggregated only; empty otherwise)."""
+
+    @property
+    def gpus(self) -> int:
+        """GPUs in use."""
+        return sum(p.instance.gpus * p.instances for p in self.pools)
+
+
+def default_plan(sc: Scenario, mode: Mode, result: ModelResult) -> Plan:
+    """The analytic model's best plan for ``mode``."""
+    if mode in ("chunked", "unchunked"):
+        cp = result.colocated if mode == "chunked" else result.unchunked
+        if cp is None or cp.instances < 1:
+            raise PlanError(f"no colocated {mode} plan fits this workload")
+        return ColocatedSimPlan(cp.tensor_parallel, cp.pipeline_stages, cp.instances,
+                                cp.chunk_tokens if mode == "chunked" else None)
+    dp = result.disaggregated
+    if dp is None or dp.allocation is None:
+        raise PlanError("no disaggregated plan fits this workload")
+    a = dp.allocation
+    return DisaggregatedSimPlan(a.prefill_tensor_parallel, a.prefill_pipeline_stages,
+                                a.prefill_instances, a.decode_tensor_parallel,
+                                a.decode_pipeline_stages, a.decode_instances)
+
+
+def max_request_tokens(sc: Scenario) -> float:
+    """The longest request memory is planned for (as the analytic model does)."""
+    top = max(p.prompt_tokens.upper_tokens + p.output_tokens.upper_tokens for p in sc.phases)
+    return min(top, float(sc.model.max_context_tokens))
+
+
+def _pool(sc: Scenario, tp: int, pp: int, instances: int) -> Pool:
+    cl = sc.cluster
+    inst = build_instance(sc.model, cl.gpu, sc.precision, sc.engine, tp, pp, cl.intra_node,
+                          cl.inter_node)
+    top = max_request_tokens(sc)
+    seqs = []
+    for ph in sc.phases:
+        ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
+        mem = plan_memory(inst, ctx, top, sc.policy.memory_fraction)
+        if not mem.fits:
+            raise PlanError(f"TP{tp}×PP{pp} cannot serve phase '{ph.name}': {mem.reason}")
+        seqs.append(mem.max_sequences)
+    if instances < 1:
+        raise PlanError("a pool needs at least one instance")
+    return Pool(inst, instances, tuple(seqs))
+
+
+def build_deployment(sc: Scenario, mode: Mode, plan: Plan) -> Deployment:
+    """Instances, memory limits and the KV link of ``plan``."""
+    if mode in ("chunked", "unchunked"):
+        if not isinstance(plan, ColocatedSimPlan):
+            raise PlanError(f"mode {mode} needs a colocated plan")
+        if (mode == "chunked") != (plan.chunk_tokens is not None):
+            raise PlanError("chunked mode needs chunk_tokens; unchunked mode must have none")
+        pool = _pool(sc, plan.tensor_parallel, plan.pipeline_stages, plan.instances)
+        return Deployment(mode, plan, (pool,), None, ())
+    if not isinstance(plan, DisaggregatedSimPlan):
+        raise PlanError("mode disaggregated needs a disaggregated plan")
+    pre = _pool(sc, plan.prefill_tensor_parallel, plan.prefill_pipeline_stages,
+                plan.prefill_instances)
+    dec = _pool(sc, plan.decode_tensor_parallel, plan.decode_pipeline_stages,
+                plan.decode_instances)
+    cl = sc.cluster
+    link = pool_link(cl.intra_node, cl.inter_node, cl.gpus <= cl.gpus_per_node)
+    if plan.prefill_batch_tokens is not None:
+        lm = tuple(float(plan.prefill_batch_tokens) for _ in sc.phases)
+    else:
+        lm = tuple(saturating_tokens(pre.instance, ph.prompt_tokens.mean) for ph in sc.phases)
+    return Deployment(mode, plan, (pre, dec), link, lm)

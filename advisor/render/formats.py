@@ -1,0 +1,73 @@
+"""The output formats and the renderer of each, closed with ``assert_never``.
+
+Every renderer takes the canonical JSON document (a recommendation or a check run) and
+returns text; ``recommend`` offers :data:`RECOMMEND_FORMATS`, ``check`` all of them.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, assert_never
+
+Renderer = Callable[[Mapping[str, Any]], str]
+
+
+class Format(str, enum.Enum):
+    """``--format`` choices."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    github = "github"
+    sarif = "sarif"
+    junit = "junit"
+
+
+class RecommendFormat(str, enum.Enum):
+    """The formats ``recommend`` offers (a recommendation is not a gate)."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+RECOMMEND_FORMATS: tuple[Format, ...] = tuple(Format(f.value) for f in RecommendFormat)
+
+
+def render_json(doc: Mapping[str, Any]) -> str:
+    """The canonical document itself: indented, key order kept, NaN refused."""
+    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def renderer(fmt: Format, width: int = 100, color: bool = False) -> Renderer:
+    """The renderer for ``fmt`` (``width`` and ``color`` apply to the table only)."""
+    if fmt is Format.table:
+        from advisor.render.table import render_table
+
+        return lambda doc: render_table(doc, width=width, color=color)
+    if fmt is Format.json:
+        return render_json
+    if fmt is Format.markdown:
+        from advisor.render.markdown import render_markdown
+
+        return render_markdown
+    if fmt is Format.github:
+        from advisor.render.github import render_github
+
+        return render_github
+    if fmt is Format.sarif:
+        from advisor.render.sarif import render_sarif
+
+        return render_sarif
+    if fmt is Format.junit:
+        from advisor.render.junit import render_junit
+
+        return render_junit
+    assert_never(fmt)
+
+
+def render(doc: Mapping[str, Any], fmt: Format, width: int = 100, color: bool = False) -> str:
+    """Render ``doc`` in ``fmt``."""
+    return renderer(fmt, width=width, color=color)(doc)

@@ -1,0 +1,69 @@
+"""GitHub Actions workflow commands (annotations) for a check run.
+
+Each file is wrapped in ``::group::`` … ``::endgroup::``; every finding and input problem
+becomes ``::error file=…,line=…,col=…,title=…::message`` at the offending key of the YAML;
+warnings about a disaggregated deployment become ``::warning``; a summary line closes the
+output. An annotation does not fail the job — the exit code does. Pure: returns a string.
+
+Escaping follows the runner's rules: property values escape ``%``, CR, LF, ``:`` and ``,``;
+message data escapes ``%``, CR and LF.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.render.report_json import as_check
+
+
+def escape_data(value: str) -> str:
+    """Escape message data (after ``::``): ``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """Escape a property value: as data, plus ``:`` → ``%3A`` and ``,`` → ``%2C``."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(level: str, message: str, **properties: object) -> str:
+    """One workflow command line, e.g. ``::error file=a.yaml,line=3,col=5::message``."""
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
+    return f"::{level}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _file_lines(f: Mapping[str, Any]) -> list[str]:
+    path = f["path"]
+    lines = [command("group", f"pd-advisor check {path}: {f['status']}")]
+    for finding in f["findings"]:
+        lines.append(command("error", finding["message"], file=path,
+                             line=finding["line"], col=finding["col"],
+                             title=f"pd-advisor {finding['id']}"))
+    for p in f["problems"]:
+        key = f"{p['key']}: " if p.get("key") else ""
+        lines.append(command("error", key + p["message"], file=p["path"], line=p["line"],
+                             col=p["col"], title="pd-advisor could not evaluate"))
+    for w in f["warnings"]:
+        lines.append(command("warning", w["message"], file=path, line=w["line"], col=w["col"],
+                             title=f"pd-advisor {w['id']}"))
+    report = f.get("report")
+    if f["status"] == "pass" and report is not None:
+        lines.append(f"pd-advisor: {path} passes (verdict {report['verdict']}, deployed "
+                     f"{report['deployed']['mode']})")
+    lines.append("::endgroup::")
+    return lines
+
+
+def render_github(doc: Mapping[str, Any]) -> str:
+    """Annotations for a check run (a recommendation is treated as a one-file run)."""
+    if doc.get("kind") != "check":
+        doc = as_check(doc)
+    lines: list[str] = []
+    for f in doc["files"]:
+        lines += _file_lines(f)
+    counts = doc["counts"]
+    lines.append(f"pd-advisor: {counts['files']} file{'s' * (counts['files'] != 1)}, "
+                 f"{counts['passed']} passed, {counts['failed']} failed, "
+                 f"{counts['errors']} could not be evaluated")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,71 @@
+"""JUnit XML for a check run: one test suite per file, one test case per file × check.
+
+The checks are :data:`~advisor.render.report_json.GATE_CHECKS`; a check with findings is a
+``<failure>``, a file that could not be evaluated has one ``<error>`` case instead, and a
+check that does not apply (the split of a colocated deployment) is ``<skipped>``. Built with
+:mod:`xml.etree.ElementTree`, so every attribute and text is escaped. Pure: returns a string.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.render.report_json import GATE_CHECK_TITLES, GATE_CHECKS, as_check
+
+_DISAGG_ONLY = ("preconditions", "split")
+
+
+def _suite(f: Mapping[str, Any]) -> ET.Element:
+    suite = ET.Element("testsuite", name=f["path"])
+    cases = failures = errors = skipped = 0
+    if f["report"] is None or not f["report"].get("deployed"):
+        case = ET.SubElement(suite, "testcase", classname=f["path"], name="evaluate")
+        message = "; ".join(
+            f"{p['path']}:{p['line']}:{p['col']}: {p['key'] + ': ' if p.get('key') else ''}"
+            f"{p['message']}" for p in f["problems"])
+        error = ET.SubElement(case, "error", message=message, type="input-error")
+        error.text = message
+        cases, errors = 1, 1
+    else:
+        mode = f["report"]["deployed"]["mode"]
+        for check in GATE_CHECKS:
+            case = ET.SubElement(suite, "testcase", classname=f["path"], name=check)
+            cases += 1
+            found = [x for x in f["findings"] if x["check"] == check]
+            if found:
+                message = "; ".join(x["message"] for x in found)
+                failure = ET.SubElement(case, "failure", message=message, type=found[0]["id"])
+                failure.text = "\n".join(
+                    f"{f['path']}:{x['line']}:{x['col']}: {x['key']}: [{x['id']}] {x['message']}"
+                    for x in found)
+                failures += 1
+            elif check in _DISAGG_ONLY and mode != "disaggregated":
+                ET.SubElement(case, "skipped", message="applies to disaggregated deployments")
+                skipped += 1
+            else:
+                out = ET.SubElement(case, "system-out")
+                out.text = f"passed: {GATE_CHECK_TITLES[check]}"
+    suite.set("tests", str(cases))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    return suite
+
+
+def render_junit(doc: Mapping[str, Any]) -> str:
+    """The JUnit XML document."""
+    if doc.get("kind") != "check":
+        doc = as_check(doc)
+    root = ET.Element("testsuites", name="pd-advisor check")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for f in doc["files"]:
+        suite = _suite(f)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+        root.append(suite)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

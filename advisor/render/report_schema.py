@@ -1,0 +1,300 @@
+"""The JSON Schema (draft-07) of pd-advisor's JSON output, ``schema_version`` 1.
+
+One file describes both documents: ``definitions.recommendation`` (``recommend --format
+json``) and ``definitions.check`` (``check --format json``); the root accepts either, told
+apart by ``kind``. Objects forbid unknown keys so that the schema and
+:mod:`advisor.render.report_json` cannot drift apart silently (a test validates every
+example's output); keys are only ever added within version 1.
+
+The committed copy lives at ``advisor/schemas/report.schema.json``::
+
+    python -m advisor.render.report_schema            # print
+    python -m advisor.render.report_schema --write    # regenerate the committed copy
+    python -m advisor.render.report_schema --check    # exit 1 if the committed copy drifted
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "report.schema.json"
+"""The committed schema, shipped inside the package."""
+
+Schema = dict[str, Any]
+
+NUM: Schema = {"type": "number"}
+INT: Schema = {"type": "integer"}
+STR: Schema = {"type": "string"}
+BOOL: Schema = {"type": "boolean"}
+COUNT: Schema = {"type": "integer", "minimum": 0}
+FRACTION: Schema = {"type": "number", "minimum": 0, "maximum": 1}
+NONNEG: Schema = {"type": "number", "minimum": 0}
+
+
+def null(schema: Schema) -> Schema:
+    """``schema`` or null."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def ref(name: str) -> Schema:
+    """A reference to ``definitions/name``."""
+    return {"$ref": f"#/definitions/{name}"}
+
+
+def obj(properties: dict[str, Schema], optional: Sequence[str] = (),
+        description: str | None = None) -> Schema:
+    """A closed object: every property required unless listed in ``optional``."""
+    schema: Schema = {"type": "object", "additionalProperties": False,
+                      "required": [k for k in properties if k not in optional],
+                      "properties": properties}
+    if description:
+        schema = {"description": description, **schema}
+    return schema
+
+
+def array(items: Schema) -> Schema:
+    """An array of ``items``."""
+    return {"type": "array", "items": items}
+
+
+def _length() -> Schema:
+    return obj({"mean": NONNEG, "p50": NONNEG, "p95": NONNEG, "max": null(NONNEG)})
+
+
+def _link() -> Schema:
+    return obj({"id": STR, "bandwidth_bytes_per_s": NONNEG})
+
+
+def _inputs() -> Schema:
+    return obj({
+        "name": null(STR),
+        "model": obj({"id": STR, "name": STR, "total_params": NONNEG}),
+        "precision": {"enum": ["bf16", "fp8"]},
+        "engine": STR,
+        "cluster": obj({"gpu": obj({"id": STR, "name": STR}), "gpus": COUNT,
+                        "gpus_per_node": COUNT, "nodes": COUNT, "intra_node": _link(),
+                        "inter_node": null(_link())}),
+        "traffic": array(obj({"name": STR, "share": FRACTION, "rate_rps": NONNEG,
+                              "burstiness": NONNEG, "prompt_tokens": _length(),
+                              "output_tokens": _length()})),
+        "slo": obj({"ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "percentile": NONNEG}),
+        "autoscaling": BOOL,
+        "deployment": null(obj({
+            "mode": {"enum": ["colocated", "disaggregated"]}, "chunked_prefill": BOOL,
+            "chunk_tokens": null(COUNT), "tensor_parallel": null(COUNT),
+            "prefill_gpus": null(COUNT), "decode_gpus": null(COUNT),
+            "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT)})),
+    }, description="The resolved scenario the numbers were computed for.")
+
+
+def _interference() -> Schema:
+    return obj({"prompt_tokens": NONNEG, "decode_batch": NONNEG, "decode_step_ms": null(NONNEG),
+                "unchunked_tpot_factor": null(NONNEG), "chunked_tpot_factor": null(NONNEG),
+                "chunk_tokens": COUNT, "chunked_safe_rate_rps": null(NONNEG)},
+               description="TPOT inflation when a prompt lands in a running decode batch.")
+
+
+def _colocated() -> Schema:
+    return obj({
+        "tensor_parallel": COUNT, "pipeline_stages": COUNT, "instances": COUNT, "gpus": COUNT,
+        "chunked": BOOL, "chunk_tokens": null(COUNT), "max_goodput_rps": NONNEG,
+        "capacity_rps": NONNEG, "rate_rps": NONNEG, "output_tokens_per_s_per_gpu": NONNEG,
+        "percentile": NONNEG, "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG),
+        "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG, "phase": null(STR),
+        "interference": null(ref("interference")),
+    }, description="A colocated pool of identical instances (latencies null when overloaded).")
+
+
+_ALLOCATION_KEYS = ("prefill_tensor_parallel", "decode_tensor_parallel",
+                    "prefill_pipeline_stages", "decode_pipeline_stages", "prefill_instances",
+                    "decode_instances", "prefill_gpus", "decode_gpus", "idle_gpus")
+
+
+def _allocation() -> Schema:
+    return obj({**{k: COUNT for k in _ALLOCATION_KEYS}, "max_goodput_rps": NONNEG,
+                "limited_by": STR}, description="One integer prefill:decode split.")
+
+
+def _disaggregated() -> Schema:
+    return obj({
+        **{k: null(COUNT) for k in _ALLOCATION_KEYS}, "limited_by": null(STR),
+        "ideal_prefill_fraction": FRACTION, "max_goodput_rps": NONNEG,
+        "ideal_max_goodput_rps": NONNEG, "rounding_loss": NONNEG, "rate_rps": NONNEG,
+        "output_tokens_per_s_per_gpu": NONNEG, "percentile": NONNEG, "ttft_ms": null(NONNEG),
+        "tpot_ms": null(NONNEG), "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
+        "prefill_rate_per_instance_rps": NONNEG, "decode_rate_per_instance_rps": NONNEG,
+        "phase": null(STR), "alternatives": array(ref("allocation")),
+    }, description="Prefill and decode pools with the best integer split (null fields when "
+                   "no split exists).")
+
+
+def _kv_transfer() -> Schema:
+    return obj({"link_id": STR, "bytes_per_token": NONNEG, "bytes_per_request_mean": NONNEG,
+                "bytes_per_request_p95": NONNEG, "demand_bytes_per_s": NONNEG,
+                "link_bytes_per_s": NONNEG, "utilization": NONNEG, "transfer_ms": NONNEG,
+                "serialized_transfer_ms": NONNEG, "concurrent_transfers": NONNEG},
+               description="KV-cache transfer of the disaggregated plan at the workload's rate.")
+
+
+def _phase() -> Schema:
+    return obj({"name": STR, "share": FRACTION, "rate_rps": NONNEG,
+                "prompt_tokens_mean": NONNEG, "output_tokens_mean": NONNEG,
+                "ideal_prefill_fraction": null(FRACTION), "prefill_gpus": null(COUNT),
+                "decode_gpus": null(COUNT), "rounding_loss": null(NONNEG),
+                "colocated_max_goodput_rps": null(NONNEG),
+                "unchunked_max_goodput_rps": null(NONNEG),
+                "disaggregated_max_goodput_rps": null(NONNEG),
+                "static_goodput_rps": null(NONNEG)})
+
+
+def _finding(located: bool) -> Schema:
+    props: dict[str, Schema] = {"id": STR, "check": ref("gate_check"), "key": STR,
+                                "message": STR}
+    if located:
+        props |= {"line": {"type": "integer", "minimum": 1},
+                  "col": {"type": "integer", "minimum": 1}}
+    return obj(props)
+
+
+def _deployed() -> Schema:
+    return obj({
+        "mode": {"enum": ["colocated", "disaggregated"]}, "chunked_prefill": BOOL,
+        "tensor_parallel": null(COUNT), "chunk_tokens": null(COUNT),
+        "prefill_gpus": null(COUNT), "decode_gpus": null(COUNT),
+        "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT),
+        "max_goodput_rps": null(NONNEG), "rate_rps": null(NONNEG), "percentile": NONNEG,
+        "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "overloaded": null(BOOL),
+        "meets_slo": BOOL, "feasible": BOOL, "reason": STR, "phase": null(STR),
+        "best_split_prefill_gpus": null(COUNT), "findings": array(ref("finding")),
+    }, description="The model's prediction for exactly the declared deployment (what `check` "
+                   "judges).")
+
+
+def _tool() -> Schema:
+    return obj({"name": {"const": "pd-advisor"}, "version": STR})
+
+
+def _recommendation() -> Schema:
+    return obj({
+        "schema_version": {"const": 1},
+        "kind": {"const": "recommendation"},
+        "tool": _tool(),
+        "input": obj({"path": STR, "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}),
+        "name": null(STR),
+        "verdict": {"enum": ["chunked-prefill", "disaggregate"]},
+        "slo_met": BOOL,
+        "summary": STR,
+        "reasons": array(STR),
+        "warnings": array(obj({"id": STR, "message": STR})),
+        "measure_next": array(STR),
+        "preconditions": array(obj({
+            "id": {"enum": ["gpu-scale", "kv-bandwidth", "traffic-mix"]}, "question": STR,
+            "passed": BOOL, "measured": null(NUM), "threshold": NUM, "unit": STR,
+            "explanation": STR})),
+        "disagg_gain": null(NUM),
+        "disagg_gain_unbounded": BOOL,
+        "inputs": _inputs(),
+        "policy": {"type": "object", "additionalProperties": NUM},
+        "colocated": null(ref("colocated")),
+        "unchunked": null(ref("colocated")),
+        "disaggregated": null(ref("disaggregated")),
+        "kv_transfer": null(ref("kv_transfer")),
+        "phases": array(ref("phase")),
+        "static_mix_loss": NONNEG,
+        "static_allocation": null(ref("allocation")),
+        "excluded": array(obj({"instance": STR, "reason": STR})),
+        "gpus_needed": obj({"colocated": null(COUNT), "disaggregated": null(COUNT)}),
+        "headroom": obj({"colocated": NONNEG, "disaggregated": NONNEG}),
+        "deployed": ref("deployed"),
+    }, optional=("deployed",), description="`pd-advisor recommend --format json`.")
+
+
+def _check() -> Schema:
+    problem = obj({"path": STR, "line": {"type": "integer", "minimum": 1},
+                   "col": {"type": "integer", "minimum": 1}, "key": STR, "message": STR})
+    warning = obj({"id": STR, "message": STR, "key": STR,
+                   "line": {"type": "integer", "minimum": 1},
+                   "col": {"type": "integer", "minimum": 1}})
+    file_entry = obj({
+        "path": STR, "status": {"enum": ["pass", "fail", "error"]},
+        "verdict": null({"enum": ["chunked-prefill", "disaggregate"]}), "slo_met": null(BOOL),
+        "findings": array(ref("located_finding")), "warnings": array(warning),
+        "problems": array(problem), "report": null(ref("recommendation"))})
+    return obj({
+        "schema_version": {"const": 1},
+        "kind": {"const": "check"},
+        "tool": _tool(),
+        "status": {"enum": ["pass", "fail", "error"]},
+        "counts": obj({k: COUNT for k in ("files", "passed", "failed", "errors")}),
+        "checks": array(ref("gate_check")),
+        "files": array(file_entry),
+    }, description="`pd-advisor check --format json`.")
+
+
+def report_schema() -> Schema:
+    """The whole schema document."""
+    from advisor.render.report_json import GATE_CHECKS
+
+    return {
+        "$schema": DRAFT_07,
+        "title": "pd-advisor JSON output (schema_version 1)",
+        "description": "Units are in key names (_ms, _rps, _bytes_per_s); fractions are "
+                       "fractions; null where a value does not exist; never NaN.",
+        "oneOf": [ref("recommendation"), ref("check")],
+        "definitions": {
+            "recommendation": _recommendation(),
+            "check": _check(),
+            "colocated": _colocated(),
+            "interference": _interference(),
+            "disaggregated": _disaggregated(),
+            "allocation": _allocation(),
+            "kv_transfer": _kv_transfer(),
+            "phase": _phase(),
+            "deployed": _deployed(),
+            "finding": _finding(located=False),
+            "located_finding": _finding(located=True),
+            "gate_check": {"enum": list(GATE_CHECKS)},
+        },
+    }
+
+
+def render_schema() -> str:
+    """The schema as committed: 2-space indented JSON with a final newline."""
+    return json.dumps(report_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print, write or check the committed schema; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m advisor.render.report_schema",
+                                     description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--write", action="store_true", help=f"write {SCHEMA_PATH.name}")
+    group.add_argument("--check", action="store_true",
+                       help="exit 1 if the committed schema differs from this module")
+    args = parser.parse_args(argv)
+    text = render_schema()
+    if args.write:
+        SCHEMA_PATH.parent.mkdir(parents=True, exist_ok=True)
+        SCHEMA_PATH.write_text(text, encoding="utf-8")
+        print(f"wrote {SCHEMA_PATH}", file=sys.stderr)
+        return 0
+    if args.check:
+        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.is_file() else ""
+        if current != text:
+            print(f"{SCHEMA_PATH} is out of date; run "
+                  "`python -m advisor.render.report_schema --write`", file=sys.stderr)
+            return 1
+        print(f"{SCHEMA_PATH} is up to date", file=sys.stderr)
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
