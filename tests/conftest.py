@@ -46,3 +46,16 @@ def run_cli() -> Callable[..., Any]:
         return result
 
     return run
+
+
+# ---- golden files (render tests) -------------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--update-goldens`` rewrites tests/golden/* from the current renderers."""
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="regenerate the golden report files under tests/golden/")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    """Whether the run was asked to regenerate golden files."""
+    return bool(request.config.getoption("--update-goldens"))

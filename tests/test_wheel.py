@@ -21,17 +21,19 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def _run(args: list[str], cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PD_ADVISOR_PROFILES")}
     env["NO_COLOR"] = "1"
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False,
                           timeout=600, **kwargs)  # type: ignore[call-overload]
 
 
 def _build_wheel(dist: Path, cwd: Path) -> Path:
-    """``python -m build --wheel --no-isolation``, else ``pip wheel`` (no build isolation)."""
+    """``python -m build --wheel --no-isolation``, else ``pip wheel`` without build isolation,
+    else (hatchling not installed here) ``pip wheel`` with isolation, which fetches the backend."""
     attempts = [
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist),
          str(REPO_ROOT)],
         [sys.executable, "-m", "pip", "wheel", str(REPO_ROOT), "--no-deps",
          "--no-build-isolation", "-w", str(dist)],
+        [sys.executable, "-m", "pip", "wheel", str(REPO_ROOT), "--no-deps", "-w", str(dist)],
     ]
     logs = []
     for command in attempts:

@@ -65,10 +65,12 @@ def catalog_for(profiles: list[Path]) -> ProfileCatalog:
     return ProfileCatalog(extra_dirs=profiles)
 
 
-def build_file_report(path: Path, catalog: ProfileCatalog) -> tuple[dict[str, Any], YamlDocument]:
+def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None
+                      ) -> tuple[dict[str, Any], YamlDocument]:
     """Load, evaluate and assess one workload; return its report and parsed YAML.
 
-    Raises ``InputError`` for anything wrong with the file or the profiles it names.
+    ``display`` is the path shown in the report (default: the path as given). Raises
+    ``InputError`` for anything wrong with the file or the profiles it names.
     """
     from advisor.core.evaluate import evaluate
     from advisor.core.rules import assess
@@ -79,7 +81,8 @@ def build_file_report(path: Path, catalog: ProfileCatalog) -> tuple[dict[str, An
     document = read_document(path)
     data = path.read_bytes()
     assessment = assess(scenario, evaluate(scenario))
-    return build_report(scenario, assessment, str(path), data), document
+    shown = str(path) if display is None else display
+    return build_report(scenario, assessment, shown, data), document
 
 
 def locator(document: YamlDocument) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Annotated
 
 import typer
 
@@ -14,9 +14,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("schema")
     def schema(
-        output: Optional[Path] = typer.Option(
-            None, "-o", "--output", metavar="FILE",
-            help="Write the schema to FILE instead of stdout ('-' means stdout)."),
+        output: Annotated[Path | None, typer.Option(
+            "-o", "--output", metavar="FILE",
+            help="Write the schema to FILE instead of stdout ('-' means stdout).")] = None,
     ) -> None:
         """Print the JSON Schema (draft-07) of workload files, for editors and CI."""
         from advisor.loading.schema_export import render_schema

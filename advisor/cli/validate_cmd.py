@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,12 +26,12 @@ def register(app: typer.Typer) -> None:
 
     @app.command("validate")
     def validate(
-        files: list[Path] = typer.Argument(..., metavar="FILE",
-                                           help="Workload YAML files to check."),
-        profiles: list[Path] = typer.Option(
-            [], "--profiles", metavar="DIR",
+        files: Annotated[list[Path], typer.Argument(
+            metavar="FILE", help="Workload YAML files to check.")],
+        profiles: Annotated[list[Path] | None, typer.Option(
+            "--profiles", metavar="DIR",
             help="Extra profile directory (gpus/, interconnects/, models/); repeatable. "
-                 "Searched before $PD_ADVISOR_PROFILES and the built-in profiles."),
+                 "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")] = None,
     ) -> None:
         """Check workload files; print every problem as path:line:col, and each valid
         file's resolved scenario."""
@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         from advisor.loading.errors import InputError
         from advisor.loading.resolve import load_many
 
-        catalog = ProfileCatalog(extra_dirs=profiles)
+        catalog = ProfileCatalog(extra_dirs=profiles or ())
         console = Console(highlight=False)
         bad_files = 0
         problem_count = 0

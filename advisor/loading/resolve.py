@@ -196,8 +196,8 @@ class _ProfileResolver:
 
     def resolve(self, check: ws.CheckResult) -> _Profiles:
         """Look up model, GPU and links (from the raw data, so it works with schema errors)."""
-        data = self.document.data if isinstance(self.document.data, dict) else {}
-        cluster = data.get("cluster") if isinstance(data.get("cluster"), dict) else {}
+        data: dict[str, Any] = self.document.data if isinstance(self.document.data, dict) else {}
+        cluster: dict[str, Any] = data["cluster"] if isinstance(data.get("cluster"), dict) else {}
         found = _Profiles()
         found.model = self._lookup("models", data.get("model"), ("model",))
         found.gpu = self._lookup("gpus", cluster.get("gpu"), ("cluster", "gpu"))
@@ -210,10 +210,10 @@ class _ProfileResolver:
             try:
                 found.intra_node = self.catalog.link(found.gpu.intra_node_link_id)
             except (ProfileNotFoundError, ProfileInvalidError) as exc:
+                link_id = found.gpu.intra_node_link_id
                 self._add(("cluster", "gpu"),
-                          f"the GPU profile's default intra-node link "
-                          f"'{found.gpu.intra_node_link_id}' cannot be loaded ({_first_line(exc)}); "
-                          "set cluster.intra_node")
+                          f"the GPU profile's default intra-node link '{link_id}' cannot be "
+                          f"loaded ({_first_line(exc)}); set cluster.intra_node")
         return found
 
     def _lookup(self, kind: str, ref: Any, loc: ws.Loc) -> Any:

@@ -27,8 +27,9 @@ DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "workload.schema.json"
 """The committed schema, shipped inside the package."""
 
-_DRAFT_2020_ONLY = ("$defs", "prefixItems", "$dynamicRef", "$dynamicAnchor", "unevaluatedProperties",
-                    "unevaluatedItems", "dependentRequired", "dependentSchemas")
+_DRAFT_2020_ONLY = ("$defs", "prefixItems", "$dynamicRef", "$dynamicAnchor",
+                    "unevaluatedProperties", "unevaluatedItems", "dependentRequired",
+                    "dependentSchemas")
 
 
 def workload_schema() -> dict[str, Any]:

@@ -22,7 +22,7 @@ import difflib
 import math
 import typing
 from dataclasses import dataclass, field, fields
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -65,7 +65,8 @@ class LengthStats(_Model):
     p50: float | None = Field(None, ge=1, description="Median length in tokens.")
     p95: float | None = Field(None, ge=1, description="95th-percentile length in tokens.")
     max: float | None = Field(
-        None, ge=1, description="Longest length in tokens; the fitted distribution is clipped here.")
+        None, ge=1,
+        description="Longest length in tokens; the fitted distribution is clipped here.")
 
     @model_validator(mode="after")
     def _consistent(self) -> LengthStats:
@@ -262,8 +263,9 @@ class WorkloadV1(_Model):
         "vllm", description="Serving engine (selects engine-specific efficiency factors).")
     cluster: Cluster
     traffic: Traffic
-    slo: Slo = Field(default_factory=Slo, description="Latency targets (all optional).")
-    operations: Operations = Field(default_factory=Operations,
+    slo: Slo = Field(default_factory=lambda: Slo.model_validate({}),
+                     description="Latency targets (all optional).")
+    operations: Operations = Field(default_factory=lambda: Operations.model_validate({}),
                                    description="How the deployment is operated.")
     deployment: Deployment | None = Field(
         None, description="What runs today (optional; `pd-advisor check` gates on it).")
@@ -273,7 +275,7 @@ class WorkloadV1(_Model):
 
 
 class ConfigV1(_Model):
-    """A ``.pd-advisor.yaml`` project configuration: policy overrides for every workload below it."""
+    """A ``.pd-advisor.yaml`` project configuration: policy overrides for the workloads below."""
 
     model_config = ConfigDict(title="pd-advisor project configuration (version 1)")
 
@@ -354,7 +356,8 @@ def _check(model_cls: type[BaseModel], data: Any, what: str,
     issues: list[SchemaIssue] = []
     supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
     if "version" not in data:
-        issues.append(SchemaIssue((), "", f"missing required key 'version' (supported: {supported})"))
+        issues.append(SchemaIssue(
+            (), "", f"missing required key 'version' (supported: {supported})"))
         data = {"version": SUPPORTED_VERSIONS[-1], **data}
     else:
         version = data["version"]
@@ -399,7 +402,7 @@ def _validate_section(model: BaseModel | None, name: str, info: FieldInfo,
         if info.is_required():
             return _INVALID
         return info.get_default(call_default_factory=True)
-    annotation = info.annotation
+    annotation: Any = info.annotation
     if info.metadata:  # Field constraints such as min_length travel as metadata
         annotation = Annotated[(annotation, *info.metadata)]
     adapter: TypeAdapter[Any] = TypeAdapter(annotation)
@@ -422,8 +425,8 @@ def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
         parent = loc[:-1]
         return SchemaIssue(parent, dotted(parent), f"missing required key '{loc[-1]}'")
     if kind == "extra_forbidden":
-        return SchemaIssue(loc, dotted(loc), _unknown_key_message(str(loc[-1]),
-                                                                   _allowed_keys(model_cls, loc[:-1])),
+        allowed = _allowed_keys(model_cls, loc[:-1])
+        return SchemaIssue(loc, dotted(loc), _unknown_key_message(str(loc[-1]), allowed),
                            at_key=True)
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return SchemaIssue(loc, dotted(loc), f"expected a mapping, got {describe(value)}")

@@ -8,6 +8,7 @@ PyYAML's defaults are wrong for a strictly validated input format, so this modul
 * rejects duplicate keys (PyYAML silently keeps the last one), reporting the second
   occurrence: ``duplicate key 'x' (first defined at line N)``; the first value is kept so the
   rest of the file can still be checked;
+* rejects keys that are not strings (``1:``, ``null:``, ``true:``, ``? [a]``);
 * resolves plain scalars with the YAML 1.2 core schema instead of YAML 1.1: only
   ``true``/``false`` are booleans (``yes``, ``no``, ``on``, ``off`` stay strings), ``010`` is
   ten, ``1e3`` is a number, ``1_000`` and ``12:30`` are strings, and dates are not parsed.
@@ -19,7 +20,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -35,21 +36,20 @@ _FLOAT_RE = re.compile(
 _BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _NULL_RE = re.compile(r"^(?:~|null|Null|NULL|)$")
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 class _Core12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     """Safe loader whose implicit scalar types follow the YAML 1.2 core schema."""
 
-    yaml_implicit_resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {}
 
     def construct_core_int(self, node: yaml.ScalarNode) -> int:
         """Construct a YAML 1.2 integer (decimal, ``0o`` octal, ``0x`` hex)."""
         text = str(self.construct_scalar(node))
         try:
-            if text.startswith("0o"):
-                return int(text[2:], 8)
-            if text.startswith("0x"):
-                return int(text[2:], 16)
+            if text.startswith(("0o", "0x")):
+                return int(text, 0)
             return int(text, 10)
         except ValueError:
             raise yaml.constructor.ConstructorError(
@@ -93,7 +93,7 @@ class YamlDocument:
     data: Any
     """Plain Python data (dicts, lists, str, int, float, bool, None)."""
     problems: list[InputProblem] = field(default_factory=list)
-    """Problems that do not stop further checking (duplicate keys)."""
+    """Problems that do not stop further checking (duplicate or non-string keys)."""
 
     def locate(self, loc: Sequence[str | int], *, at_key: bool = False) -> tuple[int, int]:
         """The 1-based ``(line, col)`` of the value at ``loc`` (a pydantic-style path).
@@ -113,9 +113,9 @@ class YamlDocument:
                     if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(part):
                         child = key_node if (last and at_key) else value_node
                         break
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-                if 0 <= part < len(node.value):
-                    child = node.value[part]
+            elif (isinstance(node, yaml.SequenceNode) and isinstance(part, int)
+                  and 0 <= part < len(node.value)):
+                child = node.value[part]
             if child is None:
                 break
             node = child
@@ -130,8 +130,9 @@ def node_position(node: yaml.Node) -> tuple[int, int]:
 def parse_yaml(text: str, path: str) -> YamlDocument:
     """Parse one YAML document; raise :class:`InputError` if it is not well-formed YAML.
 
-    Duplicate keys do not raise: they are listed in :attr:`YamlDocument.problems` (the first
-    value is kept) so the caller can report them together with everything else.
+    Duplicate and non-string keys do not raise: they are listed in
+    :attr:`YamlDocument.problems` (the first value of a duplicate is kept, non-string keys
+    are dropped) so the caller can report them together with everything else.
     """
     loader = _Core12Loader(text)
     try:
@@ -148,13 +149,14 @@ def parse_yaml(text: str, path: str) -> YamlDocument:
             raise InputError([InputProblem(path, 1, 1, "", f"invalid YAML: {exc}")]) from None
         problems: list[InputProblem] = []
         if root is not None:
-            _drop_duplicate_keys(root, path, problems, set())
+            _check_keys(root, path, problems, set())
         try:
             data = loader.construct_document(root) if root is not None else None
         except yaml.MarkedYAMLError as exc:
             raise InputError([_syntax_problem(path, exc, text)]) from None
         except (ValueError, TypeError) as exc:
-            raise InputError([InputProblem(path, 1, 1, "", f"cannot read YAML value: {exc}")]) from None
+            raise InputError([InputProblem(
+                path, 1, 1, "", f"cannot read YAML value: {exc}")]) from None
     finally:
         loader.dispose()
     return YamlDocument(path=path, root=root, data=data, problems=problems)
@@ -188,29 +190,50 @@ def _syntax_problem(path: str, exc: yaml.MarkedYAMLError, text: str) -> InputPro
     return InputProblem(path, line, col, "", message)
 
 
-def _drop_duplicate_keys(node: yaml.Node, path: str, problems: list[InputProblem],
-                         seen: set[int], keys: tuple[str, ...] = ()) -> None:
-    """Report and remove second and later occurrences of a key, recursively."""
+_TAG_NAMES = {"tag:yaml.org,2002:int": "a number", "tag:yaml.org,2002:float": "a number",
+              "tag:yaml.org,2002:bool": "a boolean", "tag:yaml.org,2002:null": "null"}
+
+
+def _check_keys(node: yaml.Node, path: str, problems: list[InputProblem],
+                seen: set[int], keys: tuple[str, ...] = ()) -> None:
+    """Report and remove duplicate and non-string keys, recursively.
+
+    The first occurrence of a duplicate key is kept; keys that are not strings (``1:``,
+    ``null:``, ``? [a]``) are dropped so later checks do not report them again.
+    """
     if id(node) in seen:  # aliases share nodes (and may be recursive)
         return
     seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         first_line: dict[str, int] = {}
         kept: list[tuple[yaml.Node, yaml.Node]] = []
+        where = ".".join(keys)
         for key_node, value_node in node.value:
-            name = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-            if name is not None and key_node.tag != _MERGE_TAG:
-                if name in first_line:
-                    line, col = node_position(key_node)
-                    problems.append(InputProblem(
-                        path, line, col, ".".join(keys),
-                        f"duplicate key '{name}' (first defined at line {first_line[name]})"))
-                    continue
-                first_line[name] = key_node.start_mark.line + 1
+            line, col = node_position(key_node)
+            if key_node.tag == _MERGE_TAG:
+                kept.append((key_node, value_node))
+                _check_keys(value_node, path, problems, seen, keys)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                problems.append(InputProblem(path, line, col, where,
+                                             "keys must be plain strings, not lists or mappings"))
+                continue
+            name = str(key_node.value)
+            if key_node.tag != _STR_TAG:
+                kind = _TAG_NAMES.get(key_node.tag, key_node.tag)
+                problems.append(InputProblem(path, line, col, where,
+                                             f"key '{name}' is read as {kind}; keys must be "
+                                             "strings (put it in quotes)"))
+                continue
+            if name in first_line:
+                problems.append(InputProblem(
+                    path, line, col, where,
+                    f"duplicate key '{name}' (first defined at line {first_line[name]})"))
+                continue
+            first_line[name] = line
             kept.append((key_node, value_node))
-            _drop_duplicate_keys(value_node, path, problems, seen,
-                                 keys + ((name,) if name is not None else ()))
+            _check_keys(value_node, path, problems, seen, (*keys, name))
         node.value = kept
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _drop_duplicate_keys(item, path, problems, seen, (*keys, str(index)))
+            _check_keys(item, path, problems, seen, (*keys, str(index)))

@@ -25,9 +25,9 @@ def cell(value: object) -> str:
             .replace("|", "\\|").replace("\r", " ").replace("\n", " "))
 
 
-def _table(headers: list[str], rows: list[list[str]], right: int = 1) -> list[str]:
-    """A GFM table; columns from ``right`` on are right-aligned."""
-    align = ["---" if i < right else "---:" for i in range(len(headers))]
+def _table(headers: list[str], rows: list[list[str]], right: tuple[int, ...] = ()) -> list[str]:
+    """A GFM table; the columns whose indexes are in ``right`` are right-aligned."""
+    align = ["---:" if i in right else "---" for i in range(len(headers))]
     out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
     out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return out
@@ -44,19 +44,18 @@ def _mark(passed: bool | None) -> str:
 # --------------------------------------------------------------------------- recommendation
 def _slo_unmet(doc: Mapping[str, Any]) -> list[str]:
     c, d = doc.get("colocated"), doc.get("disaggregated")
-    rate = max(p["rate_rps"] for p in doc["inputs"]["traffic"])
     pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
     needed = doc["gpus_needed"]
     lines = ["> [!CAUTION]", f"> **No plan meets the SLOs.** {cell(doc['summary'])}", ">"]
     lines += ["> " + row for row in _table(
         ["", "colocated", "disaggregated"],
-        [["rate within the SLOs", t.rps(c and c["max_goodput_rps"]),
+        [["workload rate (binding phase)", t.rps(c and c["rate_rps"]), t.rps(d and d["rate_rps"])],
+         ["carries within the SLOs", t.rps(c and c["max_goodput_rps"]),
           t.rps(d and d["max_goodput_rps"])],
-         [f"{pct} TTFT at {t.num(rate)} req/s", t.latency(c, "ttft_ms"),
-          t.latency(d, "ttft_ms")],
-         [f"{pct} TPOT at {t.num(rate)} req/s", t.latency(c, "tpot_ms"),
-          t.latency(d, "tpot_ms")],
-         ["GPUs it would take", t.num(needed["colocated"]), t.num(needed["disaggregated"])]])]
+         [f"{pct} TTFT at the workload rate", t.latency(c, "ttft_ms"), t.latency(d, "ttft_ms")],
+         [f"{pct} TPOT at the workload rate", t.latency(c, "tpot_ms"), t.latency(d, "tpot_ms")],
+         ["GPUs it would take", t.num(needed["colocated"]), t.num(needed["disaggregated"])]],
+        right=(1, 2))]
     lines += [">", "> The verdict below is the better architecture for these GPUs, not a plan "
                    "that meets the SLOs.", ""]
     return lines
@@ -88,7 +87,7 @@ def _comparison(doc: Mapping[str, Any]) -> list[str]:
         ["meets the SLOs", _mark(c["meets_slo"] if c else None),
          _mark(d["meets_slo"] if d else None)],
     ]
-    return _table(["", "colocated (chunked)", "disaggregated"], rows) + [""]
+    return _table(["", "colocated (chunked)", "disaggregated"], rows, right=(1, 2)) + [""]
 
 
 def _preconditions(doc: Mapping[str, Any]) -> list[str]:
@@ -97,7 +96,8 @@ def _preconditions(doc: Mapping[str, Any]) -> list[str]:
         measured, threshold = t.precondition_values(p)
         rows.append([_mark(p["passed"]), f"`{p['id']}`", measured, threshold,
                      p["explanation"]])
-    return _table(["", "precondition", "measured", "limit", "explanation"], rows, right=2) + [""]
+    return _table(["", "precondition", "measured", "limit", "explanation"], rows,
+                  right=(2, 3)) + [""]
 
 
 def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
@@ -116,7 +116,7 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
     rows += [["SLO", t.slo_text(inputs["slo"])],
              ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
              ["deployment", t.deployment_text(inputs.get("deployment"))]]
-    out += _details("Inputs", _table(["", ""], rows, right=9))
+    out += _details("Inputs", _table(["", ""], rows))
 
     d = doc.get("disaggregated")
     if d is not None:
@@ -130,7 +130,8 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
                         f"{a['decode_instances']} × {t.shape(a['decode_tensor_parallel'])}",
                         t.split_text(a["prefill_gpus"], a["decode_gpus"]),
                         t.num(a["idle_gpus"]), t.rps(a["max_goodput_rps"]),
-                        a.get("limited_by") or t.DASH] for label, a in alloc_rows], right=3)
+                        a.get("limited_by") or t.DASH] for label, a in alloc_rows],
+                      right=(3, 4, 5))
         body += ["", f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal "
                      f"goodput {t.rps(d['ideal_max_goodput_rps'])}; rounding loss "
                      f"{t.pct(d['rounding_loss'])}."]
@@ -164,7 +165,8 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
                         t.num(p["disaggregated_max_goodput_rps"]),
                         t.num(p["ideal_prefill_fraction"]),
                         t.split_text(p["prefill_gpus"], p["decode_gpus"]),
-                        t.pct(p["rounding_loss"])] for p in doc["phases"]])
+                        t.pct(p["rounding_loss"])] for p in doc["phases"]],
+                      right=(1, 2, 3, 4, 5, 7))
         body += ["", f"A static split loses {t.pct(doc['static_mix_loss'])} against per-phase "
                      "re-allocation."]
         out += _details("Phases", body)
@@ -198,8 +200,7 @@ def recommendation_body(doc: Mapping[str, Any], level: int = 2) -> list[str]:
     h = "#" * level
     title = doc.get("name") or doc["input"]["path"]
     lines = [f"{h} pd-advisor: {t.verdict_title(doc['verdict'])}", "",
-             f"`{cell(doc['input']['path'])}` · {cell(title)} · pd-advisor "
-             f"{doc['tool']['version']}", ""]
+             f"`{cell(doc['input']['path'])}` · {cell(title)}", ""]
     if not doc["slo_met"]:
         lines += _slo_unmet(doc)
     lines += [f"**Verdict: `{doc['verdict']}`**"
@@ -237,7 +238,7 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
         rows.append([f"`{f['path']}`", labels[f["status"]], f["verdict"] or t.DASH,
                      deployed.get("mode") or t.DASH,
                      str(len(f["findings"]) + len(f["problems"]))])
-    lines += _table(["file", "status", "verdict", "deployed", "findings"], rows, right=4)
+    lines += _table(["file", "status", "verdict", "deployed", "findings"], rows, right=(4,))
     lines.append("")
     for f in doc["files"]:
         if not f["findings"] and not f["problems"] and not f["warnings"]:

@@ -70,14 +70,15 @@ def _mark(passed: bool | None) -> Text:
 def _slo_unmet(doc: Mapping[str, Any]) -> RenderableType:
     """The first thing shown when no plan meets the SLOs: what is achievable, what it takes."""
     c, d = doc.get("colocated"), doc.get("disaggregated")
-    rate = max(p["rate_rps"] for p in doc["inputs"]["traffic"])
     table = _table("", "colocated", "disaggregated", right=("colocated", "disaggregated"))
     pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
-    table.add_row("rate within the SLOs", t.rps(c and c["max_goodput_rps"]),
+    table.add_row("workload rate (binding phase)", t.rps(c and c["rate_rps"]),
+                  t.rps(d and d["rate_rps"]))
+    table.add_row("carries within the SLOs", t.rps(c and c["max_goodput_rps"]),
                   t.rps(d and d["max_goodput_rps"]))
-    table.add_row(f"{pct} TTFT at {t.num(rate)} req/s", t.latency(c, "ttft_ms"),
+    table.add_row(f"{pct} TTFT at the workload rate", t.latency(c, "ttft_ms"),
                   t.latency(d, "ttft_ms"))
-    table.add_row(f"{pct} TPOT at {t.num(rate)} req/s", t.latency(c, "tpot_ms"),
+    table.add_row(f"{pct} TPOT at the workload rate", t.latency(c, "tpot_ms"),
                   t.latency(d, "tpot_ms"))
     needed = doc["gpus_needed"]
     table.add_row("GPUs it would take", t.num(needed["colocated"]),
@@ -118,6 +119,15 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
     def cell(plan: Mapping[str, Any] | None, value: str) -> str:
         return t.DASH if plan is None else value
 
+    multi = len(doc["phases"]) > 1
+
+    def at(plan: Mapping[str, Any] | None) -> str:
+        if plan is None:
+            return t.DASH
+        phase = plan.get("phase") if multi else None
+        return t.rps(plan["rate_rps"]) + (f" ({phase})" if phase else "")
+
+    table.add_row("workload rate", at(c), at(d), at(u))
     table.add_row("TP (prefill/decode)",
                   cell(c, t.shape(c and c["tensor_parallel"], c and c["pipeline_stages"])),
                   cell(d, f"{t.shape(d and d['prefill_tensor_parallel'])} / "
@@ -146,10 +156,8 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
                   cell(u, t.num(u and u["output_tokens_per_s_per_gpu"])))
     table.add_row("meets the SLOs", *(_mark(p and p["meets_slo"]) if p else Text(t.DASH)
                                       for p in (c, d, u)))
-    notes = []
-    rate = max(p["rate_rps"] for p in doc["inputs"]["traffic"])
-    notes.append(f"Latencies at the workload's rate ({t.rps(rate)}; the binding phase when "
-                 "there are several); goodput is the largest rate meeting the SLOs.")
+    notes = ["Latencies at the workload's rate (of the binding phase when there are "
+             "several); goodput is the largest rate meeting the SLOs."]
     gain = doc.get("disagg_gain")
     if doc.get("disagg_gain_unbounded"):
         notes.append("Disaggregation gain: unbounded (colocated carries nothing within the SLOs).")
@@ -302,7 +310,7 @@ def recommendation_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
     """The report as a list of renderables, in reading order."""
     title = doc.get("name") or doc["input"]["path"]
     out: list[RenderableType] = [
-        Text.assemble(("pd-advisor", "bold"), f" {doc['tool']['version']} · ", (title, "bold"),
+        Text.assemble(("pd-advisor", "bold"), " · ", (title, "bold"),
                       f" ({doc['input']['path']})")]
     if not doc["slo_met"]:
         out.append(_slo_unmet(doc))

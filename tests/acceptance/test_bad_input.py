@@ -21,14 +21,17 @@ BAD = REPO_ROOT / "tests" / "data" / "bad"
 # file -> problem lines after "<path>:" (the config-dir case also names its config file)
 CASES: dict[str, list[str]] = {
     "syntax-error.yaml": [
-        "10:16: error: invalid YAML: did not find expected ',' or '}' "
-        "(while parsing a flow mapping at line 9)",
+        ("10:16: error: invalid YAML: did not find expected ',' or '}' "
+        "(while parsing a flow mapping at line 9)"),
     ],
     "tab-indent.yaml": [
         "3:1: error: invalid YAML: tab character; YAML indentation must use spaces",
     ],
     "duplicate-key.yaml": [
         "7:3: error: cluster: duplicate key 'gpus' (first defined at line 6)",
+    ],
+    "non-string-key.yaml": [
+        "12:3: error: slo: key '95' is read as a number; keys must be strings (put it in quotes)",
     ],
     "unknown-key.yaml": [
         "8:3: error: traffic.rate_rsp: unknown key 'rate_rsp'; did you mean 'rate_rps'?",
@@ -40,8 +43,8 @@ CASES: dict[str, list[str]] = {
         "6:9: error: cluster.gpus: must be a valid integer, got '8' (string)",
     ],
     "yaml11-boolean.yaml": [
-        "12:16: error: operations.autoscaling: must be a valid boolean, got 'yes' (string); "
-        "write true or false",
+        ("12:16: error: operations.autoscaling: must be a valid boolean, got 'yes' (string); "
+        "write true or false"),
     ],
     "non-positive.yaml": [
         "6:9: error: cluster.gpus: must be greater than or equal to 1, got 0 (integer)",
@@ -49,24 +52,24 @@ CASES: dict[str, list[str]] = {
         "12:12: error: slo.ttft_ms: must be greater than 0, got -500 (integer)",
     ],
     "p95-below-mean.yaml": [
-        "9:36: error: traffic.prompt_tokens.p95: p95 (1500) is below mean (2000); "
-        "p95 must be >= mean",
+        ("9:36: error: traffic.prompt_tokens.p95: p95 (1500) is below mean (2000); "
+        "p95 must be >= mean"),
     ],
     "phase-shares.yaml": [
         "11:5: error: traffic.phases: phase shares add up to 0.9; they must add up to 1",
     ],
     "phase-inheritance.yaml": [
-        "14:7: error: traffic.phases.1: missing required key 'rate_rps' (traffic.rate_rps is "
-        "not set, so every phase must give it)",
+        ("14:7: error: traffic.phases.1: missing required key 'rate_rps' (traffic.rate_rps is "
+        "not set, so every phase must give it)"),
         "14:13: error: traffic.phases.1.name: duplicate phase name 'day' (also phase 0)",
     ],
     "unknown-profile.yaml": [
-        "5:8: error: cluster.gpu: unknown GPU profile 'h100-sx'; "
-        "did you mean: h100-sxm, h200-sxm, h100-pcie?",
+        ("5:8: error: cluster.gpu: unknown GPU profile 'h100-sx'; "
+        "did you mean: h100-sxm, h200-sxm, h100-pcie?"),
     ],
     "missing-model-file.yaml": [
-        "2:8: error: model: no model profile file at 'models/custom-model.yaml' (looked for "
-        f"{BAD / 'models' / 'custom-model.yaml'})",
+        ("2:8: error: model: no model profile file at 'models/custom-model.yaml' (looked for "
+        f"{BAD / 'models' / 'custom-model.yaml'})"),
     ],
     "missing-version.yaml": [
         "2:1: error: missing required key 'version' (supported: 1)",
@@ -78,8 +81,8 @@ CASES: dict[str, list[str]] = {
         "1:10: error: version must be an integer (supported: 1), got '1' (string)",
     ],
     "top-level-list.yaml": [
-        "1:1: error: the top level of a workload file must be a mapping of keys "
-        "(version, name, model, precision, ...), got a list",
+        ("1:1: error: the top level of a workload file must be a mapping of keys "
+        "(version, name, model, precision, ...), got a list"),
     ],
     "empty.yaml": [
         "1:1: error: file is empty; expected a YAML mapping that starts with 'version: 1'",
@@ -94,32 +97,32 @@ CASES: dict[str, list[str]] = {
         "5:3: error: cluster: missing required key 'gpu'",
     ],
     "multi-node-no-nic.yaml": [
-        "6:9: error: cluster.gpus: 16 GPUs span 2 nodes of 8, but cluster.inter_node is not "
-        "set; name the per-GPU NIC (e.g. ib-ndr-400) or use at most 8 GPUs",
+        ("6:9: error: cluster.gpus: 16 GPUs span 2 nodes of 8, but cluster.inter_node is not "
+        "set; name the per-GPU NIC (e.g. ib-ndr-400) or use at most 8 GPUs"),
     ],
     "deployment-too-big.yaml": [
-        "14:17: error: deployment.prefill_gpus: prefill_gpus + decode_gpus = 24 exceeds "
-        "cluster.gpus (16)",
+        ("14:17: error: deployment.prefill_gpus: prefill_gpus + decode_gpus = 24 exceeds "
+        "cluster.gpus (16)"),
     ],
     "disaggregated-incomplete.yaml": [
         "13:3: error: deployment: missing required key 'decode_gpus' (mode is disaggregated)",
-        "15:20: error: deployment.tensor_parallel: applies only to colocated deployments; use "
-        "prefill_tensor_parallel and decode_tensor_parallel",
+        ("15:20: error: deployment.tensor_parallel: applies only to colocated deployments; use "
+        "prefill_tensor_parallel and decode_tensor_parallel"),
     ],
     "tensor-parallel.yaml": [
-        "13:20: error: deployment.tensor_parallel: must be a power of two (1, 2, 4, 8, ...), "
-        "got 6",
+        ("13:20: error: deployment.tensor_parallel: must be a power of two (1, 2, 4, 8, ...), "
+        "got 6"),
     ],
     "prompt-beyond-context.yaml": [
-        "9:37: error: traffic.prompt_tokens.p95: prompt p95 60000 exceeds the context window "
-        "of qwen3-32b (40960 tokens)",
+        ("9:37: error: traffic.prompt_tokens.p95: prompt p95 60000 exceeds the context window "
+        "of qwen3-32b (40960 tokens)"),
     ],
     "several-problems.yaml": [
         "3:12: error: precision: must be 'bf16' or 'fp8', got 'bf17' (string)",
         "7:3: error: cluster: duplicate key 'gpus' (first defined at line 6)",
         "9:13: error: traffic.rate_rps: must be greater than 0, got -3 (integer)",
-        "10:36: error: traffic.prompt_tokens.p95: p95 (500) is below mean (1000); "
-        "p95 must be >= mean",
+        ("10:36: error: traffic.prompt_tokens.p95: p95 (500) is below mean (1000); "
+        "p95 must be >= mean"),
         "13:3: error: slo.tpot: unknown key 'tpot'; did you mean 'tpot_ms'?",
         "14:15: error: slo.percentile: must be less than or equal to 99.9, got 100 (integer)",
         "15:1: error: polcy: unknown key 'polcy'; did you mean 'policy'?",
@@ -162,7 +165,8 @@ def test_bad_file_subprocess(name: str, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "NO_COLOR": "1"}
     env.pop("PD_ADVISOR_PROFILES", None)
     proc = subprocess.run([sys.executable, "-m", "advisor", "validate", str(path)],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+                          check=False)
     assert proc.returncode == 2, proc.stderr
     assert _problem_lines(proc.stderr) == _expected(path, CASES[name])
     assert proc.stdout == ""
@@ -174,7 +178,8 @@ def test_file_not_found_subprocess(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "NO_COLOR": "1"}
     proc = subprocess.run([sys.executable, "-m", "advisor", "validate", str(missing)],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+                          check=False)
     assert proc.returncode == 2
     assert _problem_lines(proc.stderr) == [f"{missing}:1:1: error: file not found"]
     assert "Traceback" not in proc.stderr
@@ -200,8 +205,8 @@ def test_file_over_one_mib_is_refused(run_cli, tmp_path: Path) -> None:
     assert size > 1024 * 1024
     result = run_cli("validate", path, exit_code=2)
     assert _problem_lines(result.stderr) == [
-        f"{path}:1:1: error: file is too large ({size:,} bytes); the limit is 1 MiB "
-        "(1,048,576 bytes)"]
+        (f"{path}:1:1: error: file is too large ({size:,} bytes); the limit is 1 MiB "
+        "(1,048,576 bytes)")]
 
 
 def test_bad_project_config(run_cli) -> None:
@@ -216,8 +221,8 @@ def test_bad_project_config(run_cli) -> None:
     config_lines = [line.split(":", 1)[1] for line in lines[1:]]
     assert config_lines == [
         "3:20: error: policy.min_disagg_gain: must be less than or equal to 1, got 1.5 (number)",
-        "4:3: error: policy.max_rounding_los: unknown key 'max_rounding_los'; "
-        "did you mean 'max_rounding_loss'?",
+        ("4:3: error: policy.max_rounding_los: unknown key 'max_rounding_los'; "
+        "did you mean 'max_rounding_loss'?"),
     ]
     assert all(Path(line.split(":", 1)[0]).resolve() == config.resolve() for line in lines[1:])
     assert "Traceback" not in result.stderr

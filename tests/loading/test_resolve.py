@@ -226,8 +226,8 @@ def test_gpus_per_node_override_requires_a_nic(project: Path, catalog: ProfileCa
     with pytest.raises(InputError) as info:
         load_scenario(path, catalog)
     assert _messages(info.value) == [
-        "6:9: cluster.gpus: 8 GPUs span 2 nodes of 4, but cluster.inter_node is not set; "
-        "name the per-GPU NIC (e.g. ib-ndr-400) or use at most 4 GPUs"]
+        ("6:9: cluster.gpus: 8 GPUs span 2 nodes of 4, but cluster.inter_node is not set; "
+        "name the per-GPU NIC (e.g. ib-ndr-400) or use at most 4 GPUs")]
 
 
 def test_tensor_parallel_must_divide_heads(project: Path, catalog: ProfileCatalog) -> None:
@@ -254,8 +254,8 @@ def test_constant_prompt_beyond_context(project: Path, catalog: ProfileCatalog) 
     with pytest.raises(InputError) as info:
         load_scenario(path, catalog)
     assert _messages(info.value) == [
-        "9:18: traffic.prompt_tokens: prompt length 50000 exceeds the context window of "
-        "qwen3-32b (40960 tokens)"]
+        ("9:18: traffic.prompt_tokens: prompt length 50000 exceeds the context window of "
+        "qwen3-32b (40960 tokens)")]
 
 
 def test_problems_from_all_stages_are_sorted(project: Path, catalog: ProfileCatalog) -> None:

@@ -90,13 +90,13 @@ def test_minimal_workload_gets_defaults() -> None:
     ("traffic.prompt_tokens", 0, ("traffic.prompt_tokens",
                                   "must be greater than or equal to 1, got 0 (integer)")),
     ("traffic.prompt_tokens", "1k", ("traffic.prompt_tokens",
-                                     "expected a token count (an integer >= 1) or a mapping "
-                                     "with mean, p50, p95 and/or max")),
+                                     ("expected a token count (an integer >= 1) or a mapping "
+                                     "with mean, p50, p95 and/or max"))),
     ("traffic.prompt_tokens.mean", 0.5, ("traffic.prompt_tokens.mean",
                                          "must be greater than or equal to 1, got 0.5 (number)")),
     ("operations.autoscaling", "no", ("operations.autoscaling",
-                                      "must be a valid boolean, got 'no' (string); "
-                                      "write true or false")),
+                                      ("must be a valid boolean, got 'no' (string); "
+                                      "write true or false"))),
     ("operations.autoscaling", 1, ("operations.autoscaling",
                                    "must be a valid boolean, got 1 (integer)")),
     ("precision", "int4", ("precision", "must be 'bf16' or 'fp8', got 'int4' (string)")),
@@ -170,8 +170,8 @@ def test_top_level_must_be_a_mapping(data: Any) -> None:
 @pytest.mark.parametrize(("stats", "key", "message"), [
     ({"mean": 2000, "p95": 1500}, "p95", "p95 (1500) is below mean (2000); p95 must be >= mean"),
     ({"p50": 800, "p95": 700}, "p95", "p95 (700) is below p50 (800); p95 must be >= p50"),
-    ({"mean": 800, "p50": 900}, "p50", "p50 (900) is above mean (800); lengths are modelled as "
-                                       "right-skewed (lognormal), which needs mean >= p50"),
+    ({"mean": 800, "p50": 900}, "p50", ("p50 (900) is above mean (800); lengths are modelled as "
+                                       "right-skewed (lognormal), which needs mean >= p50")),
     ({"mean": 800, "p95": 2000, "max": 1000}, "max",
      "max (1000) is below p95 (2000); max must be >= p95"),
     ({"mean": 800, "max": 700}, "max", "max (700) is below mean (800); max must be >= mean"),
@@ -228,10 +228,10 @@ def test_phases_inherit_or_must_give_rate_and_lengths() -> None:
     data["traffic"]["phases"][1]["output_tokens"] = 100
     result = ws.check_workload(data)
     assert sorted((i.key, i.message) for i in result.issues) == [
-        ("traffic.phases.0", "missing required key 'output_tokens' (traffic.output_tokens is "
-                             "not set, so every phase must give it)"),
-        ("traffic.phases.1", "missing required key 'rate_rps' (traffic.rate_rps is not set, "
-                             "so every phase must give it)"),
+        ("traffic.phases.0", ("missing required key 'output_tokens' (traffic.output_tokens is "
+                             "not set, so every phase must give it)")),
+        ("traffic.phases.1", ("missing required key 'rate_rps' (traffic.rate_rps is not set, "
+                             "so every phase must give it)")),
     ]
 
 

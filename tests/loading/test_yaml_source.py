@@ -54,6 +54,20 @@ def test_duplicate_key_inside_a_list_item() -> None:
         "w.yaml:2:15: error: phases.0: duplicate key 'name' (first defined at line 2)"]
 
 
+def test_non_string_keys_are_reported_and_dropped() -> None:
+    doc = parse_yaml("a:\n  1: x\n  null: y\n  true: z\n  '2': w\n? [k]\n: v\n", "w.yaml")
+    assert [p.format() for p in doc.problems] == [
+        ("w.yaml:2:3: error: a: key '1' is read as a number; keys must be strings "
+        "(put it in quotes)"),
+        ("w.yaml:3:3: error: a: key 'null' is read as null; keys must be strings "
+        "(put it in quotes)"),
+        ("w.yaml:4:3: error: a: key 'true' is read as a boolean; keys must be strings "
+        "(put it in quotes)"),
+        "w.yaml:6:3: error: keys must be plain strings, not lists or mappings",
+    ]
+    assert doc.data == {"a": {"2": "w"}}
+
+
 def test_anchors_aliases_and_merge_keys() -> None:
     doc = parse_yaml("base: &b {mean: 1, p95: 2}\nx: *b\ny:\n  <<: *b\n  p95: 3\n", "w.yaml")
     assert doc.problems == []

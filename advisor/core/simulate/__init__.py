@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -36,6 +37,7 @@ __all__ = ["MODES", "ColocatedSimPlan", "Compared", "DisaggregatedSimPlan", "Lit
 DEFAULT_WARMUP = 0.05
 """Share of the first requests left out of the percentiles (the system starts empty)."""
 PERCENTILES = tuple(q * 100.0 for q in QUANTILES)
+Routing = Literal["jsq", "random"]
 
 
 @dataclass(frozen=True)
@@ -168,19 +170,29 @@ def _stats(name: str, rate: float, sel: np.ndarray, trace: Trace, raw: RawRun, t
         analytic_overloaded=over, decode_batch=Compared(batch, a_batch))
 
 
+def _random_route(seed: int, n: int, pools: tuple[int, ...]) -> list[list[int]]:
+    rng = np.random.default_rng([seed, 1])
+    return [rng.integers(0, k, size=n).tolist() for k in pools]
+
+
 def simulate(scenario: Scenario, mode: Mode, requests: int, seed: int, plan: Plan | None = None,
              progress: Callable[[int, int], None] | None = None,
-             warmup: float = DEFAULT_WARMUP, model: ModelResult | None = None) -> SimulationResult:
+             warmup: float = DEFAULT_WARMUP, model: ModelResult | None = None,
+             routing: Routing = "jsq") -> SimulationResult:
     """Simulate ``requests`` requests of ``scenario`` served in ``mode`` on ``plan``.
 
     ``plan`` defaults to the analytic model's best plan for the mode (``model`` may pass an
-    already computed ``evaluate(scenario)`` to save recomputing it). Raises ``PlanError`` when
+    already computed ``evaluate(scenario)`` to save recomputing it). ``routing`` "random"
+    sends each request to a uniformly drawn instance instead of the shortest queue (a
+    diagnostic: it is the per-instance independent queue the analytic model assumes). Raises ``PlanError`` when
     there is no plan for the mode or the plan cannot run, ``ValueError`` for bad arguments.
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     if requests < 10:
         raise ValueError("simulate at least 10 requests")
+    if routing not in ("jsq", "random"):
+        raise ValueError(f"unknown routing {routing!r}; expected jsq or random")
     if not 0.0 <= warmup < 0.5:
         raise ValueError("warmup must be in [0, 0.5)")
     if plan is None:
@@ -196,14 +208,21 @@ def simulate(scenario: Scenario, mode: Mode, requests: int, seed: int, plan: Pla
         pool = dep.pools[0]
         steps = StepTimes(pool.instance, top_context)
         cap = max(int(scenario.model.max_context_tokens), int(trace.prompt_tokens.max()))
+        route = None
+        if routing == "random":
+            route = _random_route(seed, trace.requests, (pool.instances,))[0]
         raw = run_colocated(trace, steps, pool.instances, pool.instance.gpus, plan.chunk_tokens,
-                            min(pool.max_sequences), cap, progress)
+                            min(pool.max_sequences), cap, progress, route)
         decode_instances = pool.instances
         decode_inst = pool.instance
     else:
         pre, dec = dep.pools
+        routes = None
+        if routing == "random":
+            r = _random_route(seed, trace.requests, (pre.instances, dec.instances))
+            routes = (r[0], r[1])
         raw = run_disaggregated(trace, dep, StepTimes(pre.instance, top_context),
-                                StepTimes(dec.instance, top_context), progress)
+                                StepTimes(dec.instance, top_context), progress, routes)
         decode_instances = dec.instances
         decode_inst = dec.instance
     if np.isnan(raw.done_s).any() or np.isnan(raw.first_token_s).any():

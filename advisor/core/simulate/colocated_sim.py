@@ -310,8 +310,11 @@ def shortest_queue(counts: list[int], rotate: int) -> int:
 
 def run_colocated(trace: Trace, steps: StepTimes, instances: int, gpus_per_instance: int,
                   chunk_tokens: int | None, max_sequences: int, prefill_cap_tokens: int,
-                  progress: Progress | None = None) -> RawRun:
-    """Simulate ``trace`` on ``instances`` colocated instances (chunk None = unchunked)."""
+                  progress: Progress | None = None, route: list[int] | None = None) -> RawRun:
+    """Simulate ``trace`` on ``instances`` colocated instances (chunk None = unchunked).
+
+    ``route`` (diagnostics): a fixed instance per request instead of join-the-shortest-queue.
+    """
     n = trace.requests
     first = [math.nan] * n
     done = [math.nan] * n
@@ -338,6 +341,8 @@ def run_colocated(trace: Trace, steps: StepTimes, instances: int, gpus_per_insta
             t = next_arrival
             if single:
                 i = 0
+            elif route is not None:
+                i = route[ai]
             else:
                 i = shortest_queue(counts, rotate)
                 rotate = i + 1 if i + 1 < instances else 0

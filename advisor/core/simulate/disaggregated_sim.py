@@ -33,8 +33,13 @@ PREFILL_END, KV_ARRIVED, DECODE = 0, 1, 2
 
 
 def run_disaggregated(trace: Trace, dep: Deployment, prefill_steps: StepTimes,
-                      decode_steps: StepTimes, progress: Progress | None = None) -> RawRun:
-    """Simulate ``trace`` on the prefill and decode pools of ``dep``."""
+                      decode_steps: StepTimes, progress: Progress | None = None,
+                      route: tuple[list[int], list[int]] | None = None) -> RawRun:
+    """Simulate ``trace`` on the prefill and decode pools of ``dep``.
+
+    ``route`` (diagnostics): fixed (prefill, decode) instances per request instead of
+    join-the-shortest-queue.
+    """
     pre, dec = dep.pools
     link = dep.link
     assert link is not None
@@ -103,8 +108,11 @@ def run_disaggregated(trace: Trace, dep: Deployment, prefill_steps: StepTimes,
                 if O[rid] <= 1:
                     done[rid] = t
                 else:
-                    j = shortest_queue(counts_d, rot_d)
-                    rot_d = j + 1 if j + 1 < len(counts_d) else 0
+                    if route is not None:
+                        j = route[1][rid]
+                    else:
+                        j = shortest_queue(counts_d, rot_d)
+                        rot_d = j + 1 if j + 1 < len(counts_d) else 0
                     counts_d[j] += 1
                     decode.add(j, rid, t)
             else:  # a prefill pass ends: ship each prompt's KV in order
@@ -130,8 +138,11 @@ def run_disaggregated(trace: Trace, dep: Deployment, prefill_steps: StepTimes,
                     start_pass(i, t)
         elif ai < n:
             t = next_arrival
-            i = shortest_queue(counts_p, rot_p)
-            rot_p = i + 1 if i + 1 < n_pre else 0
+            if route is not None:
+                i = route[0][ai]
+            else:
+                i = shortest_queue(counts_p, rot_p)
+                rot_p = i + 1 if i + 1 < n_pre else 0
             counts_p[i] += 1
             queues[i].append(ai)
             if not passes[i]:

@@ -27,6 +27,8 @@ from advisor.core.instance import Instance
 
 CONTEXT_POINTS = 512
 """Points of the decode context grid (uniform from 0 to the longest context + 1 token)."""
+MIXED_CONTEXT_POINTS = 64
+"""Points of the decode-context grid of steps that also carry prefill tokens."""
 EXACT_BELOW = 256
 """Inputs below this are used exactly; above, they keep 8 significant bits."""
 
@@ -50,7 +52,8 @@ def effective_context(attention_units: float, tokens: int, seqs: int) -> int:
 class StepTimes:
     """Cached step times of one instance (see the module docstring for the approximations)."""
 
-    __slots__ = ("instance", "_h", "_inv_h", "_points", "_rows", "_memo", "misses")
+    __slots__ = ("instance", "_h", "_inv_h", "_points", "_rows", "_mixed_h", "_mixed_inv_h",
+                 "_mixed_grid", "_mixed", "_prefill", "misses")
 
     def __init__(self, instance: Instance, max_context_tokens: float) -> None:
         self.instance = instance
@@ -58,8 +61,12 @@ class StepTimes:
         self._points = CONTEXT_POINTS
         self._h = top / (CONTEXT_POINTS - 1)
         self._inv_h = 1.0 / self._h
+        self._mixed_h = top / (MIXED_CONTEXT_POINTS - 1)
+        self._mixed_inv_h = 1.0 / self._mixed_h
+        self._mixed_grid = np.arange(MIXED_CONTEXT_POINTS + 1, dtype=float) * self._mixed_h
         self._rows: dict[int, list[float]] = {}
-        self._memo: dict[tuple[int, int, int, int, int], float] = {}
+        self._mixed: dict[tuple[int, int, int, int], list[float]] = {}
+        self._prefill: dict[tuple[int, int, int], float] = {}
         self.misses = 0
 
     def _row(self, batch: int) -> list[float]:
@@ -86,15 +93,32 @@ class StepTimes:
 
     def step(self, prefill_tokens: int, prefill_seqs: int, prefill_context: int,
              decode_seqs: int, decode_context: float) -> float:
-        """Seconds for a step with prefill (memoised on 8-significant-bit inputs)."""
+        """Seconds for a step with prefill (see the module docstring)."""
+        if not decode_seqs:
+            key3 = (quantize(prefill_tokens), prefill_seqs, quantize(prefill_context))
+            t = self._prefill.get(key3)
+            if t is None:
+                self.misses += 1
+                t = float(self.instance.step_time_s(
+                    prefill_tokens=float(key3[0]), prefill_seqs=float(key3[1]),
+                    prefill_context_tokens=float(key3[2])))
+                self._prefill[key3] = t
+            return t
         key = (quantize(prefill_tokens), prefill_seqs, quantize(prefill_context),
-               quantize(decode_seqs), quantize(int(decode_context)) if decode_seqs else 0)
-        t = self._memo.get(key)
-        if t is None:
+               quantize(decode_seqs))
+        row = self._mixed.get(key)
+        if row is None:
             self.misses += 1
-            t = float(self.instance.step_time_s(
+            row = np.asarray(self.instance.step_time_s(
                 prefill_tokens=float(key[0]), prefill_seqs=float(key[1]),
                 prefill_context_tokens=float(key[2]), decode_seqs=float(key[3]),
-                decode_context_tokens=float(key[4])))
-            self._memo[key] = t
-        return t
+                decode_context_tokens=self._mixed_grid), dtype=float).tolist()
+            self._mixed[key] = row
+        x = decode_context * self._mixed_inv_h
+        if x < 0.0:
+            x = 0.0
+        i = int(x)
+        if i >= MIXED_CONTEXT_POINTS:
+            i = MIXED_CONTEXT_POINTS - 1
+        lo = row[i]
+        return lo + (x - i) * (row[i + 1] - lo)

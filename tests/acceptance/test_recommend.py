@@ -1,0 +1,138 @@
+"""``pd-advisor recommend``: the four acceptance scenarios, formats, streams and exit codes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ACCEPTANCE = REPO_ROOT / "tests" / "data" / "acceptance"
+BAD = REPO_ROOT / "tests" / "data" / "bad"
+
+RunCli = Callable[..., Any]
+
+
+def recommend_json(run_cli: RunCli, path: Path) -> dict[str, Any]:
+    result = run_cli("recommend", path, "--format", "json", exit_code=0)
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def precondition(doc: dict[str, Any], pid: str) -> dict[str, Any]:
+    return next(p for p in doc["preconditions"] if p["id"] == pid)
+
+
+def test_chat_8b_on_one_h100_node_is_chunked_prefill(run_cli: RunCli) -> None:
+    doc = recommend_json(run_cli, ACCEPTANCE / "chat-8b-h100.yaml")
+    assert doc["verdict"] == "chunked-prefill"
+    assert doc["slo_met"] is True
+    assert doc["colocated"]["meets_slo"] is True
+    assert doc["colocated"]["gpus"] <= 8
+
+
+def test_70b_over_25gbe_fails_kv_bandwidth(run_cli: RunCli) -> None:
+    doc = recommend_json(run_cli, ACCEPTANCE / "long-prompt-70b-a100-eth.yaml")
+    assert doc["verdict"] == "chunked-prefill"
+    kv = precondition(doc, "kv-bandwidth")
+    assert kv["passed"] is False
+    assert kv["measured"] > kv["threshold"]
+    assert doc["kv_transfer"]["link_id"] == "eth-25"
+
+
+def test_prefill_heavy_fleet_disaggregates(run_cli: RunCli) -> None:
+    doc = recommend_json(run_cli, ACCEPTANCE / "prefill-heavy-70b-1024-h100.yaml")
+    assert doc["verdict"] == "disaggregate"
+    assert doc["slo_met"] is True
+    assert all(p["passed"] for p in doc["preconditions"])
+    assert doc["disaggregated"]["prefill_gpus"] > doc["disaggregated"]["decode_gpus"]
+    assert doc["disagg_gain"] >= doc["policy"]["min_disagg_gain"]
+
+
+def test_static_day_night_mix_fails_traffic_mix(run_cli: RunCli) -> None:
+    doc = recommend_json(run_cli, ACCEPTANCE / "day-night-70b-1024-h100-static.yaml")
+    assert doc["verdict"] == "chunked-prefill"
+    mix = precondition(doc, "traffic-mix")
+    assert mix["passed"] is False
+    assert doc["static_mix_loss"] > doc["policy"]["max_static_mix_loss"]
+    assert [p["name"] for p in doc["phases"]] == ["day", "night"]
+
+
+def test_table_is_the_default_and_reads_top_to_bottom(run_cli: RunCli) -> None:
+    result = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", exit_code=0)
+    out = result.stdout
+    assert out.index("Inputs") < out.index("Preconditions") < out.index("verdict: chunked-prefill")
+    assert "\x1b[" not in out  # NO_COLOR, not a terminal
+    assert result.stderr == ""
+
+
+def test_columns_is_honoured(run_cli: RunCli) -> None:
+    result = run_cli("recommend", ACCEPTANCE / "day-night-70b-1024-h100-static.yaml",
+                     env={"COLUMNS": "80"}, exit_code=0)
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+
+
+def test_slo_unmet_report_and_json(run_cli: RunCli) -> None:
+    path = ACCEPTANCE / "long-prompt-70b-a100-eth.yaml"
+    table = run_cli("recommend", path, exit_code=0)
+    assert table.stdout.index("NO PLAN MEETS THE SLOs") < table.stdout.index("Inputs")
+    assert "no plan meets the SLOs" in table.stderr
+    doc = recommend_json(run_cli, path)
+    assert doc["slo_met"] is False
+    assert doc["gpus_needed"]["colocated"] > 16
+    assert doc["colocated"]["max_goodput_rps"] < doc["colocated"]["rate_rps"]
+
+
+def test_markdown_format(run_cli: RunCli) -> None:
+    result = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", "-f", "markdown",
+                     exit_code=0)
+    assert result.stdout.startswith("<!-- pd-advisor -->\n")
+
+
+def test_format_from_environment(run_cli: RunCli) -> None:
+    result = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml",
+                     env={"PD_ADVISOR_FORMAT": "json"}, exit_code=0)
+    assert json.loads(result.stdout)["schema_version"] == 1
+    flag_wins = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", "-f", "markdown",
+                        env={"PD_ADVISOR_FORMAT": "json"}, exit_code=0)
+    assert flag_wins.stdout.startswith("<!-- pd-advisor -->")
+
+
+def test_output_file(run_cli: RunCli, tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    result = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", "-f", "json", "-o", target,
+                     exit_code=0)
+    assert result.stdout == ""
+    assert "wrote" in result.stderr
+    assert json.loads(target.read_text(encoding="utf-8"))["verdict"] == "chunked-prefill"
+    dash = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", "-f", "json", "-o", "-",
+                   exit_code=0)
+    assert json.loads(dash.stdout)["verdict"] == "chunked-prefill"
+
+
+def test_unwritable_output_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
+    result = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", "-o",
+                     tmp_path / "missing-dir" / "r.txt", exit_code=2)
+    assert "cannot write" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown"])
+def test_input_errors_exit_2_with_every_problem(run_cli: RunCli, fmt: str) -> None:
+    path = BAD / "several-problems.yaml"
+    result = run_cli("recommend", path, "-f", fmt, exit_code=2)
+    assert result.stdout == ""
+    problem_lines = [line for line in result.stderr.splitlines()
+                     if line.startswith(f"{path}:") and ": error: " in line]
+    assert len(problem_lines) >= 2
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_file_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
+    result = run_cli("recommend", tmp_path / "nope.yaml", exit_code=2)
+    assert "file not found" in result.stderr
+
+
+def test_check_only_format_is_a_usage_error(run_cli: RunCli) -> None:
+    run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", "-f", "sarif", exit_code=2)
