@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -44,7 +44,7 @@ def _entry(path: Path, catalog: Any) -> dict[str, Any]:
     except InputError as exc:
         problems = exc.problems
         entry = check_error_entry(str(path), problems)
-    except Exception as exc:  # noqa: BLE001 - one broken file must not hide the others
+    except Exception as exc:  # one broken file must not hide the others
         if debug_enabled():
             raise
         problems = [InputProblem(str(path), 1, 1, "", internal_error(exc))]
@@ -63,20 +63,20 @@ def register(app: typer.Typer) -> None:
 
     @app.command("check")
     def check(
-        workloads: list[Path] = typer.Argument(..., metavar="WORKLOAD...",
-                                               help="Workload YAML files with a deployment: "
-                                                    "block.", show_default=False),
-        fmt: Format = typer.Option(
-            Format.table, "--format", "-f", envvar=FORMAT_ENV,
+        workloads: Annotated[list[Path], typer.Argument(
+            metavar="WORKLOAD...", help="Workload YAML files with a deployment: block.",
+            show_default=False)],
+        fmt: Annotated[Format, typer.Option(
+            "--format", "-f", envvar=FORMAT_ENV,
             help="Report format: table, json, markdown (PR comment), github (annotations), "
-                 "sarif (code scanning) or junit."),
-        output: Path | None = typer.Option(None, "-o", "--output", metavar="FILE",
-                                           help=OUTPUT_HELP, show_default=False),
-        profiles: list[Path] = typer.Option([], "--profiles", metavar="DIR",
-                                            help=PROFILES_HELP, show_default=False),
-        exit_zero: bool = typer.Option(False, "--exit-zero",
-                                       help="Exit 0 even when the gate fails (input errors "
-                                            "still exit 2)."),
+                 "sarif (code scanning) or junit.")] = Format.table,
+        output: Annotated[Path | None, typer.Option(
+            "-o", "--output", metavar="FILE", help=OUTPUT_HELP, show_default=False)] = None,
+        profiles: Annotated[list[Path] | None, typer.Option(
+            "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
+        exit_zero: Annotated[bool, typer.Option(
+            "--exit-zero", help="Exit 0 even when the gate fails (input errors still exit 2).",
+        )] = False,
     ) -> None:
         """Gate each workload's declared deployment against the recommendation.
 
@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
         """
         from advisor.render.report_json import build_check, exit_code
 
-        catalog = catalog_for(profiles)
+        catalog = catalog_for(profiles or [])
         doc = build_check([_entry(path, catalog) for path in workloads])
         write_output(render_output(doc, fmt, output), output)
         counts = doc["counts"]

@@ -14,3 +14,5 @@ def register(app: typer.Typer) -> None:
     schema_cmd.register(app)
     recommend_cmd.register(app)
     check_cmd.register(app)
+    from advisor.cli import simulate_cmd
+    simulate_cmd.register(app)

@@ -16,7 +16,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -143,16 +143,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command("recommend")
     def recommend(
-        workload: Path = typer.Argument(..., metavar="WORKLOAD",
-                                        help="Workload YAML file.", show_default=False),
-        fmt: RecommendFormat = typer.Option(
-            RecommendFormat.table, "--format", "-f", envvar=FORMAT_ENV,
+        workload: Annotated[Path, typer.Argument(metavar="WORKLOAD", help="Workload YAML file.",
+                                                 show_default=False)],
+        fmt: Annotated[RecommendFormat, typer.Option(
+            "--format", "-f", envvar=FORMAT_ENV,
             help="Report format: table (for people), json (canonical, schema_version 1) or "
-                 "markdown (PR comments)."),
-        output: Path | None = typer.Option(None, "-o", "--output", metavar="FILE",
-                                           help=OUTPUT_HELP, show_default=False),
-        profiles: list[Path] = typer.Option([], "--profiles", metavar="DIR",
-                                            help=PROFILES_HELP, show_default=False),
+                 "markdown (PR comments).")] = RecommendFormat.table,
+        output: Annotated[Path | None, typer.Option(
+            "-o", "--output", metavar="FILE", help=OUTPUT_HELP, show_default=False)] = None,
+        profiles: Annotated[list[Path] | None, typer.Option(
+            "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
     ) -> None:
         """Recommend chunked prefill on a colocated pool or prefill/decode disaggregation.
 
@@ -162,13 +162,13 @@ def register(app: typer.Typer) -> None:
         from advisor.loading.errors import InputError
 
         try:
-            report, _ = build_file_report(workload, catalog_for(profiles))
+            report, _ = build_file_report(workload, catalog_for(profiles or []))
         except InputError as exc:
             for problem in exc.problems:
                 sys.stderr.write(problem.format() + "\n")
             count = len(exc.problems)
             fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing evaluated")
-        except Exception as exc:  # noqa: BLE001 - exit 2, never a traceback
+        except Exception as exc:  # exit 2, never a traceback
             if debug_enabled():
                 raise
             fail(internal_error(exc))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.core.instance import Instance
+from advisor.core.instance import Instance, StackedInstances
 from advisor.core.queueing import binomial_share_quantile, kingman_wait_s, wait_quantile_s
 from advisor.core.scenario import TrafficPhase
 
@@ -65,7 +65,7 @@ def _phase_numbers(phase: TrafficPhase, quantile: float) -> tuple[float, float, 
     return s_mean, s_q, o_mean, ctx, phase.prompt_tokens.cv
 
 
-def evaluate_colocated(inst: Instance, max_sequences: int, phase: TrafficPhase,
+def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndarray | int, phase: TrafficPhase,
                        rate_rps: np.ndarray | float, chunk_tokens: np.ndarray | float | None,
                        quantile: float) -> ColocatedPoint:
     """Colocated metrics per instance at ``rate_rps``; ``chunk_tokens`` None = unchunked."""
@@ -137,7 +137,7 @@ def evaluate_colocated(inst: Instance, max_sequences: int, phase: TrafficPhase,
     wait_mean = kingman_wait_s(phi, mean_service, phase.burstiness, s_cv)
     wait_q = wait_quantile_s(wait_mean, np.minimum(phi, 1.0), quantile)
     residual = tau / 2.0
-    ttft_q = residual + own_prefill + wait_q + inst.efficiency.request_overhead_s
+    ttft_q = residual + own_prefill + wait_q + inst.request_overhead_s
     finite = ~overloaded & np.isfinite(ttft_q) & np.isfinite(tpot_q)
     overloaded = overloaded | ~finite
     return ColocatedPoint(rate_rps=lam, batch=b, decode_step_s=np.broadcast_to(t_dec, lam.shape),
@@ -160,44 +160,68 @@ def meets_slo(point: ColocatedPoint, ttft_slo_s: float | None,
     return ok
 
 
-def rate_upper_bound(inst: Instance, phase: TrafficPhase) -> float:
-    """A rate no instance can exceed: the prompt-token roofline of a full 16k-token pass."""
+def rate_upper_bound(inst: Instance | StackedInstances, phase: TrafficPhase) -> np.ndarray:
+    """A rate no instance can exceed: the prompt-token roofline of a full 16k-token pass,
+    or a thousand decode-only steps of one sequence per second (whichever is larger), ×2."""
     s_mean = max(phase.prompt_tokens.mean, 1.0)
-    t = float(inst.prefill_time_s(16384.0))
-    decode_floor = float(inst.decode_step_s(1.0, s_mean)) * 1e-3
-    return max(16384.0 / (s_mean * t), 1.0 / max(decode_floor, 1e-9)) * 2.0
+    t = inst.prefill_time_s(16384.0)
+    decode_floor = inst.decode_step_s(1.0, s_mean) * 1e-3
+    return np.maximum(16384.0 / (s_mean * t), 1.0 / np.maximum(decode_floor, 1e-9)) * 2.0
 
 
-def max_rate_meeting(inst: Instance, max_sequences: int, phase: TrafficPhase,
-                     chunk_tokens: np.ndarray | None, quantile: float,
-                     ttft_slo_s: float | None, tpot_slo_s: float | None) -> np.ndarray:
-    """Largest per-instance rate meeting the SLOs (0 when none), vectorised over chunks.
+def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
+                     phase: TrafficPhase, chunk_tokens: np.ndarray | None, quantile: float,
+                     ttft_slo_s: float | None, tpot_slo_s: float | None,
+                     feasible_rate: float | None = None) -> np.ndarray:
+    """Largest per-instance rate meeting the SLOs (0 when none).
+
+    ``feasible_rate``, when given, is a rate known to meet the criteria (e.g. the SLO goodput
+    when searching for raw capacity): the search then starts there and needs fewer passes.
+
+    Vectorised over token budgets (``chunk_tokens``, 1-D) and, for :class:`StackedInstances`,
+    over instance shapes (a leading axis; ``max_sequences`` then has one entry per shape).
+    The result has shape (shapes?, chunks?) following the inputs.
 
     Every metric is monotone non-decreasing in the rate, so the feasible set is an interval
     from zero. It is located by nested log-spaced grids (``GRID_POINTS`` rates per pass,
-    ``GRID_PASSES`` passes, each pass zooming into the bracket found by the previous one):
-    the relative precision is (range)^(1/(GRID_POINTS−1)^GRID_PASSES), better than 1e-4.
+    ``GRID_PASSES`` passes, each zooming into the bracket the previous one found): relative
+    precision better than 1e-4 over a ``RATE_RANGE`` span below the upper bound.
     """
+    stacked = isinstance(inst, StackedInstances)
+    n_shapes = len(inst.instances) if stacked else 1
     chunks = None if chunk_tokens is None else np.atleast_1d(np.asarray(chunk_tokens, float))
     n_chunks = 1 if chunks is None else chunks.size
-    upper = rate_upper_bound(inst, phase)
-    lo = np.full(n_chunks, np.log(upper) - np.log(RATE_RANGE))
-    hi = np.full(n_chunks, np.log(upper))
-    found = np.zeros(n_chunks, dtype=bool)
+    upper = np.broadcast_to(np.asarray(rate_upper_bound(inst, phase), dtype=float).reshape(-1, 1),
+                            (n_shapes, n_chunks))
+    if feasible_rate is not None and feasible_rate > 0:
+        lo = np.full((n_shapes, n_chunks), np.log(min(feasible_rate, float(upper.min()))))
+        passes = 2
+    else:
+        lo = np.log(upper) - np.log(RATE_RANGE)
+        passes = GRID_PASSES
+    hi = np.log(upper).copy()
+    found = np.zeros((n_shapes, n_chunks), dtype=bool)
     steps = np.linspace(0.0, 1.0, GRID_POINTS)
-    for _ in range(GRID_PASSES):
-        grid = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
-        c = None if chunks is None else np.broadcast_to(chunks[:, None], grid.shape)
-        ok = meets_slo(evaluate_colocated(inst, max_sequences, phase, np.exp(grid), c, quantile),
-                       ttft_slo_s, tpot_slo_s)
-        # last feasible grid point (feasible set is a prefix of the grid)
-        any_ok = ok.any(axis=1)
-        last = np.where(any_ok, GRID_POINTS - 1 - np.argmax(ok[:, ::-1], axis=1), 0)
+    seqs = np.asarray(max_sequences, dtype=float).reshape(-1, 1, 1) if stacked else max_sequences
+    rows = np.arange(n_shapes)[:, None]
+    cols = np.arange(n_chunks)[None, :]
+    for _ in range(passes):
+        grid = lo[..., None] + (hi - lo)[..., None] * steps  # (shapes, chunks, points)
+        c = None if chunks is None else np.broadcast_to(chunks[None, :, None], grid.shape)
+        rates = np.exp(grid) if stacked else np.exp(grid[0])
+        cc = c if (stacked or c is None) else c[0]
+        ok = meets_slo(evaluate_colocated(inst, seqs, phase, rates, cc, quantile),
+                       ttft_slo_s, tpot_slo_s).reshape(grid.shape)
+        any_ok = ok.any(axis=-1)
+        last = np.where(any_ok, GRID_POINTS - 1 - np.argmax(ok[..., ::-1], axis=-1), 0)
         found |= any_ok
-        new_lo = grid[np.arange(n_chunks), last]
-        new_hi = grid[np.arange(n_chunks), np.minimum(last + 1, GRID_POINTS - 1)]
-        lo = np.where(any_ok, new_lo, lo - (hi - lo))
-        hi = np.where(any_ok, new_hi, grid[:, 0])
+        new_lo = grid[rows, cols, last]
+        new_hi = grid[rows, cols, np.minimum(last + 1, GRID_POINTS - 1)]
+        lo, hi = (np.where(any_ok, new_lo, lo - (hi - lo)),
+                  np.where(any_ok, new_hi, grid[..., 0]))
     out = np.where(found, np.exp(lo), 0.0)
-    return out if chunk_tokens is not None and np.ndim(chunk_tokens) > 0 else out.reshape(
-        np.shape(chunk_tokens) if chunk_tokens is not None else ())
+    if not stacked:
+        out = out[0]
+    if chunk_tokens is None or np.ndim(chunk_tokens) == 0:
+        out = out[..., 0]
+    return out

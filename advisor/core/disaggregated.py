@@ -26,6 +26,8 @@ from advisor.core.scenario import TrafficPhase
 SATURATION_GRID = np.array([512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0])
 SATURATION_SHARE = 0.9
 BISECTION_STEPS = 48
+GRID_POINTS = 40
+GRID_PASSES = 4
 
 
 @dataclass(frozen=True)
@@ -93,18 +95,20 @@ def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
     max_rate = 1.0 / per_request
     if ttft_slo_s is None:
         return PrefillCapacity(inst, lm, max_rate, max_rate * 0.999)
+    # TTFT is non-decreasing in the rate: nested grids over (0, max_rate), GRID_PASSES passes
     lo, hi = 0.0, max_rate
-    ttft0, _, _ = prefill_ttft(inst, phase, np.array(1e-9), quantile, link, 0.0, lm)
-    if not float(ttft0) <= ttft_slo_s:
-        return PrefillCapacity(inst, lm, max_rate, 0.0)
-    for _ in range(BISECTION_STEPS):
-        mid = (lo + hi) / 2.0
-        ttft, _, _ = prefill_ttft(inst, phase, np.array(mid), quantile, link, 0.0, lm)
-        if float(ttft) <= ttft_slo_s:
-            lo = mid
-        else:
-            hi = mid
-    return PrefillCapacity(inst, lm, max_rate, lo)
+    steps = np.linspace(0.0, 1.0, GRID_POINTS)
+    best = 0.0
+    for _ in range(GRID_PASSES):
+        rates = lo + (hi - lo) * steps
+        ttft, _, _ = prefill_ttft(inst, phase, np.maximum(rates, 1e-12), quantile, link, 0.0, lm)
+        ok = ttft <= ttft_slo_s
+        if not ok.any():
+            break
+        last = int(GRID_POINTS - 1 - np.argmax(ok[::-1]))
+        best = float(rates[last])
+        lo, hi = rates[last], rates[min(last + 1, GRID_POINTS - 1)]
+    return PrefillCapacity(inst, lm, max_rate, best)
 
 
 def decode_capacity(inst: Instance, max_sequences: int, phase: TrafficPhase,
@@ -141,12 +145,16 @@ def decode_tpot_at_rate(inst: Instance, phase: TrafficPhase, rate_rps: float,
     o_mean = max(phase.output_tokens.mean, 1.0)
     ctx = phase.prompt_tokens.mean + o_mean / 2.0
     b = 0.0
-    for _ in range(80):
+    for _ in range(200):
+        # B ↦ λ·Ō·T_dec(B) is increasing: iterating from 0 climbs to the smallest fixed point
         t = float(inst.decode_step_s(max(b, 1.0), ctx))
         b_new = rate_rps * o_mean * t
         if b_new > max_sequences * 4:
             return float("nan"), b_new, True
-        b = 0.5 * b + 0.5 * b_new
+        done = abs(b_new - b) <= 1e-6 * max(b_new, 1.0)
+        b = b_new
+        if done:
+            break
     t = float(inst.decode_step_s(max(b, 1.0), ctx))
     overloaded = b > max_sequences or abs(b - rate_rps * o_mean * t) > 1e-3 * max(b, 1.0)
     return (float("nan") if overloaded else t), b, overloaded

@@ -14,10 +14,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from scipy import optimize, stats
 
 Z95 = float(stats.norm.ppf(0.95))
+
+
+@lru_cache(maxsize=256)
+def normal_quantile(q: float) -> float:
+    """Standard normal q-quantile (cached: scipy's ppf costs ~0.2 ms a call)."""
+    return float(stats.norm.ppf(q))
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ class LengthDistribution:
         if self.sigma == 0.0:
             value = self.mean
         else:
-            value = math.exp(self.mu + self.sigma * float(stats.norm.ppf(q)))
+            value = math.exp(self.mu + self.sigma * normal_quantile(q))
         if self.max_tokens is not None:
             value = min(value, self.max_tokens)
         return max(1.0, value)

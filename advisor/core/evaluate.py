@@ -23,7 +23,7 @@ from advisor.core import allocation as alloc
 from advisor.core.colocated import (CHUNK_CANDIDATES, evaluate_colocated, max_rate_meeting)
 from advisor.core.disaggregated import (decode_capacity, decode_tpot_at_rate, prefill_capacity,
                                         prefill_ttft)
-from advisor.core.instance import Instance
+from advisor.core.instance import Instance, StackedInstances
 from advisor.core.interference import tpot_inflation
 from advisor.core.kv_transfer import KvTransfer, pool_link, transfer_seconds
 from advisor.core.memory import build_instance, candidate_sizes, plan_memory
@@ -91,17 +91,6 @@ def _instances_in_cluster(sc: Scenario, inst: Instance) -> int:
 # colocated
 
 
-def _colocated_goodputs(sc: Scenario, shape: _Shape, chunks: np.ndarray | None
-                        ) -> dict[str, np.ndarray]:
-    """Per-instance goodput per phase (arrays over chunks, or scalars when unchunked)."""
-    out = {}
-    for ph in sc.phases:
-        out[ph.name] = max_rate_meeting(
-            shape.instance, shape.max_sequences[ph.name], ph, chunks, sc.slo.quantile,
-            _s(sc.slo.ttft_ms), _s(sc.slo.tpot_ms))
-    return out
-
-
 def _s(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
 
@@ -115,7 +104,8 @@ def _colocated_plan(sc: Scenario, shape: _Shape, chunk: int | None, ph: TrafficP
                             None if chunk is None else np.array(float(chunk)), sc.slo.quantile)
     capacity = max_rate_meeting(inst, shape.max_sequences[ph.name], ph,
                                 None if chunk is None else np.array(float(chunk)),
-                                sc.slo.quantile, None, None)
+                                sc.slo.quantile, None, None,
+                                feasible_rate=per_instance_goodput)
     overloaded = bool(pt.overloaded) or n == 0
     goodput_total = per_instance_goodput * n
     gpus = n * inst.gpus
@@ -151,30 +141,34 @@ def _interference(sc: Scenario, shape: _Shape, chunk: int, ph: TrafficPhase,
 
 def _best_colocated(sc: Scenario, shapes: list[_Shape], chunked: bool
                     ) -> tuple[ColocatedPlan | None, dict[str, ColocatedPlan], _Shape | None, str]:
-    """The best colocated plan (max of min-over-phases headroom) and its per-phase views."""
-    best_key, best = (-1.0, -1.0), None
-    for shape in shapes:
-        n = _instances_in_cluster(sc, shape.instance)
-        if n == 0:
-            continue
-        if chunked:
-            chunks = np.array([float(sc.chunk_tokens)] if sc.chunk_tokens else CHUNK_CANDIDATES)
-        else:
-            chunks = None
-        goods = _colocated_goodputs(sc, shape, chunks)
-        headroom = np.min([np.asarray(goods[p.name]) * n / p.rate_rps for p in sc.phases], axis=0)
-        headroom = np.atleast_1d(headroom)
-        k = int(np.argmax(headroom))
-        total = float(np.atleast_1d(goods[sc.phases[0].name])[k]) * n
-        key = (float(headroom[k]), total / max(n * shape.instance.gpus, 1))
-        if key > best_key:
-            best_key = key
-            chunk = int(chunks[k]) if chunks is not None else None
-            best = (shape, chunk, {p.name: float(np.atleast_1d(goods[p.name])[k]) for p in sc.phases})
-    if best is None:
+    """The best colocated plan (max of the worst phase's goodput/rate) and its per-phase views.
+
+    All shapes and token budgets are evaluated in one vectorised search per phase.
+    """
+    usable = [s for s in shapes if _instances_in_cluster(sc, s.instance) > 0]
+    if not usable:
         return None, {}, None, sc.phases[0].name
-    shape, chunk, goods = best
-    per_phase = {p.name: _colocated_plan(sc, shape, chunk, p, goods[p.name]) for p in sc.phases}
+    stack = StackedInstances([s.instance for s in usable], ndim=3)
+    counts = np.array([_instances_in_cluster(sc, s.instance) for s in usable], dtype=float)
+    if chunked:
+        chunks = np.array([float(sc.chunk_tokens)] if sc.chunk_tokens else CHUNK_CANDIDATES)
+    else:
+        chunks = None
+    goods = {}
+    for ph in sc.phases:
+        seqs = np.array([s.max_sequences[ph.name] for s in usable], dtype=float)
+        g = max_rate_meeting(stack, seqs, ph, chunks, sc.slo.quantile, _s(sc.slo.ttft_ms),
+                             _s(sc.slo.tpot_ms))
+        goods[ph.name] = g.reshape(len(usable), -1)  # (shapes, chunks)
+    headroom = np.min([goods[p.name] * counts[:, None] / p.rate_rps for p in sc.phases], axis=0)
+    gpus = np.array([n * s.instance.gpus for n, s in zip(counts, usable)], dtype=float)
+    per_gpu = goods[sc.phases[0].name] * counts[:, None] / gpus[:, None]
+    order = np.lexsort((-per_gpu.ravel(), -headroom.ravel()))
+    i, k = np.unravel_index(order[0], headroom.shape)
+    shape = usable[int(i)]
+    chunk = int(chunks[int(k)]) if chunks is not None else None
+    per_phase = {p.name: _colocated_plan(sc, shape, chunk, p, float(goods[p.name][i, k]))
+                 for p in sc.phases}
     binding = min(sc.phases, key=lambda p: per_phase[p.name].max_goodput_rps / p.rate_rps)
     return per_phase[binding.name], per_phase, shape, binding.name
 

@@ -21,12 +21,13 @@ evaluated together.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cached_property
 
 import numpy as np
 
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec, Precision
-from advisor.core.model_arch import BYTES_PER_ELEMENT, ModelSpec
+from advisor.core.model_arch import ModelSpec
 
 ACTIVATION_BYTES = 2.0
 """Activations travel in 16-bit for both precisions (FP8 here means weights and KV)."""
@@ -37,6 +38,75 @@ MAX_NUM_SEQS = {"vllm": 1024, "sglang": 1024, "trtllm": 2048}
 vLLM: ``max_num_seqs`` defaults to 1024 on ≥ 70 GiB GPUs (engines.md §0.2 trap 9); SGLang:
 ESTIMATE, taken equal to vLLM; TensorRT-LLM: ESTIMATE, ``max_batch_size`` 2048 as used by
 trtllm-bench sweeps (not confirmed in the reference)."""
+
+
+@dataclass(frozen=True)
+class StepParams:
+    """Per-instance constants of the step-time formula (floats, or arrays for stacked shapes)."""
+
+    gpus: np.ndarray | float
+    compute_flops_per_s: np.ndarray | float
+    """GPUs × dense peak × MFU."""
+    memory_bytes_per_s: np.ndarray | float
+    """One GPU's bandwidth × MBU."""
+    dense_weight_bytes_per_gpu: np.ndarray | float
+    expert_weight_bytes_per_gpu: np.ndarray | float
+    kv_bytes_per_token_per_gpu: np.ndarray | float
+    tp_comm_s_per_byte: np.ndarray | float
+    """Seconds per activation byte for the step's 2·L ring all-reduces."""
+    tp_comm_latency_s: np.ndarray | float
+    pp_comm_s_per_byte: np.ndarray | float
+    pp_comm_latency_s: np.ndarray | float
+    step_overhead_s: np.ndarray | float
+    request_overhead_s: np.ndarray | float
+
+    @classmethod
+    def stack(cls, params: list[StepParams], ndim: int) -> StepParams:
+        """Stack per-instance params along a leading axis, padded to ``ndim`` dimensions."""
+        shape = (len(params),) + (1,) * (ndim - 1)
+        return cls(**{f.name: np.array([getattr(p, f.name) for p in params], dtype=float).reshape(shape)
+                      for f in fields(cls)})
+
+
+def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 0.0,
+              prefill_seqs: np.ndarray | float = 0.0,
+              prefill_context_tokens: np.ndarray | float = 0.0,
+              decode_seqs: np.ndarray | float = 0.0,
+              decode_context_tokens: np.ndarray | float = 0.0) -> np.ndarray:
+    """The step-time formula (module docstring) for one or many stacked instances."""
+    p = np.asarray(prefill_tokens, dtype=float)
+    n = np.maximum(np.asarray(prefill_seqs, dtype=float), np.where(p > 0, 1.0, 0.0))
+    k = np.asarray(prefill_context_tokens, dtype=float)
+    d = np.asarray(decode_seqs, dtype=float)
+    ctx = np.asarray(decode_context_tokens, dtype=float)
+    tokens = p + d
+    chunk = np.divide(p, n, out=np.zeros(np.broadcast(p, n).shape), where=n > 0)
+
+    attn_width = float(m.num_layers * m.attention_width)
+    flops = (2.0 * m.matmul_params_per_token * tokens
+             + n * 2.0 * attn_width * (2.0 * chunk * k + chunk * chunk)
+             + 4.0 * attn_width * d * ctx)
+    compute_s = flops / q.compute_flops_per_s
+
+    if m.moe is not None:
+        frac = 1.0 - np.power(1.0 - m.moe.experts_per_token / m.moe.num_experts,
+                              np.maximum(tokens, 1.0))
+        weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu * frac
+    else:
+        weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
+    window = m.sliding_window_tokens
+    if window:
+        full_share = (m.num_layers - m.sliding_window_layers) / m.num_layers
+        win_share = m.sliding_window_layers / m.num_layers
+        ctx = full_share * ctx + win_share * np.minimum(ctx, window)
+        k = full_share * k + win_share * np.minimum(k, window)
+    kv_bytes = q.kv_bytes_per_token_per_gpu * (d * ctx + n * k + tokens)
+    memory_s = (weight_bytes + kv_bytes) / q.memory_bytes_per_s
+
+    act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
+    comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
+              + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
+    return np.maximum(compute_s, memory_s) + comm_s + q.step_overhead_s
 
 
 @dataclass(frozen=True)
@@ -85,6 +155,30 @@ class Instance:
         """Compute efficiency used for every matmul step."""
         return self.efficiency.prefill_compute_efficiency(self.precision, self.gpu.has_fp8_compute)
 
+    @cached_property
+    def params(self) -> StepParams:
+        """The numbers the step-time formula reads, precomputed once per instance."""
+        m, prec = self.model, self.precision
+        experts = m.expert_weight_bytes(prec)
+        inter = self.inter_link or self.intra_link
+        return StepParams(
+            gpus=float(self.gpus),
+            compute_flops_per_s=self.gpus * self.peak_flops_per_s * self.prefill_mfu,
+            memory_bytes_per_s=(self.gpu.memory_bandwidth_bytes_per_s
+                                * self.efficiency.decode_bandwidth_efficiency),
+            dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts) / self.gpus,
+            expert_weight_bytes_per_gpu=experts / self.gpus,
+            kv_bytes_per_token_per_gpu=self.kv_bytes_per_token_per_gpu,
+            tp_comm_s_per_byte=(2.0 * m.num_layers * 2.0 * (self.tensor_parallel - 1)
+                                / self.tensor_parallel / self.intra_link.effective_bytes_per_s),
+            tp_comm_latency_s=(2.0 * m.num_layers * self.intra_link.latency_s
+                               if self.tensor_parallel > 1 else 0.0),
+            pp_comm_s_per_byte=(self.pipeline_stages - 1) / inter.effective_bytes_per_s,
+            pp_comm_latency_s=(self.pipeline_stages - 1) * inter.latency_s,
+            step_overhead_s=self.efficiency.step_overhead_s,
+            request_overhead_s=self.efficiency.request_overhead_s,
+        )
+
     def step_time_s(self, prefill_tokens: np.ndarray | float = 0.0,
                     prefill_seqs: np.ndarray | float = 0.0,
                     prefill_context_tokens: np.ndarray | float = 0.0,
@@ -100,62 +194,13 @@ class Instance:
             decode_seqs: sequences decoding one token each.
             decode_context_tokens: mean context length of the decoding sequences.
         """
-        m = self.model
-        p = np.asarray(prefill_tokens, dtype=float)
-        n = np.maximum(np.asarray(prefill_seqs, dtype=float), np.where(p > 0, 1.0, 0.0))
-        k = np.asarray(prefill_context_tokens, dtype=float)
-        d = np.asarray(decode_seqs, dtype=float)
-        ctx = np.asarray(decode_context_tokens, dtype=float)
-        tokens = p + d
-        chunk = np.divide(p, n, out=np.zeros(np.broadcast(p, n).shape), where=n > 0)
+        return step_time(self.model, self.params, prefill_tokens, prefill_seqs,
+                         prefill_context_tokens, decode_seqs, decode_context_tokens)
 
-        # --- compute ------------------------------------------------------------------
-        linear_flops = 2.0 * m.matmul_params_per_token * tokens
-        attn_width = float(m.num_layers * m.attention_width)
-        prefill_attn = n * 2.0 * attn_width * (2.0 * chunk * k + chunk * chunk)
-        decode_attn = 4.0 * attn_width * d * ctx
-        flops = linear_flops + prefill_attn + decode_attn
-        compute_s = flops / (self.gpus * self.peak_flops_per_s * self.prefill_mfu)
-
-        # --- memory (per GPU) -----------------------------------------------------------
-        bytes_per_elem = BYTES_PER_ELEMENT[self.precision]
-        experts = m.expert_weight_bytes(self.precision)
-        dense_part = m.weight_bytes(self.precision) - experts
-        if m.moe is not None:
-            frac = 1.0 - np.power(1.0 - m.moe.experts_per_token / m.moe.num_experts,
-                                  np.maximum(tokens, 1.0))
-        else:
-            frac = 0.0
-        weight_bytes = (dense_part + experts * frac) / self.gpus
-        kv_tok = self.kv_bytes_per_token_per_gpu
-        window = m.sliding_window_tokens
-        if window:
-            full_share = (m.num_layers - m.sliding_window_layers) / m.num_layers
-            win_share = m.sliding_window_layers / m.num_layers
-            ctx_eff = full_share * ctx + win_share * np.minimum(ctx, window)
-            k_eff = full_share * k + win_share * np.minimum(k, window)
-        else:
-            ctx_eff, k_eff = ctx, k
-        kv_bytes = kv_tok * (d * ctx_eff + n * k_eff + tokens)
-        memory_s = (weight_bytes + kv_bytes) / (
-            self.gpu.memory_bandwidth_bytes_per_s * self.efficiency.decode_bandwidth_efficiency)
-        del bytes_per_elem
-
-        # --- communication ----------------------------------------------------------------
-        comm_s = np.zeros_like(compute_s)
-        act_bytes = tokens * m.hidden_size * ACTIVATION_BYTES
-        t = self.tensor_parallel
-        if t > 1:
-            link = self.intra_link
-            per_reduce = (link.latency_s
-                          + 2.0 * (t - 1) / t * act_bytes / link.effective_bytes_per_s)
-            comm_s = comm_s + 2.0 * m.num_layers * per_reduce
-        if self.pipeline_stages > 1:
-            link = self.inter_link or self.intra_link
-            comm_s = comm_s + (self.pipeline_stages - 1) * (
-                link.latency_s + act_bytes / link.effective_bytes_per_s)
-
-        return np.maximum(compute_s, memory_s) + comm_s + self.efficiency.step_overhead_s
+    @property
+    def request_overhead_s(self) -> float:
+        """Fixed per-request cost on the TTFT path."""
+        return self.efficiency.request_overhead_s
 
     def prefill_time_s(self, prompt_tokens: np.ndarray | float,
                        prompts: np.ndarray | float = 1.0) -> np.ndarray:
@@ -167,4 +212,38 @@ class Instance:
     def decode_step_s(self, batch: np.ndarray | float,
                       context_tokens: np.ndarray | float) -> np.ndarray:
         """Seconds for a decode-only step of ``batch`` sequences at a mean context."""
+        return self.step_time_s(decode_seqs=batch, decode_context_tokens=context_tokens)
+
+
+class StackedInstances:
+    """Several instances of one model evaluated together: params stacked on a leading axis.
+
+    Offers the same step-time methods as :class:`Instance`; every result gains a leading
+    axis of length ``len(instances)``.
+    """
+
+    def __init__(self, instances: list[Instance], ndim: int) -> None:
+        self.instances = instances
+        self.model = instances[0].model
+        self.params = StepParams.stack([i.params for i in instances], ndim)
+        self.request_overhead_s = self.params.request_overhead_s
+
+    def step_time_s(self, prefill_tokens: np.ndarray | float = 0.0,
+                    prefill_seqs: np.ndarray | float = 0.0,
+                    prefill_context_tokens: np.ndarray | float = 0.0,
+                    decode_seqs: np.ndarray | float = 0.0,
+                    decode_context_tokens: np.ndarray | float = 0.0) -> np.ndarray:
+        """Seconds for one batched step on every stacked instance."""
+        return step_time(self.model, self.params, prefill_tokens, prefill_seqs,
+                         prefill_context_tokens, decode_seqs, decode_context_tokens)
+
+    def prefill_time_s(self, prompt_tokens: np.ndarray | float,
+                       prompts: np.ndarray | float = 1.0) -> np.ndarray:
+        """Seconds to prefill whole prompts in one pass, per stacked instance."""
+        s = np.asarray(prompt_tokens, dtype=float)
+        return self.step_time_s(prefill_tokens=s * prompts, prefill_seqs=prompts)
+
+    def decode_step_s(self, batch: np.ndarray | float,
+                      context_tokens: np.ndarray | float) -> np.ndarray:
+        """Seconds for a decode-only step, per stacked instance."""
         return self.step_time_s(decode_seqs=batch, decode_context_tokens=context_tokens)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from advisor.core.distributions import normal_quantile
+
 
 def kingman_wait_s(utilization: np.ndarray, mean_service_s: np.ndarray,
                    arrival_cv: np.ndarray | float, service_cv: np.ndarray | float) -> np.ndarray:
@@ -77,6 +79,6 @@ def binomial_share_quantile(trials: np.ndarray | float, probability: np.ndarray,
     """
     n = np.maximum(np.asarray(trials, dtype=float), 1.0)
     f = np.clip(np.asarray(probability, dtype=float), 0.0, 1.0)
-    z = float(stats.norm.ppf(quantile))
+    z = normal_quantile(quantile)
     share = f + z * np.sqrt(f * (1.0 - f) / n) + 0.5 / n * (f > 0)
     return np.clip(share, 0.0, 1.0)

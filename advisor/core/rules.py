@@ -74,7 +74,8 @@ class Assessment:
 
 
 def _pct(x: float) -> str:
-    return f"{x * 100:.0f} %" if abs(x) >= 0.095 else f"{x * 100:.1f} %"
+    """A fraction as a percentage, ``34%`` or ``4.6%`` (same style as the renderers)."""
+    return f"{x * 100:.0f}%" if abs(x) >= 0.095 else f"{x * 100:.1f}%"
 
 
 def _meets(plan: ColocatedPlan | DisaggregatedPlan | None, sc: Scenario) -> bool:

@@ -56,8 +56,8 @@ def _slo_unmet(doc: Mapping[str, Any]) -> list[str]:
          [f"{pct} TPOT at the workload rate", t.latency(c, "tpot_ms"), t.latency(d, "tpot_ms")],
          ["GPUs it would take", t.num(needed["colocated"]), t.num(needed["disaggregated"])]],
         right=(1, 2))]
-    lines += [">", "> The verdict below is the better architecture for these GPUs, not a plan "
-                   "that meets the SLOs.", ""]
+    lines += [">", ("> The verdict below is the better architecture for these GPUs, not a plan "
+                   "that meets the SLOs."), ""]
     return lines
 
 
@@ -104,15 +104,15 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     inputs = doc["inputs"]
     model = inputs["model"]
-    rows = [["model", f"{model['name']} ({model['id']}), {inputs['precision']}, "
-                      f"{inputs['engine']}"],
+    rows = [["model", (f"{model['name']} ({model['id']}), {inputs['precision']}, "
+                      f"{inputs['engine']}")],
             ["cluster", t.cluster_text(inputs)], ["links", t.links_text(inputs)]]
     for p in inputs["traffic"]:
         label = "traffic" if len(inputs["traffic"]) == 1 else f"phase {p['name']}"
         share = "" if len(inputs["traffic"]) == 1 else f"{t.pct(p['share'])} of the day, "
-        rows.append([label, f"{share}{t.rps(p['rate_rps'])}, prompt "
+        rows.append([label, (f"{share}{t.rps(p['rate_rps'])}, prompt "
                             f"{t.length_text(p['prompt_tokens'])}, output "
-                            f"{t.length_text(p['output_tokens'])} tokens"])
+                            f"{t.length_text(p['output_tokens'])} tokens")])
     rows += [["SLO", t.slo_text(inputs["slo"])],
              ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
              ["deployment", t.deployment_text(inputs.get("deployment"))]]
@@ -132,29 +132,29 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
                         t.num(a["idle_gpus"]), t.rps(a["max_goodput_rps"]),
                         a.get("limited_by") or t.DASH] for label, a in alloc_rows],
                       right=(3, 4, 5))
-        body += ["", f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal "
+        body += ["", (f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal "
                      f"goodput {t.rps(d['ideal_max_goodput_rps'])}; rounding loss "
-                     f"{t.pct(d['rounding_loss'])}."]
+                     f"{t.pct(d['rounding_loss'])}.")]
         out += _details("P:D allocation", body)
 
     kv = doc.get("kv_transfer")
     if kv is not None:
         out += _details("KV transfer", [
             f"- link: {cell(kv['link_id'])}, {t.gb_per_s(kv['link_bytes_per_s'])} usable",
-            f"- per request: {t.megabytes(kv['bytes_per_request_mean'])} mean, "
-            f"{t.megabytes(kv['bytes_per_request_p95'])} p95",
-            f"- demand: {t.gb_per_s(kv['demand_bytes_per_s'])} = "
-            f"{t.pct(kv['utilization'])} of the link",
+            (f"- per request: {t.megabytes(kv['bytes_per_request_mean'])} mean, "
+            f"{t.megabytes(kv['bytes_per_request_p95'])} p95"),
+            (f"- demand: {t.gb_per_s(kv['demand_bytes_per_s'])} = "
+            f"{t.pct(kv['utilization'])} of the link"),
             f"- exposed transfer of a p95 prompt: {t.ms(kv['transfer_ms'])}"])
 
     c = doc.get("colocated")
     i = c.get("interference") if c else None
     if i is not None:
         out += _details("Interference (colocated)", [
-            f"- unchunked: a p95 prompt ({t.num(i['prompt_tokens'])} tokens) stretches a "
-            f"decode step {t.factor(i['unchunked_tpot_factor'])}",
-            f"- chunked: a {t.num(i['chunk_tokens'])}-token budget bounds it at "
-            f"{t.factor(i['chunked_tpot_factor'])}",
+            (f"- unchunked: a p95 prompt ({t.num(i['prompt_tokens'])} tokens) stretches a "
+            f"decode step {t.factor(i['unchunked_tpot_factor'])}"),
+            (f"- chunked: a {t.num(i['chunk_tokens'])}-token budget bounds it at "
+            f"{t.factor(i['chunked_tpot_factor'])}"),
             f"- safe rate: {t.rps(i['chunked_safe_rate_rps'])}"])
 
     if len(doc["phases"]) > 1:
@@ -167,8 +167,8 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
                         t.split_text(p["prefill_gpus"], p["decode_gpus"]),
                         t.pct(p["rounding_loss"])] for p in doc["phases"]],
                       right=(1, 2, 3, 4, 5, 7))
-        body += ["", f"A static split loses {t.pct(doc['static_mix_loss'])} against per-phase "
-                     "re-allocation."]
+        body += ["", (f"A static split loses {t.pct(doc['static_mix_loss'])} against per-phase "
+                     "re-allocation.")]
         out += _details("Phases", body)
     return out
 
@@ -198,9 +198,9 @@ def _deployed(doc: Mapping[str, Any], heading: str) -> list[str]:
 def recommendation_body(doc: Mapping[str, Any], level: int = 2) -> list[str]:
     """The recommendation without the marker; headings start at ``level``."""
     h = "#" * level
-    title = doc.get("name") or doc["input"]["path"]
+    name = f" · {cell(doc['name'])}" if doc.get("name") else ""
     lines = [f"{h} pd-advisor: {t.verdict_title(doc['verdict'])}", "",
-             f"`{cell(doc['input']['path'])}` · {cell(title)}", ""]
+             f"`{cell(doc['input']['path'])}`{name}", ""]
     if not doc["slo_met"]:
         lines += _slo_unmet(doc)
     lines += [f"**Verdict: `{doc['verdict']}`**"
@@ -228,8 +228,8 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
     status = {"pass": f"{OK} passed", "fail": f"{BAD} failed",
               "error": f"{BAD} could not evaluate"}[doc["status"]]
     lines = [f"## pd-advisor check: {status}", "",
-             f"{counts['files']} file{'s' * (counts['files'] != 1)}: {counts['passed']} "
-             f"passed, {counts['failed']} failed, {counts['errors']} could not be evaluated.", ""]
+             (f"{counts['files']} file{'s' * (counts['files'] != 1)}: {counts['passed']} "
+             f"passed, {counts['failed']} failed, {counts['errors']} could not be evaluated."), ""]
     rows = []
     labels = {"pass": f"{OK} pass", "fail": f"{BAD} fail", "error": f"{BAD} error"}
     for f in doc["files"]:

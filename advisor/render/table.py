@@ -83,7 +83,11 @@ def _slo_unmet(doc: Mapping[str, Any]) -> RenderableType:
     needed = doc["gpus_needed"]
     table.add_row("GPUs it would take", t.num(needed["colocated"]),
                   t.num(needed["disaggregated"]))
-    body = Group(Text(doc["summary"]), Text(""), table,
+    parts: list[RenderableType] = [Text(doc["summary"]), Text(""), table]
+    if c is None and doc.get("excluded"):
+        parts.append(Text("No instance shape fits: " + "; ".join(
+            f"{e['instance']}: {e['reason']}" for e in doc["excluded"]) + "."))
+    body = Group(*parts,
                  Text("The verdict below is the better architecture for these GPUs, not a "
                       "plan that meets the SLOs.", style="italic"))
     return Panel(body, title=f"{BAD} NO PLAN MEETS THE SLOs", title_align="left",
@@ -156,8 +160,8 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
                   cell(u, t.num(u and u["output_tokens_per_s_per_gpu"])))
     table.add_row("meets the SLOs", *(_mark(p and p["meets_slo"]) if p else Text(t.DASH)
                                       for p in (c, d, u)))
-    notes = ["Latencies at the workload's rate (of the binding phase when there are "
-             "several); goodput is the largest rate meeting the SLOs."]
+    notes = [("Latencies at the workload's rate (of the binding phase when there are "
+             "several); goodput is the largest rate meeting the SLOs.")]
     gain = doc.get("disagg_gain")
     if doc.get("disagg_gain_unbounded"):
         notes.append("Disaggregation gain: unbounded (colocated carries nothing within the SLOs).")
@@ -308,10 +312,10 @@ def _verdict(doc: Mapping[str, Any]) -> RenderableType:
 
 def recommendation_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
     """The report as a list of renderables, in reading order."""
-    title = doc.get("name") or doc["input"]["path"]
+    path = doc["input"]["path"]
     out: list[RenderableType] = [
-        Text.assemble(("pd-advisor", "bold"), " · ", (title, "bold"),
-                      f" ({doc['input']['path']})")]
+        Text.assemble(("pd-advisor", "bold"), " · ", (doc.get("name") or path, "bold"),
+                      f" ({path})" if doc.get("name") else "")]
     if not doc["slo_met"]:
         out.append(_slo_unmet(doc))
     sections: list[tuple[str, RenderableType | None]] = [

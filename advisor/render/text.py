@@ -13,7 +13,7 @@ DASH = "–"
 """Shown where a value does not exist."""
 
 
-def num(x: float | int | None, digits: int = 3) -> str:
+def num(x: float | None, digits: int = 3) -> str:
     """A number with thousands separators and about ``digits`` significant digits.
 
     Integers and numbers of at least ``10**(digits-1)`` show no decimals (``1,024``,

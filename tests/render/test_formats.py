@@ -115,3 +115,20 @@ def test_check_only_formats_accept_a_recommendation(recommendation: dict[str, An
     single = as_check(recommendation)
     assert single["counts"]["files"] == 1
     assert "::group::" in render(recommendation, Format.github)
+
+
+@pytest.mark.parametrize("name", ["does-not-fit", "no-slo"])
+@pytest.mark.parametrize("fmt", list(Format), ids=lambda f: f.value)
+def test_degenerate_documents_render(fmt: Format, name: str) -> None:
+    """No plan at all (nothing fits), and no SLO at all: every format still renders."""
+    path = REPO_ROOT / "tests" / "data" / "check" / f"{name}.yaml"
+    doc = report_for(path)
+    for item in (doc, check_doc_for((path,))):
+        assert render(item, fmt).strip()
+    if name == "does-not-fit":
+        assert doc["colocated"] is None and doc["slo_met"] is False
+        assert doc["disaggregated"]["prefill_gpus"] is None
+        assert "NO PLAN MEETS THE SLOs" in render(doc, Format.table)
+    else:
+        assert doc["inputs"]["slo"] == {"ttft_ms": None, "tpot_ms": None, "percentile": 95}
+        assert "raw capacity" in render(doc, Format.table)

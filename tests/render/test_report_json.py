@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from advisor.loading.errors import InputProblem
 from advisor.render.report_json import (
     GATE_CHECKS,
     as_check,
@@ -19,8 +20,7 @@ from advisor.render.report_json import (
     finding_check,
     sanitize,
 )
-from advisor.loading.errors import InputProblem
-from tests.render.reports import ALL_WORKLOADS, ACCEPTANCE, report_for
+from tests.render.reports import ACCEPTANCE, ALL_WORKLOADS, report_for
 
 REQUIRED: dict[str, tuple[str, ...]] = {
     "": ("schema_version", "tool", "input", "verdict", "slo_met", "summary", "reasons",

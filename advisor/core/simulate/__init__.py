@@ -77,6 +77,10 @@ class PhaseStats:
     decode_batch: Compared
     """Mean decode batch per (decode) instance: time-average of the simulation (Little's law
     on decode time) against the model's fixed point."""
+    at_slo_percentile: tuple[Compared, Compared]
+    """(TTFT, TPOT) in ms at the SLO's percentile."""
+    analytic_meets_slo: bool | None
+    """Whether the model predicts the SLO met (None without targets or analytic figures)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,9 @@ def _stats(name: str, rate: float, sel: np.ndarray, trace: Trace, raw: RawRun, t
     p_sel = tpot[has_tpot]
     tt = _pcts(t_sel)
     tp = _pcts(p_sel)
+    pct = sc.slo.percentile
+    at_slo = (float(np.percentile(t_sel, pct)) if t_sel.size else None,
+              float(np.percentile(p_sel, pct)) if p_sel.size else None)
     goodput = None
     if sc.slo.has_targets and sel.any():
         ok = np.ones(int(sel.sum()), dtype=bool)
@@ -154,20 +161,30 @@ def _stats(name: str, rate: float, sel: np.ndarray, trace: Trace, raw: RawRun, t
     last = np.minimum(raw.done_s, w1)
     decode_time = float(np.clip(last - first, 0.0, None)[trace.output_tokens > 1].sum())
     batch = decode_time / span / max(decode_instances, 1)
+    meets: bool | None = None
     if pred is None:
         a_tt = a_tp = (None, None, None)
-        a_thr = a_batch = None
+        a_thr = a_batch = a_slo_ttft = a_slo_tpot = None
         over = None
     else:
         a_tt, a_tp, over = pred.ttft_ms, pred.tpot_ms, pred.overloaded
         a_thr = None if over else rate
         a_batch = pred.decode_batch
+        a_slo_ttft, a_slo_tpot = pred.slo_ttft_ms, pred.slo_tpot_ms
+        if sc.slo.has_targets:
+            meets = not over
+            if sc.slo.ttft_ms is not None:
+                meets = meets and a_slo_ttft is not None and a_slo_ttft <= sc.slo.ttft_ms
+            if sc.slo.tpot_ms is not None:
+                meets = meets and a_slo_tpot is not None and a_slo_tpot <= sc.slo.tpot_ms
     return PhaseStats(
         name=name, requests=int(sel.sum()), rate_rps=rate,
         ttft_ms=tuple(_compared(s, a) for s, a in zip(tt, a_tt, strict=True)),  # type: ignore[arg-type]
         tpot_ms=tuple(_compared(s, a) for s, a in zip(tp, a_tp, strict=True)),  # type: ignore[arg-type]
         goodput_share=goodput, throughput_rps=Compared(thr, a_thr), output_tokens_per_s=tok,
-        analytic_overloaded=over, decode_batch=Compared(batch, a_batch))
+        analytic_overloaded=over, decode_batch=Compared(batch, a_batch),
+        at_slo_percentile=(_compared(at_slo[0], a_slo_ttft), _compared(at_slo[1], a_slo_tpot)),
+        analytic_meets_slo=meets)
 
 
 def _random_route(seed: int, n: int, pools: tuple[int, ...]) -> list[list[int]]:
@@ -245,7 +262,7 @@ def simulate(scenario: Scenario, mode: Mode, requests: int, seed: int, plan: Pla
         in_phase = trace.phase == idx
         if not in_phase.any():
             continue
-        pred = predict(dep, ph, idx)
+        pred = predict(dep, ph, idx, scenario.slo.quantile)
         preds.append(pred)
         times = arrival[in_phase]
         window = (float(times[0]), float(times[-1]))

@@ -37,6 +37,9 @@ class AnalyticPrediction:
     kv_link_utilization: float | None
     decode_batch: float
     """Mean decode batch per (decode) instance."""
+    slo_ttft_ms: float | None = None
+    """At the SLO's percentile."""
+    slo_tpot_ms: float | None = None
 
 
 def _ms(x: float) -> float | None:
@@ -44,8 +47,10 @@ def _ms(x: float) -> float | None:
     return x * 1000.0 if math.isfinite(x) else None
 
 
-def predict(dep: Deployment, phase: TrafficPhase, phase_index: int) -> AnalyticPrediction:
-    """The analytic prediction of ``dep`` serving ``phase``."""
+def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
+            slo_quantile: float = 0.95) -> AnalyticPrediction:
+    """The analytic prediction of ``dep`` serving ``phase`` (also at ``slo_quantile``)."""
+    qs = (*QUANTILES, slo_quantile)
     if isinstance(dep.plan, ColocatedSimPlan):
         pool = dep.pools[0]
         rate = phase.rate_rps / pool.instances
@@ -53,14 +58,15 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int) -> AnalyticP
         ttft, tpot = [], []
         over = False
         batch = 0.0
-        for q in QUANTILES:
+        for q in qs:
             pt = evaluate_colocated(pool.instance, pool.max_sequences[phase_index], phase,
                                     np.array(rate), chunk, q)
             over = over or bool(pt.overloaded)
             ttft.append(None if pt.overloaded else _ms(pt.ttft_q_s))
             tpot.append(None if pt.overloaded else _ms(pt.tpot_q_s))
             batch = float(pt.batch)
-        return AnalyticPrediction(tuple(ttft), tuple(tpot), over, None, batch)  # type: ignore[arg-type]
+        return AnalyticPrediction(tuple(ttft[:3]), tuple(tpot[:3]), over, None,  # type: ignore[arg-type]
+                                  batch, ttft[3], tpot[3])
 
     pre, dec = dep.pools
     assert dep.link is not None
@@ -75,10 +81,11 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int) -> AnalyticP
                                                 dec.max_sequences[phase_index])
     ttft = []
     over = bool(d_over) or util >= 1.0
-    for q in QUANTILES:
+    for q in qs:
         t, rho, _ = prefill_ttft(pinst, phase, np.array(rate_p), q, dep.link, min(util, 0.999), lm)
         over = over or bool(rho >= 1.0)
         ttft.append(_ms(t))
     tpot = None if over else _ms(tpot_s)
-    return AnalyticPrediction(tuple(None if over else x for x in ttft),  # type: ignore[arg-type]
-                              (tpot, tpot, tpot), over, float(util), float(batch))
+    ttft = [None if over else x for x in ttft]
+    return AnalyticPrediction(tuple(ttft[:3]), (tpot, tpot, tpot), over,  # type: ignore[arg-type]
+                              float(util), float(batch), ttft[3], tpot)

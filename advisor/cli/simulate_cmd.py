@@ -1,0 +1,167 @@
+"""``pd-advisor simulate WORKLOAD``: run the discrete-event simulator beside the analytic model.
+
+For each mode (chunked, unchunked, disaggregated; ``--mode`` repeats, default all) the
+analytic model's best plan is simulated on ``--requests`` requests drawn with ``--seed``; the
+report shows p50/p95/p99 TTFT and TPOT, goodput, throughput, GPU busy share and KV link
+utilisation, each simulated figure beside the analytic prediction and their relative
+difference. Output is deterministic for a seed. A progress bar goes to stderr when it is a
+terminal. Exit codes: 0 simulated, 2 could not (input problems, no plan for a requested mode).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+
+import typer
+
+EXIT_ERROR = 2
+DEFAULT_REQUESTS = 20_000
+PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
+                 "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
+
+
+class SimMode(str, enum.Enum):
+    """``--mode`` choices."""
+
+    chunked = "chunked"
+    unchunked = "unchunked"
+    disaggregated = "disaggregated"
+    all = "all"
+
+
+class SimFormat(str, enum.Enum):
+    """``--format`` choices."""
+
+    table = "table"
+    json = "json"
+
+
+def _fail(message: str) -> typer.Exit:
+    sys.stderr.write(f"pd-advisor: error: {message}\n")
+    return typer.Exit(EXIT_ERROR)
+
+
+def _debug() -> bool:
+    from advisor.cli import app as app_module
+
+    return bool(app_module._state.get("debug"))
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``simulate`` command to ``app``."""
+
+    @app.command("simulate")
+    def simulate_command(
+        workload: Path = typer.Argument(..., metavar="WORKLOAD", help="Workload YAML file.",
+                                        show_default=False),
+        requests: int = typer.Option(DEFAULT_REQUESTS, "--requests", "-n", min=100,
+                                     help="Requests to simulate per mode."),
+        seed: int = typer.Option(0, "--seed", "-s", min=0,
+                                 help="Random seed (same seed, same output)."),
+        modes: list[SimMode] = typer.Option([SimMode.all], "--mode", "-m",
+                                            help="Mode to simulate; repeatable."),
+        fmt: SimFormat = typer.Option(SimFormat.table, "--format", "-f",
+                                      help="Report format: table or json."),
+        progress: bool = typer.Option(True, "--progress/--no-progress",
+                                      help="Progress bar on stderr (only when it is a terminal)."),
+        profiles: list[Path] = typer.Option([], "--profiles", metavar="DIR", help=PROFILES_HELP,
+                                            show_default=False),
+    ) -> None:
+        """Simulate the best plans of WORKLOAD and compare them with the analytic model."""
+        from advisor.core.evaluate import evaluate
+        from advisor.core.simulate import MODES, PlanError, simulate
+        from advisor.loading.catalog import ProfileCatalog
+        from advisor.loading.errors import InputError
+        from advisor.loading.resolve import load_scenario
+        from advisor.render.simulate_report import render_json, render_table, simulation_document
+
+        wanted = list(MODES) if any(m is SimMode.all for m in modes) else list(
+            dict.fromkeys(m.value for m in modes))
+        try:
+            scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles))
+        except InputError as exc:
+            for problem in exc.problems:
+                sys.stderr.write(problem.format() + "\n")
+            count = len(exc.problems)
+            raise _fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing simulated"
+                        ) from None
+        try:
+            model = evaluate(scenario)
+            results, skipped = [], []
+            with _progress_bar(progress) as bar:
+                for mode in wanted:
+                    callback = bar(mode, requests)
+                    try:
+                        results.append(simulate(scenario, mode, requests, seed,  # type: ignore[arg-type]
+                                                progress=callback, model=model))
+                    except PlanError as exc:
+                        if len(wanted) == 1:
+                            raise _fail(f"{workload}: {mode}: {exc}") from None
+                        skipped.append((mode, str(exc)))
+        except typer.Exit:
+            raise
+        except Exception as exc:  # noqa: BLE001 - exit 2, never a traceback
+            if _debug():
+                raise
+            raise _fail(f"internal error: {type(exc).__name__}: {exc} "
+                        "(run with --debug for the traceback)") from None
+        shown = str(workload)
+        if fmt is SimFormat.json:
+            doc = simulation_document(shown, scenario.name, requests, seed, results, skipped)
+            sys.stdout.write(render_json(doc))
+        else:
+            width, color = _terminal()
+            sys.stdout.write(render_table(shown, requests, seed, results, skipped, width, color))
+        sys.stdout.flush()
+
+
+def _terminal() -> tuple[int, bool]:
+    import os
+    import shutil
+
+    tty = sys.stdout.isatty()
+    color = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 40:
+        return int(columns), color
+    if tty:
+        return shutil.get_terminal_size((100, 24)).columns, color
+    return 100, color
+
+
+class _progress_bar:  # noqa: N801 - used as a context manager
+    """A rich progress bar on stderr, one task per mode; a no-op off a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._progress = None
+
+    def __enter__(self) -> _progress_bar:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn)
+
+            self._progress = Progress(TextColumn("simulating {task.description}"), BarColumn(),
+                                      MofNCompleteColumn(), TimeElapsedColumn(),
+                                      console=Console(stderr=True), transient=True)
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, mode: str, total: int):  # noqa: ANN204
+        """A ``progress(done, total)`` callback for ``mode`` (None when disabled)."""
+        if self._progress is None:
+            return None
+        progress = self._progress
+        task = progress.add_task(mode, total=total)
+
+        def update(done: int, _total: int) -> None:
+            progress.update(task, completed=done)
+
+        return update
