@@ -13,8 +13,14 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Self
 
 import typer
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.progress import Progress
 
 EXIT_ERROR = 2
 DEFAULT_REQUESTS = 20_000
@@ -54,20 +60,23 @@ def register(app: typer.Typer) -> None:
 
     @app.command("simulate")
     def simulate_command(
-        workload: Path = typer.Argument(..., metavar="WORKLOAD", help="Workload YAML file.",
-                                        show_default=False),
-        requests: int = typer.Option(DEFAULT_REQUESTS, "--requests", "-n", min=100,
-                                     help="Requests to simulate per mode."),
-        seed: int = typer.Option(0, "--seed", "-s", min=0,
-                                 help="Random seed (same seed, same output)."),
-        modes: list[SimMode] = typer.Option([SimMode.all], "--mode", "-m",
-                                            help="Mode to simulate; repeatable."),
-        fmt: SimFormat = typer.Option(SimFormat.table, "--format", "-f",
-                                      help="Report format: table or json."),
-        progress: bool = typer.Option(True, "--progress/--no-progress",
-                                      help="Progress bar on stderr (only when it is a terminal)."),
-        profiles: list[Path] = typer.Option([], "--profiles", metavar="DIR", help=PROFILES_HELP,
-                                            show_default=False),
+        workload: Annotated[Path, typer.Argument(metavar="WORKLOAD", help="Workload YAML file.",
+                                                 show_default=False)],
+        requests: Annotated[int, typer.Option(
+            "--requests", "-n", min=100, help="Requests to simulate per mode.")
+        ] = DEFAULT_REQUESTS,
+        seed: Annotated[int, typer.Option(
+            "--seed", "-s", min=0, help="Random seed (same seed, same output).")] = 0,
+        modes: Annotated[list[SimMode] | None, typer.Option(
+            "--mode", "-m", help="Mode to simulate (default all); repeatable.",
+            show_default=False)] = None,
+        fmt: Annotated[SimFormat, typer.Option(
+            "--format", "-f", help="Report format: table or json.")] = SimFormat.table,
+        progress: Annotated[bool, typer.Option(
+            "--progress/--no-progress",
+            help="Progress bar on stderr (only when it is a terminal).")] = True,
+        profiles: Annotated[list[Path] | None, typer.Option(
+            "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
     ) -> None:
         """Simulate the best plans of WORKLOAD and compare them with the analytic model."""
         from advisor.core.evaluate import evaluate
@@ -77,10 +86,11 @@ def register(app: typer.Typer) -> None:
         from advisor.loading.resolve import load_scenario
         from advisor.render.simulate_report import render_json, render_table, simulation_document
 
-        wanted = list(MODES) if any(m is SimMode.all for m in modes) else list(
-            dict.fromkeys(m.value for m in modes))
+        chosen = modes or [SimMode.all]
+        wanted = list(MODES) if any(m is SimMode.all for m in chosen) else list(
+            dict.fromkeys(m.value for m in chosen))
         try:
-            scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles))
+            scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or []))
         except InputError as exc:
             for problem in exc.problems:
                 sys.stderr.write(problem.format() + "\n")
@@ -90,7 +100,7 @@ def register(app: typer.Typer) -> None:
         try:
             model = evaluate(scenario)
             results, skipped = [], []
-            with _progress_bar(progress) as bar:
+            with _ProgressBar(progress) as bar:
                 for mode in wanted:
                     callback = bar(mode, requests)
                     try:
@@ -102,7 +112,7 @@ def register(app: typer.Typer) -> None:
                         skipped.append((mode, str(exc)))
         except typer.Exit:
             raise
-        except Exception as exc:  # noqa: BLE001 - exit 2, never a traceback
+        except Exception as exc:
             if _debug():
                 raise
             raise _fail(f"internal error: {type(exc).__name__}: {exc} "
@@ -131,18 +141,23 @@ def _terminal() -> tuple[int, bool]:
     return 100, color
 
 
-class _progress_bar:  # noqa: N801 - used as a context manager
+class _ProgressBar:
     """A rich progress bar on stderr, one task per mode; a no-op off a terminal."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled and sys.stderr.isatty()
-        self._progress = None
+        self._progress: Progress | None = None
 
-    def __enter__(self) -> _progress_bar:
+    def __enter__(self) -> Self:
         if self.enabled:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self._progress = Progress(TextColumn("simulating {task.description}"), BarColumn(),
                                       MofNCompleteColumn(), TimeElapsedColumn(),
@@ -154,7 +169,7 @@ class _progress_bar:  # noqa: N801 - used as a context manager
         if self._progress is not None:
             self._progress.stop()
 
-    def __call__(self, mode: str, total: int):  # noqa: ANN204
+    def __call__(self, mode: str, total: int) -> Callable[[int, int], None] | None:
         """A ``progress(done, total)`` callback for ``mode`` (None when disabled)."""
         if self._progress is None:
             return None

@@ -19,7 +19,9 @@ install that directory does not exist, and the catalog falls back to ``profiles/
 repository root, next to the ``advisor`` package.
 
 A reference is either an id or a path to a YAML file: it is a path when it ends in
-``.yaml``/``.yml`` or contains a path separator.
+``.yaml``/``.yml``/``.json`` or contains a path separator. A model reference may also name a
+Hugging Face ``config.json`` (or a folder holding one): the profile is then derived from it by
+:mod:`advisor.loading.hf_config`.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def builtin_profiles_dir() -> Path:
 
 def _looks_like_path(ref: str) -> bool:
     """Whether a reference names a file rather than an id."""
-    return (ref.lower().endswith(YAML_SUFFIXES) or "/" in ref or os.sep in ref
+    return (ref.lower().endswith((*YAML_SUFFIXES, ".json")) or "/" in ref or os.sep in ref
             or (os.altsep is not None and os.altsep in ref))
 
 
@@ -186,6 +188,10 @@ class ProfileCatalog:
         """Kinds that have a profile named ``ref`` (for a path: guessed from its content)."""
         if not _looks_like_path(ref):
             return [kind for kind in KINDS if ref in self._kind_index(kind)]
+        from advisor.loading.hf_config import config_path
+
+        if config_path(ref) is not None:
+            return ["models"]
         path = Path(ref).expanduser()
         if not path.is_file():
             raise ProfileNotFoundError(None, ref, [])
@@ -204,6 +210,14 @@ class ProfileCatalog:
     # ---- loading ------------------------------------------------------------------------
     def raw(self, kind: str, ref: str) -> tuple[Profile, Path]:
         """The validated profile object (with provenance) and the file it came from."""
+        if kind == "models":
+            from advisor.loading import hf_config
+
+            config = hf_config.config_path(ref)
+            if config is not None:
+                if (kind, config) not in self._profiles:
+                    self._profiles[(kind, config)] = hf_config.load_hf_profile(config)
+                return self._profiles[(kind, config)], config
         path = self.path_of(kind, ref)
         key = (kind, path)
         if key not in self._profiles:
@@ -228,7 +242,7 @@ class ProfileCatalog:
         return self._spec("interconnects", ref)
 
     def model(self, ref: str) -> ModelSpec:
-        """The :class:`ModelSpec` of a model profile id or file."""
+        """The :class:`ModelSpec` of a model profile id or file, or of a ``config.json``."""
         return self._spec("models", ref)
 
     def gpu_profile(self, ref: str) -> GpuProfile:

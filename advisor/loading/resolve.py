@@ -224,7 +224,8 @@ class _ProfileResolver:
         if _looks_like_path(ref):
             candidate = Path(ref).expanduser()
             target_path = candidate if candidate.is_absolute() else self.base_dir / candidate
-            if not target_path.is_file():
+            holds_config = kind == "models" and (target_path / "config.json").is_file()
+            if not (target_path.is_file() or holds_config):
                 self._add(loc, f"no {_KIND_LABEL[kind]} file at '{ref}' (looked for {target_path})")
                 return None
             target = str(target_path)
@@ -249,7 +250,7 @@ class _ProfileResolver:
 
 def _looks_like_path(ref: str) -> bool:
     """Whether a profile reference names a file rather than an id."""
-    return (ref.lower().endswith((".yaml", ".yml")) or "/" in ref or os.sep in ref
+    return (ref.lower().endswith((".yaml", ".yml", ".json")) or "/" in ref or os.sep in ref
             or (os.altsep is not None and os.altsep in ref))
 
 

@@ -15,6 +15,10 @@ from advisor.render import text as t
 MARKER = "<!-- pd-advisor -->"
 """First line of every markdown document."""
 
+COMMENT_BUDGET = 60_000
+"""Characters a check run's markdown may use for folded full reports (GitHub comments hold
+65,536); the summary and the findings are always included."""
+
 OK = "✅"
 BAD = "❌"
 
@@ -255,9 +259,18 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
         for w in f["warnings"]:
             lines.append(f"- ⚠️ **{cell(w['id'])}**: {cell(w['message'])}")
         lines.append("")
+    omitted = []
     for f in doc["files"]:
-        if f.get("report") is not None:
-            lines += _details(f"Full report: {f['path']}", recommendation_body(f["report"], 3))
+        if f.get("report") is None:
+            continue
+        block = _details(f"Full report: {f['path']}", recommendation_body(f["report"], 3))
+        if sum(len(line) + 1 for line in lines + block) > COMMENT_BUDGET:
+            omitted.append(f["path"])
+            continue
+        lines += block
+    if omitted:
+        lines.append(f"Full reports of {len(omitted)} file{'s' * (len(omitted) != 1)} left out "
+                     "to fit a PR comment; run `pd-advisor recommend FILE` for them.")
     return lines
 
 

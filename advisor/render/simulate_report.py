@@ -18,8 +18,13 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from advisor.core.simulate import (ColocatedSimPlan, Compared, DisaggregatedSimPlan, PhaseStats,
-                                   SimulationResult)
+from advisor.core.simulate import (
+    ColocatedSimPlan,
+    Compared,
+    DisaggregatedSimPlan,
+    PhaseStats,
+    SimulationResult,
+)
 
 SCHEMA_VERSION = 1
 MODE_TITLES = {

@@ -136,3 +136,29 @@ def test_missing_file_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
 
 def test_check_only_format_is_a_usage_error(run_cli: RunCli) -> None:
     run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", "-f", "sarif", exit_code=2)
+
+
+@pytest.mark.parametrize("env,tty,expected", [
+    ({}, True, (132, True)),
+    ({"NO_COLOR": "1"}, True, (132, False)),
+    ({"TERM": "dumb"}, True, (132, False)),
+    ({"COLUMNS": "80"}, True, (80, True)),
+    ({}, False, (100, False)),
+    ({"COLUMNS": "90"}, False, (90, False)),
+])
+def test_terminal_settings(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], tty: bool,
+                           expected: tuple[int, bool]) -> None:
+    import os
+    import sys
+
+    from advisor.cli import recommend_cmd
+
+    for name in ("NO_COLOR", "COLUMNS", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty, raising=False)
+    monkeypatch.setattr(recommend_cmd.shutil, "get_terminal_size",
+                        lambda fallback=(100, 24): os.terminal_size((132, 40)))
+    assert recommend_cmd.terminal_settings(to_stdout=True) == expected
+    assert recommend_cmd.terminal_settings(to_stdout=False)[1] is False

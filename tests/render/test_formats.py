@@ -132,3 +132,11 @@ def test_degenerate_documents_render(fmt: Format, name: str) -> None:
     else:
         assert doc["inputs"]["slo"] == {"ttft_ms": None, "tpot_ms": None, "percentile": 95}
         assert "raw capacity" in render(doc, Format.table)
+
+
+def test_markdown_check_run_fits_a_pr_comment(check_run: dict[str, Any]) -> None:
+    many = dict(check_run, files=check_run["files"] * 8)
+    text = render(many, Format.markdown)
+    assert len(text) < 65_536
+    assert "left out to fit a PR comment" in text
+    assert text.count("❌ fail") == 8 * sum(f["status"] == "fail" for f in check_run["files"])

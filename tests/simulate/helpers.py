@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from advisor.core.distributions import LengthDistribution
@@ -17,19 +17,19 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "simulate"
 MATRIX = tuple(sorted(p.stem for p in DATA.glob("s[0-9][0-9]-*.yaml")))
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalog() -> ProfileCatalog:
     """Built-in profiles, once per session."""
     return ProfileCatalog()
 
 
-@lru_cache(maxsize=None)
+@cache
 def scenario(name: str) -> Scenario:
     """The scenario of ``tests/data/simulate/<name>.yaml``."""
     return load_scenario(DATA / f"{name}.yaml", catalog())
 
 
-@lru_cache(maxsize=None)
+@cache
 def model(name: str) -> ModelResult:
     """The analytic result of a test scenario (cached)."""
     return evaluate(scenario(name))

@@ -26,9 +26,17 @@ from advisor.core.simulate.arrivals import Trace, draw_trace
 from advisor.core.simulate.colocated_sim import run_colocated
 from advisor.core.simulate.disaggregated_sim import run_disaggregated
 from advisor.core.simulate.metrics import LittleCheck, RawRun, hist_quantile, little_check
-from advisor.core.simulate.plan import (MODES, ColocatedSimPlan, Deployment,
-                                        DisaggregatedSimPlan, Mode, Plan, PlanError,
-                                        build_deployment, default_plan)
+from advisor.core.simulate.plan import (
+    MODES,
+    ColocatedSimPlan,
+    Deployment,
+    DisaggregatedSimPlan,
+    Mode,
+    Plan,
+    PlanError,
+    build_deployment,
+    default_plan,
+)
 from advisor.core.simulate.steptime import StepTimes
 
 __all__ = ["MODES", "ColocatedSimPlan", "Compared", "DisaggregatedSimPlan", "LittleCheck", "Mode",
@@ -162,6 +170,8 @@ def _stats(name: str, rate: float, sel: np.ndarray, trace: Trace, raw: RawRun, t
     decode_time = float(np.clip(last - first, 0.0, None)[trace.output_tokens > 1].sum())
     batch = decode_time / span / max(decode_instances, 1)
     meets: bool | None = None
+    a_tt: tuple[float | None, ...]
+    a_tp: tuple[float | None, ...]
     if pred is None:
         a_tt = a_tp = (None, None, None)
         a_thr = a_batch = a_slo_ttft = a_slo_tpot = None
@@ -252,7 +262,7 @@ def simulate(scenario: Scenario, mode: Mode, requests: int, seed: int, plan: Pla
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(out > 1, (raw.done_s - raw.first_token_s) / np.maximum(out - 1, 1),
                         np.nan) * 1000.0
-    measured = np.arange(trace.requests) >= int(math.floor(warmup * trace.requests))
+    measured = np.arange(trace.requests) >= math.floor(warmup * trace.requests)
     end = float(raw.done_s.max())
     start = float(arrival[0])
 

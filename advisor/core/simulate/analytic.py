@@ -42,20 +42,28 @@ class AnalyticPrediction:
     slo_tpot_ms: float | None = None
 
 
-def _ms(x: float) -> float | None:
-    x = float(x)
-    return x * 1000.0 if math.isfinite(x) else None
+Triple = tuple[float | None, float | None, float | None]
+
+
+def _ms(x: float | np.ndarray) -> float | None:
+    v = float(x)
+    return v * 1000.0 if math.isfinite(v) else None
+
+
+def _triple(values: list[float | None]) -> Triple:
+    return (values[0], values[1], values[2])
 
 
 def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
             slo_quantile: float = 0.95) -> AnalyticPrediction:
     """The analytic prediction of ``dep`` serving ``phase`` (also at ``slo_quantile``)."""
     qs = (*QUANTILES, slo_quantile)
+    ttft: list[float | None] = []
     if isinstance(dep.plan, ColocatedSimPlan):
         pool = dep.pools[0]
         rate = phase.rate_rps / pool.instances
         chunk = None if dep.plan.chunk_tokens is None else np.array(float(dep.plan.chunk_tokens))
-        ttft, tpot = [], []
+        tpots: list[float | None] = []
         over = False
         batch = 0.0
         for q in qs:
@@ -63,10 +71,10 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
                                     np.array(rate), chunk, q)
             over = over or bool(pt.overloaded)
             ttft.append(None if pt.overloaded else _ms(pt.ttft_q_s))
-            tpot.append(None if pt.overloaded else _ms(pt.tpot_q_s))
+            tpots.append(None if pt.overloaded else _ms(pt.tpot_q_s))
             batch = float(pt.batch)
-        return AnalyticPrediction(tuple(ttft[:3]), tuple(tpot[:3]), over, None,  # type: ignore[arg-type]
-                                  batch, ttft[3], tpot[3])
+        return AnalyticPrediction(_triple(ttft), _triple(tpots), over, None, batch, ttft[3],
+                                  tpots[3])
 
     pre, dec = dep.pools
     assert dep.link is not None
@@ -79,7 +87,6 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
     lm = dep.prefill_batch_tokens[phase_index]
     tpot_s, batch, d_over = decode_tpot_at_rate(dec.instance, phase, rate_d,
                                                 dec.max_sequences[phase_index])
-    ttft = []
     over = bool(d_over) or util >= 1.0
     for q in qs:
         t, rho, _ = prefill_ttft(pinst, phase, np.array(rate_p), q, dep.link, min(util, 0.999), lm)
@@ -87,5 +94,5 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
         ttft.append(_ms(t))
     tpot = None if over else _ms(tpot_s)
     ttft = [None if over else x for x in ttft]
-    return AnalyticPrediction(tuple(ttft[:3]), (tpot, tpot, tpot), over,  # type: ignore[arg-type]
-                              float(util), float(batch), ttft[3], tpot)
+    return AnalyticPrediction(_triple(ttft), (tpot, tpot, tpot), over, float(util),
+                              float(batch), ttft[3], tpot)

@@ -50,8 +50,24 @@ PROGRESS_EVERY = 100
 class _Inst:
     """State of one engine instance."""
 
-    __slots__ = ("queue", "head_done", "dheap", "base", "k", "kind", "ver", "start", "T", "m",
-                 "fin", "has_dec", "blocked", "last_dec", "busy", "steps")
+    __slots__ = (
+        "T",
+        "base",
+        "blocked",
+        "busy",
+        "dheap",
+        "fin",
+        "has_dec",
+        "head_done",
+        "k",
+        "kind",
+        "last_dec",
+        "m",
+        "queue",
+        "start",
+        "steps",
+        "ver",
+    )
 
     def __init__(self) -> None:
         self.queue: deque[int] = deque()
@@ -105,8 +121,7 @@ class EnginePool:
     # ------------------------------------------------------------------ gaps
     def _gap(self, gap: float, weight: float) -> None:
         raw = self.raw
-        if gap > raw.gap_max_s:
-            raw.gap_max_s = gap
+        raw.gap_max_s = max(raw.gap_max_s, gap)
         if gap <= GAP_MIN_S:
             b = 0
         else:

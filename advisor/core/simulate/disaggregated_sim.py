@@ -23,8 +23,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from advisor.core.simulate.arrivals import Trace
-from advisor.core.simulate.colocated_sim import (PROGRESS_EVERY, EnginePool, Progress,
-                                                 shortest_queue)
+from advisor.core.simulate.colocated_sim import PROGRESS_EVERY, EnginePool, Progress, shortest_queue
 from advisor.core.simulate.metrics import RawRun
 from advisor.core.simulate.plan import Deployment
 from advisor.core.simulate.steptime import StepTimes
@@ -125,10 +124,10 @@ def run_disaggregated(trace: Trace, dep: Deployment, prefill_steps: StepTimes,
                 earliest = begin + dur / layers
                 for rid in batch:
                     tx = S[rid] * wire_s_per_token
-                    go = free if free > earliest else earliest
+                    go = max(earliest, free)
                     end = go + tx
                     tail = t + tx / layers
-                    free = end if end > tail else tail
+                    free = max(tail, end)
                     link_busy += tx
                     heappush(heap, (free + setup, KV_ARRIVED, rid, 0))
                 link_free[i] = free

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from advisor.core.disaggregated import saturating_tokens
+from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance
 from advisor.core.kv_transfer import pool_link
-from advisor.core.hardware import LinkSpec
 from advisor.core.memory import build_instance, plan_memory
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario

@@ -9,9 +9,13 @@ millions of steps, so it reads the same function through two caches:
   linear in C while the step stays memory-bound (or compute-bound), so interpolation is exact
   there; the only error is at the compute/memory crossover inside one grid cell.
 * **steps with prefill** (prefill tokens P over n sequences at an effective earlier-context k,
-  plus D decodes at mean context C): memoised on the inputs *rounded to 8 significant bits*
-  (values below 256 exact, above it buckets of at most 1/128 relative width, evaluated at the
-  bucket's midpoint). The time is linear in each input, so the relative error is below 0.4 %.
+  plus D decodes at mean context C): P, k and D are rounded to *8 significant bits* (exact
+  below 256, above it buckets of at most 1/128 relative width, read at the bucket's midpoint)
+  and n is exact; each (P, n, k, D) gets a row over a ``MIXED_CONTEXT_POINTS`` context grid on
+  first use (one vectorised call), interpolated in C like the decode rows; steps without
+  decodes are memoised on (P, n, k) alone. Each input is off by at most 0.4 %, and the step
+  time, linear in each, by well under 1 % (checked against ``step_time_s`` on random steps in
+  the tests).
 
 A step's prefill pieces rarely have equal length and context, while ``step_time_s`` takes one
 piece length P/n and one context k for all of them. ``effective_context`` picks k so that the
@@ -52,8 +56,19 @@ def effective_context(attention_units: float, tokens: int, seqs: int) -> int:
 class StepTimes:
     """Cached step times of one instance (see the module docstring for the approximations)."""
 
-    __slots__ = ("instance", "_h", "_inv_h", "_points", "_rows", "_mixed_h", "_mixed_inv_h",
-                 "_mixed_grid", "_mixed", "_prefill", "misses")
+    __slots__ = (
+        "_h",
+        "_inv_h",
+        "_mixed",
+        "_mixed_grid",
+        "_mixed_h",
+        "_mixed_inv_h",
+        "_points",
+        "_prefill",
+        "_rows",
+        "instance",
+        "misses",
+    )
 
     def __init__(self, instance: Instance, max_context_tokens: float) -> None:
         self.instance = instance
@@ -83,8 +98,7 @@ class StepTimes:
         if row is None:
             row = self._row(batch)
         x = context * self._inv_h
-        if x < 0.0:
-            x = 0.0
+        x = max(x, 0.0)
         i = int(x)
         if i >= self._points:
             i = self._points - 1
@@ -115,8 +129,7 @@ class StepTimes:
                 decode_context_tokens=self._mixed_grid), dtype=float).tolist()
             self._mixed[key] = row
         x = decode_context * self._mixed_inv_h
-        if x < 0.0:
-            x = 0.0
+        x = max(x, 0.0)
         i = int(x)
         if i >= MIXED_CONTEXT_POINTS:
             i = MIXED_CONTEXT_POINTS - 1

@@ -1,0 +1,441 @@
+"""A Hugging Face ``config.json`` turned into a model profile.
+
+A workload's ``model:`` (and ``pd-advisor profiles show``) may name a checkpoint's
+``config.json``, or a folder holding one, instead of a profile YAML. The fields are mapped per
+``model_type`` onto the same :class:`~advisor.loading.profile_schema.ModelProfile` a YAML
+profile validates into, so ``profiles show`` displays it like any other profile and the core
+receives the same :class:`~advisor.core.model_arch.ModelSpec`. The architecture block's source
+is the file itself (kind ``datasheet``: the checkpoint's own configuration).
+
+Supported ``model_type`` values (:data:`SUPPORTED_ARCHITECTURES`) and what each implies beyond
+the common fields (``num_hidden_layers``, ``hidden_size``, ``intermediate_size``,
+``num_attention_heads``, ``num_key_value_heads``, ``head_dim``, ``vocab_size``,
+``max_position_embeddings``, ``tie_word_embeddings``), following the defaults of the
+``transformers`` configuration classes when a key is absent:
+
+* ``llama``: ``attention_bias``, ``mlp_bias`` (default false);
+* ``mistral``: ``sliding_window`` on every layer (default 4096; ``null`` means none);
+* ``qwen2``: q/k/v projections carry a bias; ``use_sliding_window`` (default false) with
+  ``max_window_layers``, or ``layer_types``;
+* ``qwen3``: explicit ``head_dim`` (default 128), q/k RMSNorm, sliding window as qwen2;
+* ``mixtral``: ``num_local_experts``, ``num_experts_per_tok``, experts of ``intermediate_size``;
+* ``qwen3_moe``: ``num_experts``, ``num_experts_per_tok``, ``moe_intermediate_size``,
+  ``decoder_sparse_step`` and ``mlp_only_layers`` (dense layers must be the leading ones);
+* ``deepseek_v3``: MLA (``kv_lora_rank``, ``q_lora_rank``, ``qk_rope_head_dim``,
+  ``qk_nope_head_dim``, ``v_head_dim``) and MoE (``n_routed_experts``, ``n_shared_experts``,
+  ``num_experts_per_tok``, ``moe_intermediate_size``, ``first_k_dense_replace``); the
+  multi-token-prediction layer is not counted, as in the built-in profile;
+* ``gpt_oss``: ``num_local_experts``, ``num_experts_per_tok`` (or ``experts_per_token``),
+  biased experts and router, ``layer_types`` with ``sliding_window``, MXFP4 experts
+  (4.25 bits per parameter) when ``quantization_config.quant_method`` is ``mxfp4``;
+* ``opt``: plain ReLU FFN of ``ffn_dim``, biases (``enable_bias``), LayerNorm with bias,
+  tied embeddings, ``max_position_embeddings + 2`` learned positions.
+
+``model_type`` missing is recovered from ``architectures`` (``LlamaForCausalLM`` → llama).
+Anything else is a :class:`~advisor.loading.catalog.ProfileInvalidError` naming the field and
+listing the supported architectures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from advisor.loading.catalog import ProfileInvalidError
+
+CONFIG_FILE_NAME = "config.json"
+"""The file looked for inside a folder named as a model."""
+
+SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
+    "deepseek_v3", "gpt_oss", "llama", "mistral", "mixtral", "opt", "qwen2", "qwen3",
+    "qwen3_moe")
+"""``model_type`` values this module maps."""
+
+ARCHITECTURE_CLASSES: dict[str, str] = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GptOssForCausalLM": "gpt_oss",
+    "OPTForCausalLM": "opt",
+}
+"""``architectures`` entries → ``model_type``, for configs that lack ``model_type``."""
+
+MXFP4_BYTES_PER_PARAM = 4.25 / 8
+"""MXFP4: 4-bit values plus one 8-bit scale per 32 values = 4.25 bits per parameter."""
+
+MAX_CONFIG_BYTES = 1024 * 1024
+"""Largest config.json read (1 MiB; real ones are a few KiB)."""
+
+_MISSING: Any = object()
+
+
+def config_path(ref: str) -> Path | None:
+    """The ``config.json`` a model reference names, or None if it names no such file.
+
+    A reference names a config when it is an existing ``*.json`` file or an existing folder
+    holding ``config.json``. Relative references are taken from the working directory.
+    """
+    path = Path(ref).expanduser()
+    if path.suffix.lower() == ".json" and path.is_file():
+        return path.resolve()
+    if path.is_dir() and (path / CONFIG_FILE_NAME).is_file():
+        return (path / CONFIG_FILE_NAME).resolve()
+    return None
+
+
+def load_hf_profile(path: Path) -> Any:
+    """Read a ``config.json`` and return the :class:`ModelProfile` derived from it.
+
+    Raises :class:`ProfileInvalidError` with one line per problem (unreadable or invalid
+    JSON, unsupported architecture, missing or mistyped fields).
+    """
+    try:
+        raw = path.read_bytes()[: MAX_CONFIG_BYTES + 1]
+    except OSError as exc:
+        raise ProfileInvalidError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ProfileInvalidError(path, ["file is larger than 1 MiB; not a model config.json"])
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ProfileInvalidError(path, [f"not UTF-8 text ({exc.reason})"]) from None
+    except json.JSONDecodeError as exc:
+        raise ProfileInvalidError(path, [f"{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"]
+                                  ) from None
+    if not isinstance(data, dict):
+        raise ProfileInvalidError(path, ["expected a JSON object (a model config.json) at the "
+                                         f"top level, got {type(data).__name__}"])
+    return profile_from_config(data, path)
+
+
+def profile_from_config(data: dict[str, Any], path: Path) -> Any:
+    """The :class:`ModelProfile` of parsed ``config.json`` data (``path`` names the source)."""
+    from pydantic import ValidationError
+
+    from advisor.loading.profile_schema import ModelProfile
+
+    model_type = _model_type(data, path)
+    reader = _Reader(data, model_type)
+    architecture = _MAPPERS[model_type](reader)
+    if reader.problems:
+        raise ProfileInvalidError(path, reader.problems)
+    name = _display_name(data, path)
+    document = {
+        "id": _slug(name),
+        "name": name,
+        "architecture": {
+            "source": f"{path} (Hugging Face config.json, model_type {model_type}; fields "
+                      "mapped by pd-advisor's hf_config)",
+            "kind": "datasheet",
+            **architecture,
+        },
+    }
+    try:
+        return ModelProfile.model_validate(document)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            dotted = ".".join(str(p) for p in error["loc"]) or "(top level)"
+            problems.append(f"derived {dotted}: {error['msg']}")
+        raise ProfileInvalidError(path, problems) from None
+
+
+# ---- helpers -------------------------------------------------------------------------------
+def _supported() -> str:
+    return ", ".join(SUPPORTED_ARCHITECTURES)
+
+
+def _model_type(data: dict[str, Any], path: Path) -> str:
+    model_type = data.get("model_type")
+    if model_type is None:
+        classes = data.get("architectures")
+        if isinstance(classes, list):
+            for cls in classes:
+                if isinstance(cls, str) and cls in ARCHITECTURE_CLASSES:
+                    return ARCHITECTURE_CLASSES[cls]
+        raise ProfileInvalidError(path, [
+            f"model_type: missing (and architectures {classes!r} names no supported class); "
+            f"supported architectures: {_supported()}"])
+    if not isinstance(model_type, str) or model_type not in SUPPORTED_ARCHITECTURES:
+        raise ProfileInvalidError(path, [
+            f"model_type: {model_type!r} is not supported; supported architectures: "
+            f"{_supported()} (write a model profile YAML instead: see profiles/README.md)"])
+    return model_type
+
+
+def _display_name(data: dict[str, Any], path: Path) -> str:
+    """``_name_or_path`` when it names a repository, else the folder holding the file."""
+    given = data.get("_name_or_path")
+    if isinstance(given, str) and given.strip() and not given.startswith(("/", ".")):
+        return given.strip()
+    folder = path.resolve().parent.name
+    return folder or path.stem
+
+
+def _slug(name: str) -> str:
+    """A profile id from a name: lower case, runs of other characters become '-'."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")
+    return (slug or "hf-config")[:64].rstrip("-._") or "hf-config"
+
+
+class _Reader:
+    """Typed access to config fields that records a problem instead of raising."""
+
+    def __init__(self, data: dict[str, Any], model_type: str) -> None:
+        self.data = data
+        self.model_type = model_type
+        self.problems: list[str] = []
+
+    def _problem(self, key: str, message: str) -> None:
+        self.problems.append(f"{key}: {message} (model_type {self.model_type})")
+
+    def int(self, key: str, default: Any = _MISSING, minimum: int = 1) -> int:
+        """A whole number >= ``minimum``; ``default`` when absent or null."""
+        value = self.data.get(key)
+        if value is None:
+            if default is _MISSING:
+                self._problem(key, "missing required field")
+                return minimum
+            return int(default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            self._problem(key, f"expected a whole number, got {value!r}")
+            return minimum
+        if value < minimum:
+            self._problem(key, f"must be >= {minimum}, got {value!r}")
+            return minimum
+        return int(value)
+
+    def optional_int(self, key: str, default: int | None = None) -> int | None:
+        """A whole number, or ``default`` when absent or null."""
+        if self.data.get(key) is None:
+            return default
+        return self.int(key)
+
+    def bool(self, key: str, default: bool) -> bool:
+        """A boolean; ``default`` when absent or null."""
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self._problem(key, f"expected true or false, got {value!r}")
+            return default
+        return value
+
+    def int_list(self, key: str) -> list[int]:
+        """A list of whole numbers (empty when absent or null)."""
+        value = self.data.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value):
+            self._problem(key, f"expected a list of whole numbers, got {value!r}")
+            return []
+        return list(value)
+
+
+def _common(r: _Reader, tie_default: bool = False, head_dim_default: int | None = None
+            ) -> dict[str, Any]:
+    """The fields every decoder-only architecture here shares."""
+    hidden = r.int("hidden_size")
+    heads = r.int("num_attention_heads")
+    kv_heads = r.int("num_key_value_heads", default=heads)
+    head_dim = r.optional_int("head_dim", default=head_dim_default)
+    if head_dim is None:
+        if hidden % heads:
+            r._problem("head_dim", f"absent, and hidden_size {hidden} is not a multiple of "
+                                   f"num_attention_heads {heads}")
+        head_dim = max(hidden // heads, 1)
+    return {
+        "num_layers": r.int("num_hidden_layers"),
+        "hidden_size": hidden,
+        "intermediate_size": r.int("intermediate_size"),
+        "num_attention_heads": heads,
+        "num_kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "vocab_size": r.int("vocab_size"),
+        "max_context_tokens": r.int("max_position_embeddings"),
+        "attention": "mha" if kv_heads == heads else "gqa",
+        "mlp": "gated",
+        "tie_word_embeddings": r.bool("tie_word_embeddings", tie_default),
+    }
+
+
+def _sliding(r: _Reader, arch: dict[str, Any], use_flag: str | None = None,
+             window_default: int | None = None) -> None:
+    """Fill ``sliding_window_tokens``/``sliding_window_layers`` from the config.
+
+    ``layer_types`` (newer configs) counts ``sliding_attention`` layers; otherwise a window
+    applies to every layer (mistral) or, for qwen2/qwen3 with ``use_sliding_window``, to the
+    layers from ``max_window_layers`` on.
+    """
+    if use_flag is not None and not r.bool(use_flag, False):
+        return
+    window = r.optional_int("sliding_window", default=None if "sliding_window" in r.data
+                            else window_default)
+    if window is None:
+        return
+    layers = arch["num_layers"]
+    types = r.data.get("layer_types")
+    if isinstance(types, list) and types:
+        sliding = sum(1 for t in types if t == "sliding_attention")
+    elif use_flag is not None:
+        first = r.int("max_window_layers", default=28, minimum=0)
+        sliding = max(layers - first, 0)
+    else:
+        sliding = layers
+    if sliding and window < arch["max_context_tokens"]:
+        arch["sliding_window_tokens"] = window
+        arch["sliding_window_layers"] = min(sliding, layers)
+
+
+# ---- one mapper per model_type --------------------------------------------------------------
+def _llama(r: _Reader) -> dict[str, Any]:
+    arch = _common(r)
+    arch["attention_bias"] = r.bool("attention_bias", False)
+    arch["mlp_bias"] = r.bool("mlp_bias", False)
+    return arch
+
+
+def _mistral(r: _Reader) -> dict[str, Any]:
+    arch = _common(r)
+    _sliding(r, arch, window_default=4096)
+    return arch
+
+
+def _qwen2(r: _Reader) -> dict[str, Any]:
+    arch = _common(r)
+    arch["attention_bias"] = True  # Qwen2 q/k/v projections always carry a bias
+    _sliding(r, arch, use_flag="use_sliding_window")
+    return arch
+
+
+def _qwen3(r: _Reader) -> dict[str, Any]:
+    arch = _common(r, head_dim_default=128)
+    arch["attention_bias"] = r.bool("attention_bias", False)
+    arch["qk_norm"] = True
+    _sliding(r, arch, use_flag="use_sliding_window")
+    return arch
+
+
+def _mixtral(r: _Reader) -> dict[str, Any]:
+    arch = _common(r)
+    _sliding(r, arch)
+    arch["moe"] = {
+        "num_experts": r.int("num_local_experts", default=8),
+        "experts_per_token": r.int("num_experts_per_tok", default=2),
+        "moe_intermediate_size": arch["intermediate_size"],
+    }
+    return arch
+
+
+def _leading_dense_layers(r: _Reader, layers: int, step: int, dense_only: list[int]) -> int:
+    """How many leading layers are dense; a dense layer after a MoE one is a problem."""
+    is_moe = [(i not in dense_only) and (i + 1) % step == 0 for i in range(layers)]
+    leading = next((i for i, moe in enumerate(is_moe) if moe), layers)
+    if any(not moe for moe in is_moe[leading:]):
+        r._problem("mlp_only_layers", "dense layers after the first MoE layer are not "
+                                      f"supported (decoder_sparse_step {step}, mlp_only_layers "
+                                      f"{dense_only}); only leading dense layers are modelled")
+    return leading
+
+
+def _qwen3_moe(r: _Reader) -> dict[str, Any]:
+    arch = _common(r, head_dim_default=128)
+    arch["attention_bias"] = r.bool("attention_bias", False)
+    arch["qk_norm"] = True
+    _sliding(r, arch, use_flag="use_sliding_window")
+    step = r.int("decoder_sparse_step", default=1)
+    arch["moe"] = {
+        "num_experts": r.int("num_experts"),
+        "experts_per_token": r.int("num_experts_per_tok"),
+        "moe_intermediate_size": r.int("moe_intermediate_size"),
+        "first_dense_layers": _leading_dense_layers(r, arch["num_layers"], step,
+                                                    r.int_list("mlp_only_layers")),
+    }
+    return arch
+
+
+def _deepseek_v3(r: _Reader) -> dict[str, Any]:
+    arch = _common(r)
+    v_head_dim = r.int("v_head_dim")
+    arch.update(attention="mla", head_dim=v_head_dim,  # head_dim is unused under MLA
+                attention_bias=r.bool("attention_bias", False))
+    arch["mla"] = {
+        "kv_lora_rank": r.int("kv_lora_rank"),
+        "q_lora_rank": r.optional_int("q_lora_rank"),
+        "qk_rope_head_dim": r.int("qk_rope_head_dim"),
+        "qk_nope_head_dim": r.int("qk_nope_head_dim"),
+        "v_head_dim": v_head_dim,
+    }
+    if r.int("moe_layer_freq", default=1) != 1:
+        r._problem("moe_layer_freq", "only 1 (every layer after first_k_dense_replace is MoE) "
+                                     "is supported")
+    arch["moe"] = {
+        "num_experts": r.int("n_routed_experts"),
+        "experts_per_token": r.int("num_experts_per_tok"),
+        "moe_intermediate_size": r.int("moe_intermediate_size"),
+        "shared_experts": r.int("n_shared_experts", default=0, minimum=0),
+        "first_dense_layers": r.int("first_k_dense_replace", default=0, minimum=0),
+    }
+    return arch
+
+
+def _gpt_oss(r: _Reader) -> dict[str, Any]:
+    arch = _common(r, head_dim_default=64)
+    arch["attention_bias"] = r.bool("attention_bias", True)
+    _sliding(r, arch, window_default=128)
+    top_k_key = "num_experts_per_tok" if "num_experts_per_tok" in r.data else "experts_per_token"
+    quant = r.data.get("quantization_config")
+    mxfp4 = isinstance(quant, dict) and quant.get("quant_method") == "mxfp4"
+    arch["moe"] = {
+        "num_experts": r.int("num_local_experts"),
+        "experts_per_token": r.int(top_k_key, default=4),
+        "moe_intermediate_size": arch["intermediate_size"],
+        "expert_bias": True,
+        "router_bias": True,
+        **({"expert_weight_bytes_per_param": MXFP4_BYTES_PER_PARAM} if mxfp4 else {}),
+    }
+    return arch
+
+
+def _opt(r: _Reader) -> dict[str, Any]:
+    hidden = r.int("hidden_size")
+    heads = r.int("num_attention_heads")
+    if hidden % heads:
+        r._problem("num_attention_heads", f"does not divide hidden_size {hidden}")
+    projection = r.int("word_embed_proj_dim", default=hidden)
+    if projection != hidden:
+        r._problem("word_embed_proj_dim", f"{projection} differs from hidden_size {hidden}; "
+                                          "the project_in/project_out layers are not modelled")
+    bias = r.bool("enable_bias", True)
+    positions = r.int("max_position_embeddings")
+    return {
+        "num_layers": r.int("num_hidden_layers"),
+        "hidden_size": hidden,
+        "intermediate_size": r.int("ffn_dim"),
+        "num_attention_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": max(hidden // heads, 1),
+        "vocab_size": r.int("vocab_size"),
+        "max_context_tokens": positions,
+        "attention": "mha",
+        "mlp": "plain",
+        "tie_word_embeddings": r.bool("tie_word_embeddings", True),
+        "attention_bias": bias,
+        "mlp_bias": bias,
+        "norm_has_bias": r.bool("layer_norm_elementwise_affine", True),
+        "learned_position_embeddings": positions + 2,  # OPT's position table has an offset of 2
+    }
+
+
+_MAPPERS = {
+    "llama": _llama, "mistral": _mistral, "qwen2": _qwen2, "qwen3": _qwen3,
+    "mixtral": _mixtral, "qwen3_moe": _qwen3_moe, "deepseek_v3": _deepseek_v3,
+    "gpt_oss": _gpt_oss, "opt": _opt,
+}
