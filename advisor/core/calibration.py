@@ -44,7 +44,7 @@ from scipy import optimize
 
 from advisor.core.colocated import evaluate_colocated, rate_upper_bound
 from advisor.core.distributions import LengthDistribution
-from advisor.core.hardware import EfficiencyFactors
+from advisor.core.hardware import EfficiencyFactors, GpuSpec
 from advisor.core.instance import Instance
 from advisor.core.memory import plan_memory
 from advisor.core.scenario import TrafficPhase
@@ -139,6 +139,8 @@ class CalibrationResult:
     """The prefill efficiency field that was fitted (``..._bf16`` or ``..._fp8``)."""
     constrained: dict[str, bool]
     """Per fitted field: whether the runs pin it down (unconstrained ones stay near the prior)."""
+    at_bound: dict[str, bool]
+    """Per fitted field: whether the fit stopped at one of :data:`BOUNDS`."""
     runs: tuple[BenchmarkRun, ...]
     predictions_before: tuple[RunPrediction, ...]
     predictions_after: tuple[RunPrediction, ...]
@@ -153,6 +155,18 @@ class CalibrationResult:
     def fitted_fields(self) -> tuple[str, ...]:
         """The three fitted field names of :class:`EfficiencyFactors`."""
         return (self.prefill_key, "decode_bandwidth_efficiency", "step_overhead_s")
+
+
+def engine_default_token_budget(engine: str, gpu: GpuSpec) -> int:
+    """The per-step token budget an engine picks when the launch command does not set one.
+
+    vLLM: 8192 on GPUs with at least 70 GiB whose name does not contain "A100", else 2048
+    (engines.md §0.2 trap 9). SGLang and TensorRT-LLM: ESTIMATE, the same rule (SGLang picks
+    ``--chunked-prefill-size`` from GPU memory at start-up; its table was not re-read).
+    """
+    del engine  # one rule for every engine until the others are confirmed
+    large = gpu.memory_bytes >= 70 * 2**30 and "a100" not in f"{gpu.id} {gpu.name}".lower()
+    return 8192 if large else 2048
 
 
 def prefill_field(instance: Instance) -> str:
@@ -331,9 +345,11 @@ def fit_efficiency(instance: Instance, runs: Sequence[BenchmarkRun], chunk_token
     sensitivity = np.linalg.norm(jac * scale[None, :], axis=0)
     fields = (key, "decode_bandwidth_efficiency", "step_overhead_s")
     constrained = {f: bool(s >= MIN_SENSITIVITY) for f, s in zip(fields, sensitivity, strict=True)}
+    at_bound = {f: bool(min(v - lo, hi - v) <= 1e-6 * max(hi, 1.0))
+                for f, v, lo, hi in zip(fields, x, lower, upper, strict=True)}
     return CalibrationResult(
         before=_factors(base, key, x0), after=_factors(base, key, x), prefill_key=key,
-        constrained=constrained, runs=runs, predictions_before=tuple(before),
+        constrained=constrained, at_bound=at_bound, runs=runs, predictions_before=tuple(before),
         predictions_after=tuple(after), rms_log_error_before=rms_before,
         rms_log_error_after=_rms(data_residuals(x), count), residual_count=count,
         success=bool(solution.success), message=str(solution.message))

@@ -33,6 +33,10 @@ from advisor.core.results import (AllocationSummary, ColocatedPlan, DeployedPred
 from advisor.core.scenario import Scenario, TrafficPhase
 
 
+LIGHT_LOAD_RPS = 1e-6
+"""Per-instance rate at which "best achievable" (light-load) percentiles are evaluated."""
+
+
 @dataclass(frozen=True)
 class _Shape:
     instance: Instance
@@ -109,6 +113,8 @@ def _colocated_plan(sc: Scenario, shape: _Shape, chunk: int | None, ph: TrafficP
     overloaded = bool(pt.overloaded) or n == 0
     goodput_total = per_instance_goodput * n
     gpus = n * inst.gpus
+    light = evaluate_colocated(inst, shape.max_sequences[ph.name], ph, np.array(LIGHT_LOAD_RPS),
+                               None if chunk is None else np.array(float(chunk)), sc.slo.quantile)
     return ColocatedPlan(
         tensor_parallel=inst.tensor_parallel, pipeline_stages=inst.pipeline_stages,
         instances=n, gpus=gpus, chunked=chunk is not None, chunk_tokens=chunk,
@@ -117,7 +123,9 @@ def _colocated_plan(sc: Scenario, shape: _Shape, chunk: int | None, ph: TrafficP
         ttft_ms=None if overloaded else _ms(float(pt.ttft_q_s)),
         tpot_ms=None if overloaded else _ms(float(pt.tpot_q_s)),
         overloaded=overloaded, decode_batch=float(pt.batch),
-        output_tokens_per_s_per_gpu=float(goodput_total * ph.output_tokens.mean / max(gpus, 1)))
+        output_tokens_per_s_per_gpu=float(goodput_total * ph.output_tokens.mean / max(gpus, 1)),
+        best_ttft_ms=None if bool(light.overloaded) else _ms(float(light.ttft_q_s)),
+        best_tpot_ms=None if bool(light.overloaded) else _ms(float(light.tpot_q_s)))
 
 
 def _interference(sc: Scenario, shape: _Shape, chunk: int, ph: TrafficPhase,
@@ -262,6 +270,10 @@ def _disagg_plan(sc: Scenario, shapes: list[_Shape], ph: TrafficPhase, pools: _P
                                               dshape.max_sequences[ph.name])
     overloaded = bool(rho >= 1.0) or d_over or kv.utilization >= 1.0
     gpus = a.prefill_gpus + a.decode_gpus + a.idle_gpus
+    light_ttft, _, _ = prefill_ttft(pshape.instance, ph, np.array(LIGHT_LOAD_RPS), sc.slo.quantile,
+                                    link, 0.0, pc.saturating_tokens)
+    light_tpot = float(dshape.instance.decode_step_s(1.0, ph.prompt_tokens.mean
+                                                      + ph.output_tokens.mean / 2.0))
     ideal_loss = 1.0 if ideal_total <= 0 else max(0.0, min(1.0, 1.0 - a.goodput_rps / ideal_total))
     return DisaggregatedPlan(
         allocation=_summary(shapes, a), ideal_prefill_fraction=sp.ideal_prefill_fraction,
@@ -272,7 +284,8 @@ def _disagg_plan(sc: Scenario, shapes: list[_Shape], ph: TrafficPhase, pools: _P
         output_tokens_per_s_per_gpu=a.goodput_rps * ph.output_tokens.mean / max(gpus, 1),
         prefill_rate_per_instance_rps=pc.goodput_rps, decode_rate_per_instance_rps=dc.goodput_rps,
         prefill_saturating_tokens=pc.saturating_tokens, decode_batch=float(batch),
-        alternatives=tuple(_summary(shapes, x) for x in sp.alternatives), kv_transfer=kv)
+        alternatives=tuple(_summary(shapes, x) for x in sp.alternatives), kv_transfer=kv,
+        best_ttft_ms=_ms(float(light_ttft)), best_tpot_ms=_ms(light_tpot))
 
 
 def _static_allocation(sc: Scenario, shapes: list[_Shape], pools: dict[str, _PhasePools]

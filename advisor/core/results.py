@@ -56,6 +56,10 @@ class ColocatedPlan:
     output_tokens_per_s_per_gpu: float
     """At ``max_goodput_rps``."""
     interference: Interference | None = None
+    best_ttft_ms: float | None = None
+    """The TTFT percentile at light load: the floor no rate can beat."""
+    best_tpot_ms: float | None = None
+    """The TPOT percentile at light load."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,10 @@ class DisaggregatedPlan:
     decode_batch: float
     alternatives: tuple[AllocationSummary, ...]
     kv_transfer: KvTransfer | None
+    best_ttft_ms: float | None = None
+    """The TTFT percentile at light load (prefill alone, transfer included)."""
+    best_tpot_ms: float | None = None
+    """The decode step of a batch of one."""
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ class Assessment:
 
 def _pct(x: float) -> str:
     """A fraction as a percentage, ``34%`` or ``4.6%`` (same style as the renderers)."""
-    return f"{x * 100:.0f}%" if abs(x) >= 0.095 else f"{x * 100:.1f}%"
+    return f"{x * 100:.0f}%" if abs(x) >= 0.195 else f"{x * 100:.1f}%"
 
 
 def _meets(plan: ColocatedPlan | DisaggregatedPlan | None, sc: Scenario) -> bool:
@@ -122,7 +122,7 @@ def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
     ok_util = kv.utilization <= limit
     ok_share = share is None or share <= sc.policy.max_kv_transfer_share_of_ttft
     text = (f"KV demand {kv.demand_bytes_per_s / 1e9:.2f} GB/s over {kv.link_id} "
-            f"({kv.link_bytes_per_s / 1e9:.1f} GB/s usable from the prefill GPUs) is "
+            f"({kv.link_bytes_per_s / 1e9:,.1f} GB/s usable from the prefill GPUs) is "
             f"{_pct(kv.utilization)} utilisation (limit {_pct(limit)})")
     if share is not None:
         text += (f"; a p95 prompt's exposed transfer takes {kv.transfer_ms:.1f} ms, "
@@ -210,8 +210,9 @@ def _measure_next(sc: Scenario, m: ModelResult) -> tuple[str, ...]:
                    f"(KV transfer {d.kv_transfer.transfer_ms:.1f} ms)")
     if d is not None and d.kv_transfer is not None:
         kv = d.kv_transfer
-        out.append(f"KV transfer reliability at about {max(kv.concurrent_transfers, 1):.0f} "
-                   f"concurrent transfers of {kv.bytes_per_request_mean / 1e6:,.0f} MB "
+        n = max(round(kv.concurrent_transfers), 1)
+        out.append(f"KV transfer reliability at about {n} concurrent "
+                   f"transfer{'s' if n != 1 else ''} of {kv.bytes_per_request_mean / 1e6:,.0f} MB "
                    f"({_pct(kv.utilization)} of {kv.link_id})")
     return tuple(out)
 
@@ -300,14 +301,17 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
                        f"goodput than the best chunked-prefill pool")
     if c is not None and c.interference is not None:
         i = c.interference
-        reasons.append(f"a p95 prompt ({i.prompt_tokens:,.0f} tokens) would inflate TPOT "
-                       f"{i.unchunked_tpot_factor:.1f}× unchunked; a {i.chunk_tokens}-token budget "
-                       f"bounds it at {i.chunked_tpot_factor:.1f}×")
+        reasons.append(f"a p95 prompt ({i.prompt_tokens:,.0f} tokens) landing in the decode "
+                       f"batch stretches that decode step {i.unchunked_tpot_factor:.1f}× unchunked; "
+                       f"with the {i.chunk_tokens:,}-token budget each chunk stretches it "
+                       f"{i.chunked_tpot_factor:.1f}×")
 
     if not slo_met:
         other_ok = disagg_ok if verdict == "chunked-prefill" else coloc_ok
         if not coloc_ok and not disagg_ok:
-            summary = (f"No plan meets the SLOs at {max(p.rate_rps for p in sc.phases):g} req/s "
+            phase = next((p for p in sc.phases if p.name == m.colocated_phase), sc.phases[0])
+            where = f" in phase '{phase.name}'" if len(sc.phases) > 1 else ""
+            summary = (f"No plan meets the SLOs at {phase.rate_rps:g} req/s{where} "
                        f"on {sc.cluster.gpus} GPUs.")
         else:
             summary = (f"The recommended {verdict} plan misses the SLOs on {sc.cluster.gpus} GPUs"
@@ -325,7 +329,9 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
         failing = [p.id for p in pre if not p.passed]
         why = (f"{', '.join(failing)} fail{'s' if len(failing) == 1 else ''}" if failing
                else f"disaggregation gains only {gain_txt}")
-        plan = (f" (TP{c.tensor_parallel} × {c.instances}, token budget {c.chunk_tokens})"
+        shape = (f"TP{c.tensor_parallel}" + (f"×PP{c.pipeline_stages}" if c.pipeline_stages > 1 else "")
+                 if c is not None else "")
+        plan = (f" ({c.instances} × {shape}, token budget {c.chunk_tokens:,})"
                 if c is not None else "")
         summary = f"Chunked prefill on a colocated pool{plan}: {why}."
 

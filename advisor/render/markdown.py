@@ -58,6 +58,10 @@ def _slo_unmet(doc: Mapping[str, Any]) -> list[str]:
           t.rps(d and d["max_goodput_rps"])],
          [f"{pct} TTFT at the workload rate", t.latency(c, "ttft_ms"), t.latency(d, "ttft_ms")],
          [f"{pct} TPOT at the workload rate", t.latency(c, "tpot_ms"), t.latency(d, "tpot_ms")],
+         [f"best achievable {pct} TTFT (light load)", t.ms((c or {}).get("best_ttft_ms")),
+          t.ms((d or {}).get("best_ttft_ms"))],
+         [f"best achievable {pct} TPOT (light load)", t.ms((c or {}).get("best_tpot_ms")),
+          t.ms((d or {}).get("best_tpot_ms"))],
          ["GPUs it would take", t.num(needed["colocated"]), t.num(needed["disaggregated"])]],
         right=(1, 2))]
     lines += [">", ("> The verdict below is the better architecture for these GPUs, not a plan "

@@ -106,6 +106,7 @@ def _colocated() -> Schema:
         "chunked": BOOL, "chunk_tokens": null(COUNT), "max_goodput_rps": NONNEG,
         "capacity_rps": NONNEG, "rate_rps": NONNEG, "output_tokens_per_s_per_gpu": NONNEG,
         "percentile": NONNEG, "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG),
+        "best_ttft_ms": null(NONNEG), "best_tpot_ms": null(NONNEG),
         "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG, "phase": null(STR),
         "interference": null(ref("interference")),
     }, description="A colocated pool of identical instances (latencies null when overloaded).")
@@ -127,7 +128,8 @@ def _disaggregated() -> Schema:
         "ideal_prefill_fraction": FRACTION, "max_goodput_rps": NONNEG,
         "ideal_max_goodput_rps": NONNEG, "rounding_loss": NONNEG, "rate_rps": NONNEG,
         "output_tokens_per_s_per_gpu": NONNEG, "percentile": NONNEG, "ttft_ms": null(NONNEG),
-        "tpot_ms": null(NONNEG), "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
+        "tpot_ms": null(NONNEG), "best_ttft_ms": null(NONNEG), "best_tpot_ms": null(NONNEG),
+        "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
         "prefill_rate_per_instance_rps": NONNEG, "decode_rate_per_instance_rps": NONNEG,
         "phase": null(STR), "alternatives": array(ref("allocation")),
     }, description="Prefill and decode pools with the best integer split (null fields when "

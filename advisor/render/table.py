@@ -80,6 +80,10 @@ def _slo_unmet(doc: Mapping[str, Any]) -> RenderableType:
                   t.latency(d, "ttft_ms"))
     table.add_row(f"{pct} TPOT at the workload rate", t.latency(c, "tpot_ms"),
                   t.latency(d, "tpot_ms"))
+    table.add_row(f"best achievable {pct} TTFT (light load)", t.ms((c or {}).get("best_ttft_ms")),
+                  t.ms((d or {}).get("best_ttft_ms")))
+    table.add_row(f"best achievable {pct} TPOT (light load)", t.ms((c or {}).get("best_tpot_ms")),
+                  t.ms((d or {}).get("best_tpot_ms")))
     needed = doc["gpus_needed"]
     table.add_row("GPUs it would take", t.num(needed["colocated"]),
                   t.num(needed["disaggregated"]))

@@ -95,13 +95,13 @@ def test_phases_inherit_and_override(catalog: ProfileCatalog) -> None:
     day, night = s.phases
     assert (day.name, day.share, day.rate_rps, day.burstiness) == ("day-chat", 0.6, 20.0, 1.0)
     assert (night.name, night.share, night.rate_rps, night.burstiness) == (
-        "night-rag", 0.4, 6.0, 1.5)
+        "night-rag", 0.4, 4.0, 1.5)
     assert day.prompt_tokens.sigma == 0.0 and day.prompt_tokens.mean == 800  # constant
     assert night.prompt_tokens.sigma > 0 and night.prompt_tokens.mean == pytest.approx(6000)
     assert night.output_tokens.mean == 150
     assert s.deployment.mode == "disaggregated" and s.deployment.chunked_prefill is False
     assert s.chunk_tokens is None  # chunked prefill off: nothing pinned
-    assert s.cluster.inter_node.id == "ib-ndr-400" and s.cluster.nodes == 2
+    assert s.cluster.inter_node.id == "ib-ndr-400" and s.cluster.nodes == 4
 
 
 def test_phase_inherits_base_values(project: Path, catalog: ProfileCatalog) -> None:

@@ -239,7 +239,7 @@ def simulate(scenario: Scenario, mode: Mode, requests: int, seed: int, plan: Pla
         if routing == "random":
             route = _random_route(seed, trace.requests, (pool.instances,))[0]
         raw = run_colocated(trace, steps, pool.instances, pool.instance.gpus, plan.chunk_tokens,
-                            min(pool.max_sequences), cap, progress, route)
+                            pool.max_sequences, cap, progress, route)
         decode_instances = pool.instances
         decode_inst = pool.instance
     else:

@@ -12,9 +12,11 @@ One *engine* instance runs continuous batching:
 * **decode** (disaggregated decode instance): requests arrive with their KV and join the batch
   at the next step boundary.
 
-Admission: an instance holds at most ``max_sequences`` requests in decode or mid-prefill (the
-memory plan's concurrent sequences at the mean context; a KV-token check is not modelled), and
-in chunked mode at most c − 1 decodes so a step always has room for prompt tokens.
+Admission (memory): the memory plan fits ``max_sequences`` requests of a phase at that phase's
+mean context, so a request of phase p takes 1/max_sequences[p] of an instance's KV memory from
+its first prefill piece until it completes; a request is admitted while the shares add up to
+at most 1 (with one phase: at most ``max_sequences`` requests). Requests are not preempted;
+the KV actually used by each request (its context) is not tracked beyond that share.
 
 Speed (no per-token Python work): a stretch of decode-only steps with an unchanged batch is
 advanced as one *run* that ends at the next completion. Each decoding request keeps its finish
@@ -43,6 +45,8 @@ EngineMode = Literal["chunked", "unchunked", "decode"]
 Progress = Callable[[int, int], None]
 
 IDLE, STEP, RUN = 0, 1, 2
+FULL = 1.0 + 1e-9
+"""Memory shares may add up to 1 (plus rounding)."""
 PROGRESS_EVERY = 100
 """Progress callbacks per run (one per 1 % of the arrivals)."""
 
@@ -63,6 +67,7 @@ class _Inst:
         "kind",
         "last_dec",
         "m",
+        "mem",
         "queue",
         "start",
         "steps",
@@ -88,6 +93,8 @@ class _Inst:
         self.last_dec = 0.0
         self.busy = 0.0
         self.steps = 0
+        self.mem = 0.0
+        """Share of the KV memory held by admitted requests."""
 
 
 class EnginePool:
@@ -97,16 +104,16 @@ class EnginePool:
     """
 
     def __init__(self, trace: Trace, steps: StepTimes, instances: int, mode: EngineMode,
-                 chunk_tokens: int | None, max_sequences: int, prefill_cap_tokens: int,
-                 heap: list, event_kind: int, first_token_s: list[float], done_s: list[float],
-                 counts: list[int], raw: RawRun) -> None:
+                 chunk_tokens: int | None, max_sequences: tuple[int, ...],
+                 prefill_cap_tokens: int, heap: list, event_kind: int,
+                 first_token_s: list[float], done_s: list[float], counts: list[int],
+                 raw: RawRun) -> None:
         self.trace = trace
         self.steps = steps
         self.mode = mode
         self.chunk = int(chunk_tokens or 0)
-        self.max_seqs = max(1, int(max_sequences))
-        if mode == "chunked":
-            self.max_seqs = max(1, min(self.max_seqs, self.chunk - 1))
+        shares = [1.0 / max(1, int(x)) for x in max_sequences]
+        self.share = [shares[p] for p in trace.phase.tolist()]
         self.prefill_cap = int(prefill_cap_tokens)
         self.insts = [_Inst() for _ in range(instances)]
         self.heap = heap
@@ -160,9 +167,11 @@ class EnginePool:
         if h and h[0][0] <= k:
             done = self.done
             counts = self.counts
+            share = self.share
             while h and h[0][0] <= k:
                 _, rid, off = heappop(h)
                 st.base -= off
+                st.mem -= share[rid]
                 done[rid] = t
                 counts[i] -= 1
         if st.fin:
@@ -179,9 +188,12 @@ class EnginePool:
                 else:
                     self.done[rid] = t
                     self.counts[i] -= 1
+                    st.mem -= self.share[rid]
             st.fin = []
             if was_empty and h:
                 st.last_dec = t
+        if not h and not st.head_done:
+            st.mem = 0.0  # nothing admitted: drop the rounding drift
 
     # ------------------------------------------------------------------ segment start
     def start(self, i: int, t: float) -> None:
@@ -191,76 +203,89 @@ class EnginePool:
         d = len(h)
         q = st.queue
         mode = self.mode
-        max_seqs = self.max_seqs
-        if q and d < max_seqs:
+        if q:
+            share = self.share
+            mem = st.mem
             if mode == "decode":
                 # admit arrived requests (their KV is here) into the batch
                 out = self.O
                 S = self.S
                 k = st.k
-                while q and d < max_seqs:
+                while q and mem + share[q[0]] <= FULL:
                     rid = q.popleft()
+                    mem += share[rid]
                     off = S[rid] + 1 - k
                     heappush(h, (k + out[rid] - 1, rid, off))
                     st.base += off
-                    d += 1
+                d = len(h)
+                st.mem = mem
             elif mode == "chunked":
                 room = self.chunk - d
-                if room > 0:
-                    S = self.S
-                    fin = st.fin
-                    hd = st.head_done
-                    p = n = 0
-                    attn = 0
-                    while q and room > 0 and d + n < max_seqs:
-                        rid = q[0]
-                        rem = S[rid] - hd
-                        n += 1
-                        if rem <= room:
-                            attn += rem * (2 * hd + rem)
-                            p += rem
-                            room -= rem
-                            fin.append(rid)
-                            q.popleft()
-                            hd = 0
-                        else:
-                            attn += room * (2 * hd + room)
-                            p += room
-                            hd += room
-                            room = 0
-                    st.head_done = hd
-                    if n:
-                        kk = (attn - p * p / n) / (2.0 * p)
-                        ctx = st.base / d + st.k if d else 0.0
-                        dur = self.steps.step(p, n, int(kk) if kk > 0 else 0, d, ctx)
-                        st.kind = STEP
-                        st.has_dec = True
-                        st.start = t
-                        st.ver += 1
-                        heappush(self.heap, (t + dur, self.kind, i, st.ver))
-                        return
+                S = self.S
+                fin = st.fin
+                hd = st.head_done
+                p = n = 0
+                attn = 0
+                while q and room > 0:
+                    rid = q[0]
+                    if not hd:
+                        if mem + share[rid] > FULL:
+                            break
+                        mem += share[rid]
+                    rem = S[rid] - hd
+                    n += 1
+                    if rem <= room:
+                        attn += rem * (2 * hd + rem)
+                        p += rem
+                        room -= rem
+                        fin.append(rid)
+                        q.popleft()
+                        hd = 0
+                    else:
+                        attn += room * (2 * hd + room)
+                        p += room
+                        hd += room
+                        room = 0
+                st.head_done = hd
+                st.mem = mem
+                if n:
+                    kk = (attn - p * p / n) / (2.0 * p)
+                    ctx = st.base / d + st.k if d else 0.0
+                    dur = self.steps.step(p, n, int(kk) if kk > 0 else 0, d, ctx)
+                    st.kind = STEP
+                    st.has_dec = True
+                    st.start = t
+                    st.ver += 1
+                    heappush(self.heap, (t + dur, self.kind, i, st.ver))
+                    return
             else:  # unchunked: a prefill-only pass over the waiting prompts
                 S = self.S
                 fin = st.fin
                 cap = self.prefill_cap
                 p = n = 0
                 attn = 0
-                while q and d + n < max_seqs:
-                    s = S[q[0]]
+                while q:
+                    rid = q[0]
+                    s = S[rid]
                     if n and p + s > cap:
                         break
+                    if mem + share[rid] > FULL:
+                        break
+                    mem += share[rid]
                     p += s
                     n += 1
                     attn += s * s
                     fin.append(q.popleft())
-                kk = (attn - p * p / n) / (2.0 * p)
-                dur = self.steps.step(p, n, int(kk) if kk > 0 else 0, 0, 0.0)
-                st.kind = STEP
-                st.has_dec = False
-                st.start = t
-                st.ver += 1
-                heappush(self.heap, (t + dur, self.kind, i, st.ver))
-                return
+                st.mem = mem
+                if n:
+                    kk = (attn - p * p / n) / (2.0 * p)
+                    dur = self.steps.step(p, n, int(kk) if kk > 0 else 0, 0, 0.0)
+                    st.kind = STEP
+                    st.has_dec = False
+                    st.start = t
+                    st.ver += 1
+                    heappush(self.heap, (t + dur, self.kind, i, st.ver))
+                    return
         if h:
             k = st.k
             m = h[0][0] - k
@@ -324,11 +349,13 @@ def shortest_queue(counts: list[int], rotate: int) -> int:
 
 
 def run_colocated(trace: Trace, steps: StepTimes, instances: int, gpus_per_instance: int,
-                  chunk_tokens: int | None, max_sequences: int, prefill_cap_tokens: int,
-                  progress: Progress | None = None, route: list[int] | None = None) -> RawRun:
+                  chunk_tokens: int | None, max_sequences: tuple[int, ...],
+                  prefill_cap_tokens: int, progress: Progress | None = None,
+                  route: list[int] | None = None) -> RawRun:
     """Simulate ``trace`` on ``instances`` colocated instances (chunk None = unchunked).
 
-    ``route`` (diagnostics): a fixed instance per request instead of join-the-shortest-queue.
+    ``max_sequences`` is per phase (see Admission above). ``route`` (diagnostics): a fixed
+    instance per request instead of join-the-shortest-queue.
     """
     n = trace.requests
     first = [math.nan] * n

@@ -50,7 +50,7 @@ def run_disaggregated(trace: Trace, dep: Deployment, prefill_steps: StepTimes,
     heap: list = []
     counts_d = [0] * dec.instances
     decode = EnginePool(trace, decode_steps, dec.instances, "decode", None,
-                        min(dec.max_sequences), 0, heap, DECODE, first, done, counts_d, raw)
+                        dec.max_sequences, 0, heap, DECODE, first, done, counts_d, raw)
 
     n_pre = pre.instances
     counts_p = [0] * n_pre
