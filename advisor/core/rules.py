@@ -121,7 +121,7 @@ def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
         share = max(p.kv_transfer.transfer_ms for p in plans) / sc.slo.ttft_ms
     ok_util = kv.utilization <= limit
     ok_share = share is None or share <= sc.policy.max_kv_transfer_share_of_ttft
-    text = (f"KV demand {kv.demand_bytes_per_s / 1e9:.2f} GB/s over {kv.link_id} "
+    text = (f"KV demand {kv.demand_bytes_per_s / 1e9:,.2f} GB/s over {kv.link_id} "
             f"({kv.link_bytes_per_s / 1e9:,.1f} GB/s usable from the prefill GPUs) is "
             f"{_pct(kv.utilization)} utilisation (limit {_pct(limit)})")
     if share is not None:
@@ -164,7 +164,7 @@ def _warnings(sc: Scenario, m: ModelResult, verdict: Verdict) -> tuple[Warning, 
         decode_conc = plan.decode_batch * (plan.allocation.decode_instances if plan.allocation else 1)
         if in_flight >= KV_CONCURRENCY_WARN or decode_conc >= KV_CONCURRENCY_WARN:
             out.append(Warning("kv-concurrency",
-                               f"about {in_flight:.0f} KV transfers in flight and {decode_conc:.0f} "
+                               f"about {in_flight:,.0f} KV transfers in flight and {decode_conc:,.0f} "
                                f"concurrent decoding requests; ≥ {KV_CONCURRENCY_WARN} concurrent "
                                "requests have broken SGLang PD transfers (sgl-project/sglang#9266) — "
                                "load-test the transfer path at this concurrency"))

@@ -138,8 +138,8 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
     table.add_row("workload rate", at(c), at(d), at(u))
     table.add_row("TP (prefill/decode)",
                   cell(c, t.shape(c and c["tensor_parallel"], c and c["pipeline_stages"])),
-                  cell(d, f"{t.shape(d and d['prefill_tensor_parallel'])} / "
-                          f"{t.shape(d and d['decode_tensor_parallel'])}"),
+                  cell(d, f"{t.shape(d and d['prefill_tensor_parallel'], d and d['prefill_pipeline_stages'])} / "
+                          f"{t.shape(d and d['decode_tensor_parallel'], d and d['decode_pipeline_stages'])}"),
                   cell(u, t.shape(u and u["tensor_parallel"], u and u["pipeline_stages"])))
     table.add_row("instances",
                   cell(c, t.num(c and c["instances"])),
@@ -188,8 +188,8 @@ def _allocation(doc: Mapping[str, Any]) -> RenderableType | None:
         rows.append(("runner-up" if i == 0 else f"#{i + 2}", alt))
     for label, a in rows:
         table.add_row(label,
-                      f"{a['prefill_instances']} × {t.shape(a['prefill_tensor_parallel'])}",
-                      f"{a['decode_instances']} × {t.shape(a['decode_tensor_parallel'])}",
+                      f"{a['prefill_instances']} × {t.shape(a['prefill_tensor_parallel'], a['prefill_pipeline_stages'])}",
+                      f"{a['decode_instances']} × {t.shape(a['decode_tensor_parallel'], a['decode_pipeline_stages'])}",
                       t.split_text(a["prefill_gpus"], a["decode_gpus"]), t.num(a["idle_gpus"]),
                       t.rps(a["max_goodput_rps"]), a.get("limited_by") or t.DASH)
     lines = [f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])} → ideal goodput "
