@@ -16,3 +16,6 @@ def register(app: typer.Typer) -> None:
     check_cmd.register(app)
     from advisor.cli import simulate_cmd
     simulate_cmd.register(app)
+    from advisor.cli import calibrate_cmd, init_cmd
+    calibrate_cmd.register(app)
+    init_cmd.register(app)

@@ -117,7 +117,7 @@ def test_memory_cap_bounds_concurrency() -> None:
     trace = draw_trace((ph,), 3000, 2)
     pool = dep.pools[0]
     cap = 12
-    raw = run_colocated(trace, StepTimes(pool.instance, 40_000), 1, 1, 2048, cap, 10**6)
+    raw = run_colocated(trace, StepTimes(pool.instance, 40_000), 1, 1, 2048, (cap,), 10**6)
     # first token ≥ admission, so [first token, done) intervals under-count the admitted set
     events = np.concatenate([np.stack([raw.first_token_s, np.ones(trace.requests)], 1),
                              np.stack([raw.done_s, -np.ones(trace.requests)], 1)])
@@ -215,3 +215,16 @@ def test_nan_free_results() -> None:
     for c in (*res.overall.ttft_ms, *res.overall.tpot_ms):
         assert c.simulated is not None and math.isfinite(c.simulated)
     assert 0 < res.gpu_busy_share <= 1.0
+
+
+def test_memory_admission_follows_each_requests_phase() -> None:
+    """A static allocation across phases: day requests fill the decode memory by day shares."""
+    name = "phases-70b"
+    res = simulate(scenario(name), "disaggregated", 8000, 1, model=model(name))
+    dep = build_deployment(scenario(name), "disaggregated", res.plan)
+    _, night_cap = dep.pools[1].max_sequences
+    day = res.phases[0]
+    assert day.decode_batch.analytic is not None and day.decode_batch.analytic > night_cap
+    assert day.decode_batch.simulated == pytest.approx(day.decode_batch.analytic, rel=0.1)
+    tpot = day.tpot_ms[1]
+    assert tpot.relative_diff is not None and abs(tpot.relative_diff) < 0.25
