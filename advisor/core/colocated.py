@@ -4,18 +4,21 @@ Steady-state, mean-field model per instance at arrival rate λ (docs/model.md §
 
 * Decode batch B from Little's law: B = λ · O · τ, τ the mean time per output token.
 * **Chunked prefill** (token budget c): a mixed step carries B decodes plus up to q = c − B
-  prompt tokens; prompts need λ·S̄ tokens/s, so mixed steps take a time share
-  φ = λ·S̄/q_eff · T_mix, where q_eff = min(q, max(S̄, λ·S̄·T_mix)) is the prompt tokens
-  actually waiting per step. The share of token gaps that are mixed is
-  f = (φ/T_mix) / (φ/T_mix + (1−φ)/T_dec) and τ = f·T_mix + (1−f)·T_dec
-  (performance-model.md §5.2).
+  prompt tokens. Prompts need λ·S̄ tokens/s; the share of steps that carry prompt tokens is
+  f = max(λ·S̄·τ/q, 1 − e^(−λτ)) — enough full budgets for the token demand, and at least the
+  chance that a prompt arrived during a step (Poisson) — each carrying q_eff = λ·S̄·τ/f tokens;
+  τ = f·T_mix(q_eff) + (1−f)·T_dec (performance-model.md §5.2). The budget is the prompt
+  "server": utilisation ρ = λ·S̄·τ/q, overload at ρ ≥ 1.
 * **Unchunked**: a prompt runs whole as its own pass of T_pre(S) and stalls every decode of
   the instance: φ = λ·S̄/q_eff · T_pre, τ = T_dec/(1 − φ), and a token gap is inflated with
   probability f = m·T_dec/(1−φ) (m prefill passes per second).
 * Percentiles: TPOT_q = T_dec + (T_inflated − T_dec) · (upper q-quantile of the inflated share
-  of a request's O gaps); TTFT_q = residual step + prefill of a q-quantile prompt
-  + G/G/1 wait (Kingman, with arrival CV = burstiness and service CV from prompt lengths)
-  turned into a percentile by ``queueing.wait_quantile_s``.
+  of a request's O gaps); TTFT_q = q-quantile of the residual of the step in progress (length-
+  biased) + prefill of a q-quantile prompt
+  + the instance's G/G/1 prompt-queue wait (Kingman via Allen–Cunneen with one server:
+  arrival CV = burstiness, service CV = prompt-length CV, service = each request's share
+  ρ/λ of the token budget) turned into a percentile by ``queueing.wait_quantile_s``. The q-prompt's own prefill counts its full chunks and the
+  shorter last one.
 * Overload: φ ≥ 1 (prompt work exceeds the instance), B above the memory/engine cap, or the
   fixed point for B not converging. Overloaded points carry no latency (None upstream).
 
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.instance import Instance, StackedInstances
-from advisor.core.queueing import binomial_share_quantile, kingman_wait_s, wait_quantile_s
+from advisor.core.queueing import allen_cunneen_wait_s, binomial_share_quantile, wait_quantile_s
 from advisor.core.scenario import TrafficPhase
 
 FIXED_POINT_ITERATIONS = 40
@@ -68,7 +71,12 @@ def _phase_numbers(phase: TrafficPhase, quantile: float) -> tuple[float, float, 
 def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndarray | int, phase: TrafficPhase,
                        rate_rps: np.ndarray | float, chunk_tokens: np.ndarray | float | None,
                        quantile: float) -> ColocatedPoint:
-    """Colocated metrics per instance at ``rate_rps``; ``chunk_tokens`` None = unchunked."""
+    """Colocated metrics per instance at ``rate_rps``; ``chunk_tokens`` None = unchunked.
+
+    Each instance queues its own prompts: a colocated router balances outstanding requests
+    (mostly decodes), not the prompt queue, so the instances do not pool into one G/G/c queue
+    for prompts (checked against the simulator, tests/simulate/test_sim_matrix.py).
+    """
     s_mean, s_q, o_mean, ctx, s_cv = _phase_numbers(phase, quantile)
     chunked = chunk_tokens is not None
     lam = np.asarray(rate_rps, dtype=float)
@@ -79,24 +87,29 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
 
     b = np.zeros_like(lam)
     t_inf = inst.decode_step_s(1.0, ctx) + 0.0 * lam
+    tau = t_inf
+    need = np.zeros_like(lam)
     for it in range(FIXED_POINT_ITERATIONS):
         t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
         if chunked:
             room = np.maximum(c - b, 1.0)
-            # prompt tokens waiting per mixed step (more prompts queue up at higher load);
-            # the previous iterate's mixed-step time stands in for this one's
-            q_eff = np.minimum(room, np.maximum(s_mean, lam * s_mean * t_inf))
+            # Share of steps that carry prompt tokens: at least the share needed to move
+            # λ·S̄ tokens/s in full budgets, and at least the chance that a prompt arrived
+            # during the previous step (Poisson: 1 − e^(−λτ)); the previous iterate's τ
+            # stands in for this one's.
+            need = lam * s_mean * tau / room
+            f = np.clip(np.maximum(need, -np.expm1(-lam * tau)), 0.0, 1.0)
+            q_eff = np.minimum(room, np.divide(lam * s_mean * tau, np.maximum(f, 1e-12)))
+            q_eff = np.maximum(q_eff, np.minimum(s_mean, room) * (f > 0))
             seqs = np.maximum(q_eff / s_mean, 1.0)
             earlier = np.where(s_mean > room, (s_mean - room) / 2.0, 0.0)
             t_inf = inst.step_time_s(prefill_tokens=q_eff, prefill_seqs=seqs,
                                      prefill_context_tokens=earlier, decode_seqs=b,
                                      decode_context_tokens=ctx)
-            phi = lam * s_mean / q_eff * t_inf
-            phi_c = np.minimum(phi, 0.999999)
-            rate_mixed = phi_c / t_inf
-            rate_dec = (1.0 - phi_c) / t_dec
-            f = rate_mixed / np.maximum(rate_mixed + rate_dec, 1e-30)
             tau = f * t_inf + (1.0 - f) * t_dec
+            # the prompt "server" is the token budget: its utilisation is the share of the
+            # budget prompts use, λ·S̄·τ/room (≥ 1 = overload)
+            phi = lam * s_mean * tau / room
         else:
             t_pre_single = inst.prefill_time_s(s_mean)
             batch_prompts = np.maximum(1.0, lam * t_pre_single)
@@ -125,18 +138,29 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     # TTFT: a residual step, the q-quantile prompt's own prefill, and the queue ahead of it.
     if chunked:
         room = np.maximum(c - b, 1.0)
-        steps_q = np.ceil(s_q / room)
-        t_chunk = inst.step_time_s(prefill_tokens=np.minimum(room, s_q), prefill_seqs=1.0,
-                                   prefill_context_tokens=np.maximum(s_q - room, 0.0) / 2,
-                                   decode_seqs=b, decode_context_tokens=ctx)
-        own_prefill = steps_q * t_chunk
-        mean_service = s_mean / np.minimum(room, np.maximum(s_mean, 1.0)) * t_inf
+        full = np.floor(s_q / room)
+        rest = s_q - full * room
+        t_full = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
+                                  prefill_context_tokens=np.maximum(s_q - room, 0.0) / 2,
+                                  decode_seqs=b, decode_context_tokens=ctx)
+        t_rest = inst.step_time_s(prefill_tokens=rest, prefill_seqs=1.0,
+                                  prefill_context_tokens=s_q - rest, decode_seqs=b,
+                                  decode_context_tokens=ctx)
+        own_prefill = full * t_full + np.where(rest > 0, t_rest, 0.0)
     else:
         own_prefill = inst.prefill_time_s(s_q)
-        mean_service = inst.prefill_time_s(s_mean) + 0.0 * lam
-    wait_mean = kingman_wait_s(phi, mean_service, phase.burstiness, s_cv)
-    wait_q = wait_quantile_s(wait_mean, np.minimum(phi, 1.0), quantile)
-    residual = tau / 2.0
+    # the prompt work each request brings, in instance-seconds (its share of the busy time φ)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        service = np.where(lam > 0, phi / lam, 0.0)
+    wait_mean, p_wait = allen_cunneen_wait_s(1, lam, service,
+                                             phase.burstiness, s_cv)
+    wait_q = wait_quantile_s(wait_mean, p_wait, quantile)
+    if chunked:
+        residual = _residual_quantile(t_dec, t_inf, f, quantile)
+    else:
+        # a prompt waits for the decode step in progress; waiting for prefill passes in
+        # progress is part of the queue wait below
+        residual = quantile * t_dec
     ttft_q = residual + own_prefill + wait_q + inst.request_overhead_s
     finite = ~overloaded & np.isfinite(ttft_q) & np.isfinite(tpot_q)
     overloaded = overloaded | ~finite
@@ -147,6 +171,23 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
                           tpot_q_s=np.where(overloaded, np.nan, tpot_q),
                           ttft_q_s=np.where(overloaded, np.nan, ttft_q),
                           overloaded=overloaded)
+
+
+def _residual_quantile(t_dec: np.ndarray, t_inf: np.ndarray, f: np.ndarray,
+                       quantile: float) -> np.ndarray:
+    """q-quantile of the remaining time of the step in progress when a prompt arrives.
+
+    Arrivals land in a step with probability proportional to its length (inspection paradox):
+    inflated steps take the time share w = f·T_inf/τ. The residual is uniform within the
+    step, so P(R > r) = w·(1 − r/T_inf)⁺ + (1 − w)·(1 − r/T_dec)⁺; solved for 1 − q.
+    """
+    tau = f * t_inf + (1.0 - f) * t_dec
+    w = np.clip(np.divide(f * t_inf, tau, out=np.zeros_like(tau), where=tau > 0), 0.0, 1.0)
+    tail = 1.0 - quantile
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = t_inf * (1.0 - tail / w)  # valid when the answer lies past T_dec
+        below = quantile / (w / t_inf + (1.0 - w) / t_dec)
+    return np.where((w > tail) & (above >= t_dec), above, np.minimum(below, t_dec))
 
 
 def meets_slo(point: ColocatedPoint, ttft_slo_s: float | None,

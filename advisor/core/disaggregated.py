@@ -4,8 +4,9 @@ Prefill instance (docs/model.md §6): prompts are batched up to the *saturating*
 L_m — the smallest power of two (≥ 512) whose tokens/s reach 90 % of a 16k-token pass
 (Sarathi-Serve Fig. 3/4, Splitwise's 2,048 cap, DistServe's L_m; performance-model.md §1.3).
 At rate λ the instance is busy ρ = λ · S̄ · T(L_m)/L_m; TTFT_q = prefill of the q-prompt
-(batched with ρ·L_m other tokens) + G/G/1 wait as a percentile + exposed KV transfer
-+ request overhead. Its goodput is the largest λ with TTFT_q ≤ SLO and ρ < 1.
+(batched with ρ·L_m other tokens) + the G/G/c wait over the pool's prefill instances
+(Allen–Cunneen; a shortest-queue router) as a percentile + exposed KV transfer + request
+overhead. Its goodput is the largest λ with TTFT_q ≤ SLO and ρ < 1.
 
 Decode instance: a decode-only batch B bounded by memory/engine (``max_sequences``) and by
 the TPOT SLO (T_dec(B) ≤ SLO, by bisection on B). Capacity D = B / (Ō · T_dec(B)).
@@ -20,7 +21,7 @@ import numpy as np
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance
 from advisor.core.kv_transfer import transfer_seconds
-from advisor.core.queueing import kingman_wait_s, wait_quantile_s
+from advisor.core.queueing import allen_cunneen_wait_s, wait_quantile_s
 from advisor.core.scenario import TrafficPhase
 
 SATURATION_GRID = np.array([512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0])
@@ -66,8 +67,13 @@ def saturating_tokens(inst: Instance, mean_prompt_tokens: float) -> float:
 
 def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quantile: float,
                  link: LinkSpec, link_utilization: np.ndarray | float = 0.0,
-                 lm: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(TTFT_q seconds, utilisation ρ, exposed transfer seconds) of one prefill instance."""
+                 lm: float | None = None, servers: int = 1
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(TTFT_q seconds, utilisation ρ, exposed transfer seconds) of a prefill instance.
+
+    ``rate_rps`` is per instance; ``servers`` instances share the arrivals (G/G/c wait,
+    Allen–Cunneen, as behind a shortest-queue router).
+    """
     s_mean = phase.prompt_tokens.mean
     s_q = phase.prompt_tokens.quantile(quantile)
     lm = saturating_tokens(inst, s_mean) if lm is None else lm
@@ -77,8 +83,9 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
     rho = lam * per_request
     extra = np.minimum(rho, 1.0) * max(lm - s_q, 0.0)
     own = inst.step_time_s(prefill_tokens=s_q + extra, prefill_seqs=1.0 + extra / s_mean)
-    wait = kingman_wait_s(rho, per_request, phase.burstiness, phase.prompt_tokens.cv)
-    wait_q = wait_quantile_s(wait, np.minimum(rho, 1.0), quantile)
+    wait, p_wait = allen_cunneen_wait_s(servers, lam * servers, per_request, phase.burstiness,
+                                        phase.prompt_tokens.cv)
+    wait_q = wait_quantile_s(wait, p_wait, quantile)
     bytes_q = s_q * inst.kv_bytes_per_token_wire
     exposed, _ = transfer_seconds(bytes_q, link, inst.gpus, own, inst.model.num_layers,
                                   link_utilization)
@@ -87,8 +94,8 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
 
 
 def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
-                     ttft_slo_s: float | None, link: LinkSpec) -> PrefillCapacity:
-    """Capacity and TTFT-SLO goodput of one prefill instance."""
+                     ttft_slo_s: float | None, link: LinkSpec, servers: int = 1) -> PrefillCapacity:
+    """Capacity and TTFT-SLO goodput of one prefill instance in a pool of ``servers``."""
     s_mean = phase.prompt_tokens.mean
     lm = saturating_tokens(inst, s_mean)
     per_request = float(inst.prefill_time_s(s_mean, lm / s_mean)) * s_mean / lm
@@ -101,7 +108,8 @@ def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
     best = 0.0
     for _ in range(GRID_PASSES):
         rates = lo + (hi - lo) * steps
-        ttft, _, _ = prefill_ttft(inst, phase, np.maximum(rates, 1e-12), quantile, link, 0.0, lm)
+        ttft, _, _ = prefill_ttft(inst, phase, np.maximum(rates, 1e-12), quantile, link, 0.0, lm,
+                                  servers)
         ok = ttft <= ttft_slo_s
         if not ok.any():
             break

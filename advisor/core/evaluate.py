@@ -202,13 +202,10 @@ def _bytes_per_request(inst: Instance, ph: TrafficPhase) -> float:
 def _phase_pools(sc: Scenario, shapes: list[_Shape], ph: TrafficPhase) -> _PhasePools:
     cl = sc.cluster
     link = pool_link(cl.intra_node, cl.inter_node, cl.gpus <= cl.gpus_per_node)
-    prefill, decode, pcaps, dcaps = [], [], [], []
+    decode, dcaps = [], []
     for shape in shapes:
-        pc = prefill_capacity(shape.instance, ph, sc.slo.quantile, _s(sc.slo.ttft_ms), link)
         dc = decode_capacity(shape.instance, shape.max_sequences[ph.name], ph, _s(sc.slo.tpot_ms))
-        prefill.append(alloc.PoolOption(shape.instance.gpus, pc.goodput_rps, shape.label))
         decode.append(alloc.PoolOption(shape.instance.gpus, dc.goodput_rps, shape.label))
-        pcaps.append(pc)
         dcaps.append(dc)
     # KV link: requests/s one prefill GPU's NIC can ship (bytes per request at the prefill TP
     # of the best shape; TP duplication differs per shape, the ideal pick uses the best one).
@@ -216,7 +213,22 @@ def _phase_pools(sc: Scenario, shapes: list[_Shape], ph: TrafficPhase) -> _Phase
     if shapes:
         wire = min(_bytes_per_request(s.instance, ph) / s.instance.gpus for s in shapes)
         link_rate = link.effective_bytes_per_s / max(wire * 1.0, 1.0)
+
+    def prefill_pools(servers: list[int]) -> tuple[list[alloc.PoolOption], list]:
+        caps = [prefill_capacity(s.instance, ph, sc.slo.quantile, _s(sc.slo.ttft_ms), link, n)
+                for s, n in zip(shapes, servers)]
+        return [alloc.PoolOption(s.instance.gpus, c.goodput_rps, s.label)
+                for s, c in zip(shapes, caps)], caps
+
+    # Prefill instances share one queue (G/G/c), so their TTFT goodput depends on how many
+    # there are: size the pool from a first split with single-instance queues, then redo it.
+    prefill, pcaps = prefill_pools([1] * len(shapes))
     result = alloc.split(cl.gpus, prefill, decode, link_rate, cl.gpus_per_node)
+    if sc.slo.ttft_ms is not None and result.ideal_prefill_fraction > 0:
+        servers = [max(1, int(cl.gpus * result.ideal_prefill_fraction // s.instance.gpus))
+                   for s in shapes]
+        prefill, pcaps = prefill_pools(servers)
+        result = alloc.split(cl.gpus, prefill, decode, link_rate, cl.gpus_per_node)
     return _PhasePools(prefill, decode, pcaps, dcaps, link_rate, result)
 
 
@@ -265,7 +277,8 @@ def _disagg_plan(sc: Scenario, shapes: list[_Shape], ph: TrafficPhase, pools: _P
     cl = sc.cluster
     link = pool_link(cl.intra_node, cl.inter_node, cl.gpus <= cl.gpus_per_node)
     ttft, rho, _ = prefill_ttft(pshape.instance, ph, np.array(rate_p), sc.slo.quantile, link,
-                                min(kv.utilization, 0.999), pc.saturating_tokens)
+                                min(kv.utilization, 0.999), pc.saturating_tokens,
+                                a.prefill_instances)
     tpot, batch, d_over = decode_tpot_at_rate(dshape.instance, ph, rate_d,
                                               dshape.max_sequences[ph.name])
     overloaded = bool(rho >= 1.0) or d_over or kv.utilization >= 1.0

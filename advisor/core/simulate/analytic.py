@@ -89,7 +89,8 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
                                                 dec.max_sequences[phase_index])
     over = bool(d_over) or util >= 1.0
     for q in qs:
-        t, rho, _ = prefill_ttft(pinst, phase, np.array(rate_p), q, dep.link, min(util, 0.999), lm)
+        t, rho, _ = prefill_ttft(pinst, phase, np.array(rate_p), q, dep.link, min(util, 0.999), lm,
+                                 pre.instances)
         over = over or bool(rho >= 1.0)
         ttft.append(_ms(t))
     tpot = None if over else _ms(tpot_s)
