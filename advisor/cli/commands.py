@@ -19,3 +19,5 @@ def register(app: typer.Typer) -> None:
     from advisor.cli import calibrate_cmd, init_cmd
     calibrate_cmd.register(app)
     init_cmd.register(app)
+    from advisor.cli import sweep_cmd
+    sweep_cmd.register(app)

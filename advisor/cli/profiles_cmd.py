@@ -348,7 +348,8 @@ def _show_model(console: Any, profile: ModelProfile) -> None:
         elif hasattr(value, "model_dump"):
             for sub_key, sub_value in value.model_dump().items():
                 if sub_value is not None:
-                    shown = (f"{sub_value:,}" if isinstance(sub_value, int) else
+                    shown = (str(sub_value).lower() if isinstance(sub_value, bool) else
+                             f"{sub_value:,}" if isinstance(sub_value, int) else
                              f"{sub_value:g}" if isinstance(sub_value, float) else
                              str(sub_value).lower())
                     table.add_row(f"{key}.{sub_key}", shown)
@@ -405,7 +406,8 @@ def _show_model(console: Any, profile: ModelProfile) -> None:
 @app.command("show")
 def show_profile(
     ref: Annotated[str, typer.Argument(metavar="ID_OR_PATH",
-                                       help="Profile id, or path to a profile YAML file.")],
+                                       help="Profile id, path to a profile YAML file, or a "
+                                            "model's config.json (or its folder).")],
     kind: Annotated[Kind | None, typer.Option(
         "--kind", "-k", help="Profile kind, when the id or file alone is ambiguous.",
         show_default=False)] = None,

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from advisor.core.colocated import evaluate_colocated, rate_upper_bound
+from advisor.core.colocated import ColocatedPoint, evaluate_colocated, rate_upper_bound
 from advisor.core.distributions import LengthDistribution
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
 from advisor.core.instance import Instance
@@ -189,11 +189,11 @@ def _phase(run: BenchmarkRun) -> TrafficPhase:
                         output_tokens=LengthDistribution.constant(max(run.output_tokens, 1.0)))
 
 
-def _e2e(point: object, osl: float) -> np.ndarray:
-    ttft = np.asarray(point.ttft_q_s, dtype=float)  # type: ignore[attr-defined]
-    tau = np.asarray(point.tpot_mean_s, dtype=float)  # type: ignore[attr-defined]
-    e2e = ttft + max(osl - 1.0, 0.0) * tau
-    return np.where(np.asarray(point.overloaded) | ~np.isfinite(e2e), np.inf, e2e)  # type: ignore[attr-defined]
+def _e2e(point: ColocatedPoint, osl: float) -> np.ndarray:
+    """Predicted end-to-end latency per rate (inf where overloaded)."""
+    e2e = np.asarray(point.ttft_q_s, dtype=float) + max(osl - 1.0, 0.0) * np.asarray(
+        point.tpot_mean_s, dtype=float)
+    return np.where(np.asarray(point.overloaded) | ~np.isfinite(e2e), np.inf, e2e)
 
 
 def _solve_rate(inst: Instance, seqs: int, phase: TrafficPhase, chunk: float | None,
@@ -233,7 +233,7 @@ def predict_run(instance: Instance, run: BenchmarkRun, chunk_tokens: int | None,
     per_rate = run.request_rate_rps / instances
     closed = run.max_concurrency is not None or not math.isfinite(per_rate)
 
-    def at(rate: float) -> object:
+    def at(rate: float) -> ColocatedPoint:
         return evaluate_colocated(instance, max_sequences, phase, np.array(rate), chunk_arr,
                                   TTFT_QUANTILE)
 
@@ -246,14 +246,14 @@ def predict_run(instance: Instance, run: BenchmarkRun, chunk_tokens: int | None,
             rate, saturated, closed = per_rate, False, False
     else:
         rate = per_rate
-        if bool(at(rate).overloaded):  # type: ignore[attr-defined]
+        if bool(at(rate).overloaded):
             rate, saturated = _solve_rate(instance, max_sequences, phase, chunk_tokens, osl,
                                           None)[0], True
     point = at(rate)
-    if bool(point.overloaded):  # type: ignore[attr-defined]
+    if bool(point.overloaded):
         return RunPrediction(rate, None, None, None, True)
-    ttft = float(point.ttft_q_s)  # type: ignore[attr-defined]
-    tpot = float(point.tpot_mean_s)  # type: ignore[attr-defined]
+    ttft = float(point.ttft_q_s)
+    tpot = float(point.tpot_mean_s)
     e2e = ttft + (osl - 1.0) * tpot
     total_rate = rate * instances
     duration = run.completed / total_rate + (0.0 if closed or saturated else e2e)
@@ -289,7 +289,8 @@ def with_factors(instance: Instance, factors: EfficiencyFactors) -> Instance:
     return dataclasses.replace(instance, efficiency=factors)
 
 
-def _factors(base: EfficiencyFactors, prefill_key: str, x: Sequence[float]) -> EfficiencyFactors:
+def _factors(base: EfficiencyFactors, prefill_key: str,
+             x: Sequence[float] | np.ndarray) -> EfficiencyFactors:
     return dataclasses.replace(base, **{prefill_key: float(x[0]),
                                         "decode_bandwidth_efficiency": float(x[1]),
                                         "step_overhead_s": float(x[2]) / 1000.0})
@@ -320,12 +321,12 @@ def fit_efficiency(instance: Instance, runs: Sequence[BenchmarkRun], chunk_token
     seqs = [max_sequences_for(instance, run, memory_fraction) for run in runs]
     count = sum(_compared(run) for run in runs)
 
-    def predictions(x: Sequence[float]) -> list[RunPrediction]:
+    def predictions(x: Sequence[float] | np.ndarray) -> list[RunPrediction]:
         inst = with_factors(instance, _factors(base, key, x))
         return [predict_run(inst, run, chunk_tokens, s, instances)
                 for run, s in zip(runs, seqs, strict=True)]
 
-    def data_residuals(x: Sequence[float]) -> list[float]:
+    def data_residuals(x: Sequence[float] | np.ndarray) -> list[float]:
         return [r for run, pred in zip(runs, predictions(x), strict=True)
                 for r in run_residuals(run, pred)]
 

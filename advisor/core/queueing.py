@@ -39,6 +39,8 @@ def erlang_c(servers: np.ndarray | int, offered_load: np.ndarray | float) -> np.
     """
     c = np.asarray(servers, dtype=float)
     a = np.asarray(offered_load, dtype=float)
+    if c.size == 1 and float(c) == 1.0:  # one server: the probability of waiting is ρ
+        return np.clip(a, 0.0, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         top = stats.poisson.pmf(c, a) * c / (c - a)
         prob = top / (stats.poisson.cdf(c - 1, a) + top)

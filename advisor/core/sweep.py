@@ -15,25 +15,33 @@ How (docs/model.md §5–§9 give the model itself):
   capacities are computed once, with exactly the calls and instance stacks ``evaluate`` uses
   (so the numbers agree bit for bit), and reused for every count and rate in the group.
 * **Integer split for many G at once, without enumerating x.** For a prefill/decode shape
-  pair, ``goodput(x) = min(a(x), b(x))`` with ``a(x) = min(x·P, x·g_p·L)`` non-decreasing
-  and ``b(x) = ⌊(G − x·g_p)/g_d⌋·D`` non-increasing, so ``a ≤ b`` holds on a prefix
-  ``x ≤ x*`` and the maximum is ``max(a(x*), b(x*+1))``. ``x*`` is bracketed analytically
+  pair, ``goodput(x) = min(a(x), b(x))`` with ``a(x) = min(x·P, x·g_p·L)`` strictly
+  increasing and ``b(x) = ⌊(G − x·g_p)/g_d⌋·D`` non-increasing, so ``a ≤ b`` holds on a
+  prefix ``x ≤ x*`` and the maximum is ``max(a(x*), b(x*+1))``; values tied with it lie in
+  ``{x*} ∪ [x*+1, …)`` (b is constant on a run of x). ``x*`` is bracketed analytically
   (``x₀ = G·D/(A·g_d + D·g_p)``, ``A = min(P, g_p·L)``; floors move it down by at most
   ``δ = g_d·D/(A·g_d + D·g_p)``) and pinned by a vectorised bisection on the exact float
-  predicate; the window ``x* − 2 … x* + 4`` then holds the maximum and the four smallest x
-  that tie with it, which is all ``allocation.best_allocations`` keeps per pair. Ties across
-  pairs are broken as there (idle GPUs, prefill GPUs, pair order). Pairs whose continuous
-  bound ``G/(g_p/A + g_d/D)`` is below another pair's achieved goodput are pruned first, so
-  large clusters cost a few pairs per point. ``allocation._nodes_ok`` is applied to every
-  candidate (it never binds for shapes the model builds: instances larger than a node are
-  whole multiples of it). ``tests/sweep`` checks the result against the exact enumeration.
+  predicate; the window ``x* … x* + 4`` then holds the maximum and the four smallest x tied
+  with it — all that ``allocation.best_allocations`` keeps per pair. Ties across pairs are
+  broken as there (idle GPUs, prefill GPUs, pair order). Pairs are pruned first: pair p
+  serves at most ``u_p·G`` (``u_p = 1/(g_p/A + g_d/D)``) and the pair with the highest ``u``
+  at least ``u·(G − g_d) − A``, so only a prefix of the pairs sorted by ``u`` can win or tie
+  (a binary search per G); large clusters cost one or two pairs per point.
+  ``allocation._nodes_ok`` is applied to every candidate whose sizes can fail it (it cannot
+  fail when every instance is at most a node or whole nodes, which is what the model builds;
+  see :func:`_always_packs`). ``tests/sweep`` checks the result against the exact
+  enumeration, ties and odd sizes included.
 * **Static (all-phase) allocation.** Its score ``Σ share_k · g_k(x)/g_k*`` shares y(x)
   across phases. When ``g_d`` is a multiple of ``g_p`` only the largest x of each y can be
   best, and along those points x is linear in y, so the score is a sum of minima of linear
   functions — concave — and its maximum sits next to a phase crossing ``y_k`` or at an end;
   when ``g_p`` is a multiple of ``g_d``, y is linear in x and the same holds in x. Four
   integers around each crossing plus both ends are evaluated exactly. Pairs of other sizes
-  (node sizes that are not powers of two) are enumerated in full.
+  (node sizes that are not powers of two) are enumerated in full. Pairs whose continuous
+  bound ``Σ share·u_p·G/g_k*`` is below the score of a known split (each phase's best) are
+  skipped. Where the exact score is flat over several x (ties in exact arithmetic, e.g.
+  integer capacities), ``evaluate`` picks among them by rounding; the score (mix loss)
+  still agrees, the per-phase goodputs of the pick can differ.
 * **Rates** scale only goodput/rate headrooms, the colocated plan choice and the KV
   utilisation, all evaluated per point on the group's arrays.
 
@@ -41,10 +49,15 @@ Keys that change capacities (token lengths, SLOs, burstiness, the inter-node lin
 the capacity step once per distinct value; everything else (GPU counts and rates varied
 with them) stays vectorised.
 
-What agrees with the scalar model (tested): verdict; colocated, disaggregated and per-phase
-goodputs; rounding loss; KV utilisation and exposed transfer; static mix loss. The split
-reported for a multi-phase static allocation can differ from ``evaluate``'s when several
-splits tie exactly (their goodputs are then equal too).
+What agrees with the scalar model (tested to 1e-9, verdicts and preconditions exactly):
+goodput per GPU and headroom of both architectures, gain, rounding loss, KV utilisation and
+exposed transfer share, static mix loss, the colocated plan and the best split — except on
+the exactly flat static scores described above.
+
+The capacity step calls ``evaluate``'s own helpers (``_shapes``, ``_bytes_per_request``) and
+the capacity functions with the arguments ``evaluate`` passes; a model change there that makes
+capacities depend on the cluster size or the rate (e.g. pooled queues sized by instance
+counts) breaks the premise above, and ``tests/sweep/test_agreement.py`` will say so.
 """
 
 from __future__ import annotations
@@ -75,7 +88,7 @@ MAX_POINTS_PER_AXIS = 200_000
 MAX_POINTS = 2_000_000
 DEFAULT_FLOAT_POINTS = 101
 DEFAULT_LOG_POINTS = 64
-_WINDOW = np.arange(-2, 5, dtype=np.int64)
+_WINDOW = np.arange(0, 5, dtype=np.int64)
 _BLOCK_ELEMENTS = 400_000
 _INT_MAX = np.iinfo(np.int64).max
 
@@ -347,7 +360,7 @@ def parse_spec(key: str, spec: str) -> tuple[tuple[Any, ...], bool]:
             vals = [float(round(v)) for v in vals]
         out: tuple[Any, ...] = tuple(sorted({int(v) for v in vals if _int_ok(info, v)}))
     else:
-        out = tuple(sorted(set(float(v) for v in vals)))
+        out = tuple(sorted({float(v) for v in vals}))
     for v in out:
         _check_number(info, v)
     if len(out) > MAX_POINTS_PER_AXIS:
@@ -449,6 +462,18 @@ def _crossing(g: np.ndarray, gp: np.ndarray, gd: np.ndarray, p: np.ndarray, d: n
     return lo
 
 
+def _always_packs(size: np.ndarray, gpus_per_node: int) -> np.ndarray:
+    """Sizes for which ``allocation._nodes_ok`` cannot fail.
+
+    When every instance is at most a node or a whole number of nodes, any x prefill and
+    y = ⌊(G − x·g_p)/g_d⌋ decode instances pack: the whole-node instances use
+    (x·g_p + y·g_d)/node ≤ ⌊G/node⌋ nodes for their share, and the small ones fit in what
+    is left (x·g_p + y·g_d ≤ G). The shapes the model builds (TP ≤ node, node × PP) are
+    all of this kind; ``_nodes_ok`` is still applied to any other size.
+    """
+    return (size <= gpus_per_node) | (size % gpus_per_node == 0)
+
+
 @dataclass(frozen=True)
 class Splits:
     """Best integer splits for many cluster sizes (one phase)."""
@@ -469,8 +494,13 @@ def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_rate: np.nda
     The pair list is given as parallel arrays (one entry per prefill/decode shape pair, in
     ``best_allocations``' order: prefill-major); pairs with a zero rate must be left out by
     the caller. Same goodput, same x, y and pair, same tie-breaking.
+
+    Pruning: pair p serves at most ``u_p·G`` (its fractional per-GPU rate ``u_p = 1/(g_p/A +
+    g_d/D)``); the pair with the highest ``u`` reaches at least ``u·(G − g_d) − A`` (its x
+    just below the crossing). Only pairs with ``u_p·G`` above that bound can win or tie; with
+    pairs sorted by ``u`` they are a prefix, found per G by a binary search.
     """
-    G = np.asarray(gpus, dtype=np.int64)
+    G = np.asarray(gpus, dtype=np.int64).ravel()
     gp = np.asarray(prefill_gpus, dtype=np.int64)
     gd = np.asarray(decode_gpus, dtype=np.int64)
     P = np.asarray(prefill_rate, dtype=float)
@@ -482,68 +512,69 @@ def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_rate: np.nda
     by = np.zeros(n, dtype=np.int64)
     if n == 0 or m == 0:
         return Splits(good, pair, bx, by)
-    block = max(1, _BLOCK_ELEMENTS // m)
+    link = float(link_rate)
+    a_rate = np.minimum(P, gp * link) if link > 0 else P
+    u = 1.0 / (gp / a_rate + gd / D)
+    order = np.argsort(-u, kind="stable")
+    b = int(order[0])
+    lower = np.maximum(0.0, u[b] * (G - gd[b]) - a_rate[b]) * (1.0 - 1e-9)
+    neg_u = -u[order]
+    count = np.searchsorted(neg_u, -lower / (G * (1.0 + 1e-9)), side="right")
+    count = np.maximum(count, 1)
+    block = max(1, _BLOCK_ELEMENTS // max(1, int(count.mean())))
     for s in range(0, n, block):
         sl = slice(s, min(n, s + block))
-        r = _best_splits_block(G[sl], gp, gd, P, D, float(link_rate), gpus_per_node)
+        r = _best_splits_block(G[sl], count[sl], order, gp, gd, P, D, link, gpus_per_node)
         good[sl], pair[sl], bx[sl], by[sl] = r
     return Splits(good, pair, bx, by)
 
 
-def _best_splits_block(G: np.ndarray, gp: np.ndarray, gd: np.ndarray, P: np.ndarray,
-                       D: np.ndarray, link: float, gpn: int
+def _best_splits_block(G: np.ndarray, count: np.ndarray, order: np.ndarray, gp: np.ndarray,
+                       gd: np.ndarray, P: np.ndarray, D: np.ndarray, link: float, gpn: int
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    n = G.size
-    Gc = G[:, None]
-    max_x = (Gc - gd) // gp                                   # (n, m)
-    feas = max_x >= 1
-    a_rate = np.minimum(P, gp * link) if link > 0 else P
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        denom = a_rate * gd + D * gp
-        ub = Gc / (gp / a_rate + gd / D)
-        x_lb = np.floor(Gc * D / denom - gd * D / denom)
-    x_lb = np.clip(np.nan_to_num(x_lb, nan=0.0, posinf=0.0, neginf=0.0), 0,
-                   np.maximum(max_x, 0)).astype(np.int64)
-    x_lb = np.maximum(x_lb, 1)
-    lb_good, lb_y = _goodput(x_lb, Gc, gp, gd, P, D, link)
-    lb = np.where(feas & alloc._nodes_ok(x_lb, gp, lb_y, gd, Gc, gpn), lb_good, -1.0)
-    thresh = lb.max(axis=1)
-    keep = feas & ~(ub * (1.0 + 1e-9) < thresh[:, None])
-    rows, cols = np.nonzero(keep)
+    n, m = G.size, gp.size
     good = np.zeros(n)
     pair = np.full(n, -1, dtype=np.int64)
     bx = np.zeros(n, dtype=np.int64)
     by = np.zeros(n, dtype=np.int64)
+    total = int(count.sum())
+    rows = np.repeat(np.arange(n), count)
+    starts = np.cumsum(count) - count
+    cols = order[np.arange(total) - np.repeat(starts, count)]
+    g = G[rows]
+    emax = (g - gd[cols]) // gp[cols]
+    feas = emax >= 1
+    rows, cols, g, emax = rows[feas], cols[feas], g[feas], emax[feas]
     if rows.size == 0:
         return good, pair, bx, by
-    g = G[rows]
     egp, egd, eP, eD = gp[cols], gd[cols], P[cols], D[cols]
-    emax = max_x[rows, cols]
     xs = _crossing(g, egp, egd, eP, eD, link, emax)
     win = xs[:, None] + _WINDOW                                # (e, 7)
     wg, wy = _goodput(win, g[:, None], egp[:, None], egd[:, None], eP[:, None], eD[:, None], link)
     valid = (win >= 1) & (win <= emax[:, None]) & (wy >= 1)
-    valid &= alloc._nodes_ok(win, egp[:, None], wy, egd[:, None], g[:, None], gpn)
+    packs = ~(_always_packs(egp, gpn) & _always_packs(egd, gpn))
+    if packs.any():
+        valid[packs] &= alloc._nodes_ok(win[packs], egp[packs][:, None], wy[packs],
+                                        egd[packs][:, None], g[packs][:, None], gpn)
     wg = np.where(valid, wg, -1.0)
     pmax = wg.max(axis=1)
     tie = valid & (wg == pmax[:, None])
     kept = tie & (np.cumsum(tie, axis=1) <= 4)                # best_allocations keeps 4 per pair
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    seg_rows = rows[starts]
-    seg = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, rows.size]))
-    best = np.maximum.reduceat(pmax, starts)
+    seg_start = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    seg_rows = rows[seg_start]
+    seg = np.repeat(np.arange(seg_start.size), np.diff(np.r_[seg_start, rows.size]))
+    best = np.maximum.reduceat(pmax, seg_start)
     has = best >= 0
     elig = kept & (wg == best[seg][:, None]) & has[seg][:, None]
+    # best_allocations sorts by (−goodput, idle GPUs, prefill GPUs), stable in pair order
     idle = g[:, None] - win * egp[:, None] - wy * egd[:, None]
     big = int(G.max()) + 1
-    key = np.where(elig, idle * big + win * egp[:, None], _INT_MAX)
-    kmin = np.minimum.reduceat(key.min(axis=1), starts)
-    flat = np.arange(rows.size)[:, None] * _WINDOW.size + np.arange(_WINDOW.size)
-    pos = np.where(elig & (key == kmin[seg][:, None]), flat, _INT_MAX)
-    first = np.minimum.reduceat(pos.min(axis=1), starts)
-    ok = has & (first < _INT_MAX)
-    e, w = first[ok] // _WINDOW.size, first[ok] % _WINDOW.size
-    target = seg_rows[ok]
+    key = np.where(elig, ((idle * big + win * egp[:, None]) * m + cols[:, None]), _INT_MAX)
+    emin = key.min(axis=1)
+    kmin = np.minimum.reduceat(emin, seg_start)
+    hit = elig & (key == kmin[seg][:, None])
+    e, w = np.nonzero(hit)
+    target = seg_rows[seg[e]]
     good[target] = wg[e, w]
     pair[target] = cols[e]
     bx[target] = win[e, w]
@@ -553,12 +584,17 @@ def _best_splits_block(G: np.ndarray, gp: np.ndarray, gd: np.ndarray, P: np.ndar
 
 def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequence[np.ndarray],
                       decode: Sequence[np.ndarray], links: Sequence[float],
-                      best: Sequence[np.ndarray], shares: Sequence[float], gpus_per_node: int
+                      best: Sequence[np.ndarray], shares: Sequence[float], gpus_per_node: int,
+                      known: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] = ()
                       ) -> StaticAllocations:
     """``evaluate._static_allocation`` for many cluster sizes at once.
 
     ``prefill[k]``/``decode[k]`` are phase k's per-shape capacities, ``best[k]`` (n,) its
     best integer goodput per cluster size, ``links[k]`` its KV link rate per prefill GPU.
+    ``known`` are feasible allocations (prefill shape, decode shape, x; −1 = none) per
+    cluster size, e.g. each phase's best split: their scores bound the optimum from below,
+    and pairs whose continuous upper bound Σ share·G/(g_p/A + g_d/D)/best is lower cannot
+    win or tie, so they are skipped.
     """
     G = np.asarray(gpus, dtype=np.int64)
     g = np.asarray(shape_gpus, dtype=np.int64)
@@ -569,48 +605,80 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
     pair_score = np.full((n, m), -1.0)
     pair_goods = np.zeros((n, m, K))
     pair_x = np.zeros((n, m), dtype=np.int64)
+    Pk = [np.asarray(prefill[k], dtype=float) for k in range(K)]
+    Dk = [np.asarray(decode[k], dtype=float) for k in range(K)]
+    bk = [np.asarray(b, dtype=float) for b in best]
     if n and m:
         gp, gd = g[ii], g[jj]
+        Gc = G[:, None]
+        feasible = gp + gd <= Gc                                           # (n, m)
+        # bounds: the score of the known allocations below, a continuous relaxation above
+        lb = np.full(n, -np.inf)
+        for pi, pj, px in known:
+            ok = pi >= 0
+            if not ok.any():
+                continue
+            pi0, pj0 = np.maximum(pi, 0), np.maximum(pj, 0)
+            sc_k, _ = _static_score(np.maximum(px, 1), G, g[pi0], g[pj0],
+                                    [p[pi0] for p in Pk], [d[pj0] for d in Dk], links, bk,
+                                    shares, gpus_per_node)
+            lb = np.maximum(lb, np.where(ok, sc_k, -np.inf))
+        ub = np.zeros((n, m))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for k in range(K):
+                a = np.minimum(Pk[k][ii], gp * links[k]) if links[k] > 0 else Pk[k][ii]
+                d = Dk[k][jj]
+                cont = np.where((a > 0) & (d > 0), Gc / (gp / a + gd / d), 0.0)
+                b_ = bk[k][:, None]
+                ub = ub + shares[k] * np.where(b_ > 0, cont / np.where(b_ > 0, b_, 1.0), 0.0)
+        keep = feasible & ~(ub * (1.0 + 1e-9) + 1e-12 < lb[:, None])
         cls_y = gd % gp == 0
-        cls_x = ~cls_y & (gp % gd == 0)
-        regular = np.flatnonzero(cls_y | cls_x)
-        other = np.flatnonzero(~(cls_y | cls_x))
-        Pk = [np.asarray(prefill[k], dtype=float)[ii] for k in range(K)]
-        Dk = [np.asarray(decode[k], dtype=float)[jj] for k in range(K)]
-        bk = [np.asarray(b, dtype=float) for b in best]
-        block = max(1, _BLOCK_ELEMENTS // max(1, m * (2 + 4 * K)))
-        for st in range(0, n, block):
-            sl = slice(st, min(n, st + block))
-            Gb = G[sl][:, None, None]
-            best_b = [b[sl][:, None, None] for b in bk]
-            if regular.size:
-                r = regular
-                x = _static_candidates(Gb, gp[r], gd[r], cls_y[r], [p[r] for p in Pk],
-                                       [d[r] for d in Dk], links)
-                sc_, gk = _static_score(x, Gb, gp[r][None, :, None], gd[r][None, :, None],
-                                        [p[r][None, :, None] for p in Pk],
-                                        [d[r][None, :, None] for d in Dk], links, best_b, shares,
-                                        gpus_per_node)
-                _pair_best(sc_, gk, x, pair_score, pair_goods, pair_x, sl, r)
-            for pidx in other:  # sizes that do not divide each other: every x
-                xmax = max(1, (int(G[sl].max()) - int(gd[pidx])) // int(gp[pidx]))
-                x = np.broadcast_to(np.arange(1, xmax + 1, dtype=np.int64)[None, None, :],
-                                    (Gb.shape[0], 1, xmax))
-                sc_, gk = _static_score(x, Gb, gp[pidx], gd[pidx], [p[pidx] for p in Pk],
-                                        [d[pidx] for d in Dk], links, best_b, shares,
-                                        gpus_per_node)
-                _pair_best(sc_, gk, x, pair_score, pair_goods, pair_x, sl, np.array([pidx]))
+        regular = cls_y | (gp % gd == 0)
+        rows, cols = np.nonzero(keep & regular[None, :])
+        step = max(1, _BLOCK_ELEMENTS // (2 + 4 * K))
+        for st in range(0, rows.size, step):
+            r_, c_ = rows[st:st + step], cols[st:st + step]
+            Ge = G[r_][:, None]
+            egp, egd = gp[c_][:, None], gd[c_][:, None]
+            eP = [p[ii][c_][:, None] for p in Pk]
+            eD = [d[jj][c_][:, None] for d in Dk]
+            x = _static_candidates(Ge, egp, egd, cls_y[c_][:, None], eP, eD, links)
+            sc_, gk = _static_score(x, Ge, egp, egd, eP, eD, links,
+                                    [b[r_][:, None] for b in bk], shares, gpus_per_node)
+            c = np.argmax(sc_, axis=1)                      # first x with the pair's best score
+            e = np.arange(r_.size)
+            pair_score[r_, c_] = sc_[e, c]
+            pair_goods[r_, c_] = gk[:, e, c].T
+            pair_x[r_, c_] = x[e, c]
+        for pidx in np.flatnonzero(~regular):   # sizes that do not divide each other: every x
+            sel = np.flatnonzero(keep[:, pidx])
+            if sel.size == 0:
+                continue
+            xmax = max(1, (int(G[sel].max()) - int(gd[pidx])) // int(gp[pidx]))
+            x = np.arange(1, xmax + 1, dtype=np.int64)[None, :]
+            Ge = G[sel][:, None]
+            sc_, gk = _static_score(x, Ge, gp[pidx], gd[pidx], [p[ii[pidx]] for p in Pk],
+                                    [d[jj[pidx]] for d in Dk], links,
+                                    [b[sel][:, None] for b in bk], shares, gpus_per_node)
+            c = np.argmax(sc_, axis=1)
+            e = np.arange(sel.size)
+            pair_score[sel, pidx] = sc_[e, c]
+            pair_goods[sel, pidx] = np.broadcast_to(gk, (K,) + sc_.shape)[:, e, c].T
+            pair_x[sel, pidx] = np.broadcast_to(x, sc_.shape)[e, c]
     # evaluate keeps the first pair whose score is strictly higher than all before it
-    j = np.argmax(pair_score, axis=1) if m else np.zeros(n, dtype=np.int64)
-    rows = np.arange(n)
-    score = pair_score[rows, j] if m else np.full(n, -1.0)
+    rows_n = np.arange(n)
+    if m:
+        j = np.argmax(pair_score, axis=1)
+        score, goods, bx = pair_score[rows_n, j], pair_goods[rows_n, j], pair_x[rows_n, j]
+    else:
+        j = np.zeros(n, dtype=np.int64)
+        score, goods, bx = np.full(n, -1.0), np.zeros((n, K)), np.zeros(n, dtype=np.int64)
     found = score >= 0
-    goods = pair_goods[rows, j] if m else np.zeros((n, K))
-    x = np.where(found, pair_x[rows, j] if m else 0, 0)
     pi = np.where(found, ii[j] if m else 0, -1)
     pj = np.where(found, jj[j] if m else 0, -1)
-    gp_c = np.where(found, g[np.maximum(pi, 0)] if s else 1, 1)
-    gd_c = np.where(found, g[np.maximum(pj, 0)] if s else 1, 1)
+    x = np.where(found, bx, 0)
+    gp_c = g[np.maximum(pi, 0)] if s else np.ones(n, dtype=np.int64)
+    gd_c = g[np.maximum(pj, 0)] if s else np.ones(n, dtype=np.int64)
     y = np.where(found, (G - x * gp_c) // gd_c, 0)
     return StaticAllocations(score, goods, found, pi, pj, x, y)
 
@@ -630,45 +698,29 @@ class StaticAllocations:
     y: np.ndarray
 
 
-def _pair_best(sc_: np.ndarray, gk: np.ndarray, x: np.ndarray, pair_score: np.ndarray,
-               pair_goods: np.ndarray, pair_x: np.ndarray, sl: slice, cols: np.ndarray) -> None:
-    """Per pair: the first candidate x with the pair's highest score (candidates ascend)."""
-    c = np.argmax(sc_, axis=2)                                            # (n, pairs)
-    pair_score[sl, cols] = np.take_along_axis(sc_, c[..., None], axis=2)[..., 0]
-    gsel = np.take_along_axis(gk, np.broadcast_to(c[None, ..., None], (gk.shape[0],) + c.shape + (1,)),
-                              axis=3)[..., 0]                              # (K, n, pairs)
-    pair_goods[sl, cols] = np.moveaxis(gsel, 0, -1)
-    pair_x[sl, cols] = np.take_along_axis(np.broadcast_to(x, sc_.shape), c[..., None], axis=2)[..., 0]
-
-
 def _static_candidates(G: np.ndarray, gp: np.ndarray, gd: np.ndarray, cls_y: np.ndarray,
                        P: Sequence[np.ndarray], D: Sequence[np.ndarray],
                        links: Sequence[float]) -> np.ndarray:
-    """Candidate x per (n, pair): integers around each phase's crossing and both ends."""
-    gp3, gd3 = gp[None, :, None], gd[None, :, None]
-    max_x = (G - gd3) // gp3
-    y_max = (G - gp3) // gd3
-    q_p = G // gp3
-    q_d = G // gd3
-    r_y = np.maximum(gd3 // gp3, 1)
-    r_x = np.maximum(gp3 // gd3, 1)
+    """Candidate x per (cluster size, pair) row, ascending: four integers around each
+    phase's crossing (in y when g_d is a multiple of g_p, else in x) and both ends."""
+    max_x = (G - gd) // gp
+    y_max = (G - gp) // gd
+    q_p = G // gp
+    q_d = G // gd
+    r_y = np.maximum(gd // gp, 1)
+    r_x = np.maximum(gp // gd, 1)
     offs = np.arange(-1, 3, dtype=np.int64)
     cands = [np.ones_like(max_x), np.maximum(max_x, 1)]
     for k in range(len(P)):
-        p3, d3 = P[k][None, :, None], D[k][None, :, None]
-        a3 = np.minimum(p3, gp3 * links[k]) if links[k] > 0 else p3
-        with np.errstate(divide="ignore", invalid="ignore"):
-            yk = a3 * q_p / (a3 * r_y + d3)
-            xk = d3 * q_d / (a3 + d3 * r_x)
-        yk = np.nan_to_num(yk, nan=1.0, posinf=1.0, neginf=1.0)
-        xk = np.nan_to_num(xk, nan=1.0, posinf=1.0, neginf=1.0)
+        a = np.minimum(P[k], gp * links[k]) if links[k] > 0 else P[k]
+        d = D[k]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            yk = np.nan_to_num(a * q_p / (a * r_y + d), nan=1.0, posinf=1.0, neginf=1.0)
+            xk = np.nan_to_num(d * q_d / (a + d * r_x), nan=1.0, posinf=1.0, neginf=1.0)
         yy = np.clip(np.floor(yk).astype(np.int64) + offs, 1, np.maximum(y_max, 1))
-        from_y = (G - yy * gd3) // gp3
         xx = np.clip(np.floor(xk).astype(np.int64) + offs, 1, np.maximum(max_x, 1))
-        cands.append(np.where(cls_y[None, :, None], from_y, xx))
-    x = np.concatenate([np.broadcast_to(c, max_x.shape[:2] + (c.shape[2],)) for c in cands],
-                       axis=2)
-    return np.sort(x, axis=2)
+        cands.append(np.where(cls_y, (G - yy * gd) // gp, xx))
+    return np.sort(np.concatenate(cands, axis=-1), axis=-1)
 
 
 def _static_score(x: np.ndarray, G: np.ndarray, gp: Any, gd: Any, P: Sequence[Any],
@@ -676,9 +728,10 @@ def _static_score(x: np.ndarray, G: np.ndarray, gp: Any, gd: Any, P: Sequence[An
                   shares: Sequence[float], gpn: int) -> tuple[np.ndarray, np.ndarray]:
     """Scores (−1 where invalid) and per-phase goods (K, …) exactly as evaluate computes."""
     y = (G - x * gp) // gd
-    ok = (x >= 1) & (y >= 1) & (x * gp + gd <= G)
-    ok &= alloc._nodes_ok(x, np.asarray(gp, dtype=np.int64), y, np.asarray(gd, dtype=np.int64),
-                          G, gpn)
+    ok = (x >= 1) & (y >= 1)
+    gp_a, gd_a = np.asarray(gp, dtype=np.int64), np.asarray(gd, dtype=np.int64)
+    if not (_always_packs(gp_a, gpn).all() and _always_packs(gd_a, gpn).all()):
+        ok &= alloc._nodes_ok(x, gp_a, y, gd_a, G, gpn)
     score = np.zeros(np.broadcast_shapes(x.shape, G.shape))
     goods = []
     for k in range(len(P)):
@@ -923,7 +976,8 @@ def _group_points(caps: _Capacities, grp: _Group, G: np.ndarray, rates: np.ndarr
     if K > 1 and S > 0:
         st = static_allocation(
             ug, grp.gpus, [pc.prefill for pc in grp.phases], [pc.decode for pc in grp.phases],
-            [pc.link_rate for pc in grp.phases], [d_good[:, k] for k in range(K)], shares, gpn)
+            [pc.link_rate for pc in grp.phases], [d_good[:, k] for k in range(K)], shares, gpn,
+            known=[(d_pre[:, k], d_dec[:, k], d_x[:, k]) for k in range(K)])
         s_goods, s_found = st.goods, st.found
         static_loss = np.where(st.score < 0, 0.0, np.maximum(0.0, 1.0 - st.score))
     else:
@@ -1057,6 +1111,11 @@ class Crossover:
     """For a grid: the other axis's (key, value label) this row is taken at."""
     from_start: bool = False
     """Whether the verdict is already ``disaggregate`` at the first value."""
+    stable_from: Any = None
+    """The value from which the verdict stays ``disaggregate`` to the end of the range
+    (None if it does not end there); it can lie above ``value`` when the verdict alternates
+    (rounding loss jumps from one GPU count to the next)."""
+    stable_label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1111,9 +1170,14 @@ class SweepResult:
             hit = np.flatnonzero(line)
             if hit.size == 0:
                 out.append(Crossover(ax.key, None, None, at))
-            else:
-                i = int(hit[0])
-                out.append(Crossover(ax.key, _plain(ax.values[i]), ax.labels[i], at, i == 0))
+                continue
+            i = int(hit[0])
+            miss = np.flatnonzero(~line)
+            last_miss = int(miss[-1]) if miss.size else -1
+            stable = last_miss + 1 if last_miss + 1 < line.size else None
+            out.append(Crossover(ax.key, _plain(ax.values[i]), ax.labels[i], at, i == 0,
+                                 None if stable is None else _plain(ax.values[stable]),
+                                 None if stable is None else ax.labels[stable]))
         return tuple(out)
 
     def transitions(self) -> tuple[tuple[int, str], ...]:

@@ -109,8 +109,8 @@ def load_hf_profile(path: Path) -> Any:
         raise ProfileInvalidError(path, [f"{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"]
                                   ) from None
     if not isinstance(data, dict):
-        raise ProfileInvalidError(path, ["expected a JSON object (a model config.json) at the "
-                                         f"top level, got {type(data).__name__}"])
+        raise ProfileInvalidError(path, [("expected a JSON object (a model config.json) at the "
+                                         f"top level, got {type(data).__name__}")])
     return profile_from_config(data, path)
 
 
@@ -160,12 +160,12 @@ def _model_type(data: dict[str, Any], path: Path) -> str:
                 if isinstance(cls, str) and cls in ARCHITECTURE_CLASSES:
                     return ARCHITECTURE_CLASSES[cls]
         raise ProfileInvalidError(path, [
-            f"model_type: missing (and architectures {classes!r} names no supported class); "
-            f"supported architectures: {_supported()}"])
+            (f"model_type: missing (and architectures {classes!r} names no supported class); "
+            f"supported architectures: {_supported()}")])
     if not isinstance(model_type, str) or model_type not in SUPPORTED_ARCHITECTURES:
         raise ProfileInvalidError(path, [
-            f"model_type: {model_type!r} is not supported; supported architectures: "
-            f"{_supported()} (write a model profile YAML instead: see profiles/README.md)"])
+            (f"model_type: {model_type!r} is not supported; supported architectures: "
+            f"{_supported()} (write a model profile YAML instead: see profiles/README.md)")])
     return model_type
 
 
@@ -195,7 +195,7 @@ class _Reader:
     def _problem(self, key: str, message: str) -> None:
         self.problems.append(f"{key}: {message} (model_type {self.model_type})")
 
-    def int(self, key: str, default: Any = _MISSING, minimum: int = 1) -> int:
+    def whole(self, key: str, default: Any = _MISSING, minimum: int = 1) -> int:
         """A whole number >= ``minimum``; ``default`` when absent or null."""
         value = self.data.get(key)
         if value is None:
@@ -211,13 +211,13 @@ class _Reader:
             return minimum
         return int(value)
 
-    def optional_int(self, key: str, default: int | None = None) -> int | None:
+    def optional_whole(self, key: str, default: int | None = None) -> int | None:
         """A whole number, or ``default`` when absent or null."""
         if self.data.get(key) is None:
             return default
-        return self.int(key)
+        return self.whole(key)
 
-    def bool(self, key: str, default: bool) -> bool:
+    def flag(self, key: str, default: bool) -> bool:
         """A boolean; ``default`` when absent or null."""
         value = self.data.get(key)
         if value is None:
@@ -227,7 +227,7 @@ class _Reader:
             return default
         return value
 
-    def int_list(self, key: str) -> list[int]:
+    def whole_list(self, key: str) -> list[int]:
         """A list of whole numbers (empty when absent or null)."""
         value = self.data.get(key)
         if value is None:
@@ -242,27 +242,27 @@ class _Reader:
 def _common(r: _Reader, tie_default: bool = False, head_dim_default: int | None = None
             ) -> dict[str, Any]:
     """The fields every decoder-only architecture here shares."""
-    hidden = r.int("hidden_size")
-    heads = r.int("num_attention_heads")
-    kv_heads = r.int("num_key_value_heads", default=heads)
-    head_dim = r.optional_int("head_dim", default=head_dim_default)
+    hidden = r.whole("hidden_size")
+    heads = r.whole("num_attention_heads")
+    kv_heads = r.whole("num_key_value_heads", default=heads)
+    head_dim = r.optional_whole("head_dim", default=head_dim_default)
     if head_dim is None:
         if hidden % heads:
             r._problem("head_dim", f"absent, and hidden_size {hidden} is not a multiple of "
                                    f"num_attention_heads {heads}")
         head_dim = max(hidden // heads, 1)
     return {
-        "num_layers": r.int("num_hidden_layers"),
+        "num_layers": r.whole("num_hidden_layers"),
         "hidden_size": hidden,
-        "intermediate_size": r.int("intermediate_size"),
+        "intermediate_size": r.whole("intermediate_size"),
         "num_attention_heads": heads,
         "num_kv_heads": kv_heads,
         "head_dim": head_dim,
-        "vocab_size": r.int("vocab_size"),
-        "max_context_tokens": r.int("max_position_embeddings"),
+        "vocab_size": r.whole("vocab_size"),
+        "max_context_tokens": r.whole("max_position_embeddings"),
         "attention": "mha" if kv_heads == heads else "gqa",
         "mlp": "gated",
-        "tie_word_embeddings": r.bool("tie_word_embeddings", tie_default),
+        "tie_word_embeddings": r.flag("tie_word_embeddings", tie_default),
     }
 
 
@@ -274,9 +274,9 @@ def _sliding(r: _Reader, arch: dict[str, Any], use_flag: str | None = None,
     applies to every layer (mistral) or, for qwen2/qwen3 with ``use_sliding_window``, to the
     layers from ``max_window_layers`` on.
     """
-    if use_flag is not None and not r.bool(use_flag, False):
+    if use_flag is not None and not r.flag(use_flag, False):
         return
-    window = r.optional_int("sliding_window", default=None if "sliding_window" in r.data
+    window = r.optional_whole("sliding_window", default=None if "sliding_window" in r.data
                             else window_default)
     if window is None:
         return
@@ -285,7 +285,7 @@ def _sliding(r: _Reader, arch: dict[str, Any], use_flag: str | None = None,
     if isinstance(types, list) and types:
         sliding = sum(1 for t in types if t == "sliding_attention")
     elif use_flag is not None:
-        first = r.int("max_window_layers", default=28, minimum=0)
+        first = r.whole("max_window_layers", default=28, minimum=0)
         sliding = max(layers - first, 0)
     else:
         sliding = layers
@@ -297,8 +297,8 @@ def _sliding(r: _Reader, arch: dict[str, Any], use_flag: str | None = None,
 # ---- one mapper per model_type --------------------------------------------------------------
 def _llama(r: _Reader) -> dict[str, Any]:
     arch = _common(r)
-    arch["attention_bias"] = r.bool("attention_bias", False)
-    arch["mlp_bias"] = r.bool("mlp_bias", False)
+    arch["attention_bias"] = r.flag("attention_bias", False)
+    arch["mlp_bias"] = r.flag("mlp_bias", False)
     return arch
 
 
@@ -317,7 +317,7 @@ def _qwen2(r: _Reader) -> dict[str, Any]:
 
 def _qwen3(r: _Reader) -> dict[str, Any]:
     arch = _common(r, head_dim_default=128)
-    arch["attention_bias"] = r.bool("attention_bias", False)
+    arch["attention_bias"] = r.flag("attention_bias", False)
     arch["qk_norm"] = True
     _sliding(r, arch, use_flag="use_sliding_window")
     return arch
@@ -327,8 +327,8 @@ def _mixtral(r: _Reader) -> dict[str, Any]:
     arch = _common(r)
     _sliding(r, arch)
     arch["moe"] = {
-        "num_experts": r.int("num_local_experts", default=8),
-        "experts_per_token": r.int("num_experts_per_tok", default=2),
+        "num_experts": r.whole("num_local_experts", default=8),
+        "experts_per_token": r.whole("num_experts_per_tok", default=2),
         "moe_intermediate_size": arch["intermediate_size"],
     }
     return arch
@@ -347,55 +347,55 @@ def _leading_dense_layers(r: _Reader, layers: int, step: int, dense_only: list[i
 
 def _qwen3_moe(r: _Reader) -> dict[str, Any]:
     arch = _common(r, head_dim_default=128)
-    arch["attention_bias"] = r.bool("attention_bias", False)
+    arch["attention_bias"] = r.flag("attention_bias", False)
     arch["qk_norm"] = True
     _sliding(r, arch, use_flag="use_sliding_window")
-    step = r.int("decoder_sparse_step", default=1)
+    step = r.whole("decoder_sparse_step", default=1)
     arch["moe"] = {
-        "num_experts": r.int("num_experts"),
-        "experts_per_token": r.int("num_experts_per_tok"),
-        "moe_intermediate_size": r.int("moe_intermediate_size"),
+        "num_experts": r.whole("num_experts"),
+        "experts_per_token": r.whole("num_experts_per_tok"),
+        "moe_intermediate_size": r.whole("moe_intermediate_size"),
         "first_dense_layers": _leading_dense_layers(r, arch["num_layers"], step,
-                                                    r.int_list("mlp_only_layers")),
+                                                    r.whole_list("mlp_only_layers")),
     }
     return arch
 
 
 def _deepseek_v3(r: _Reader) -> dict[str, Any]:
     arch = _common(r)
-    v_head_dim = r.int("v_head_dim")
+    v_head_dim = r.whole("v_head_dim")
     arch.update(attention="mla", head_dim=v_head_dim,  # head_dim is unused under MLA
-                attention_bias=r.bool("attention_bias", False))
+                attention_bias=r.flag("attention_bias", False))
     arch["mla"] = {
-        "kv_lora_rank": r.int("kv_lora_rank"),
-        "q_lora_rank": r.optional_int("q_lora_rank"),
-        "qk_rope_head_dim": r.int("qk_rope_head_dim"),
-        "qk_nope_head_dim": r.int("qk_nope_head_dim"),
+        "kv_lora_rank": r.whole("kv_lora_rank"),
+        "q_lora_rank": r.optional_whole("q_lora_rank"),
+        "qk_rope_head_dim": r.whole("qk_rope_head_dim"),
+        "qk_nope_head_dim": r.whole("qk_nope_head_dim"),
         "v_head_dim": v_head_dim,
     }
-    if r.int("moe_layer_freq", default=1) != 1:
+    if r.whole("moe_layer_freq", default=1) != 1:
         r._problem("moe_layer_freq", "only 1 (every layer after first_k_dense_replace is MoE) "
                                      "is supported")
     arch["moe"] = {
-        "num_experts": r.int("n_routed_experts"),
-        "experts_per_token": r.int("num_experts_per_tok"),
-        "moe_intermediate_size": r.int("moe_intermediate_size"),
-        "shared_experts": r.int("n_shared_experts", default=0, minimum=0),
-        "first_dense_layers": r.int("first_k_dense_replace", default=0, minimum=0),
+        "num_experts": r.whole("n_routed_experts"),
+        "experts_per_token": r.whole("num_experts_per_tok"),
+        "moe_intermediate_size": r.whole("moe_intermediate_size"),
+        "shared_experts": r.whole("n_shared_experts", default=0, minimum=0),
+        "first_dense_layers": r.whole("first_k_dense_replace", default=0, minimum=0),
     }
     return arch
 
 
 def _gpt_oss(r: _Reader) -> dict[str, Any]:
     arch = _common(r, head_dim_default=64)
-    arch["attention_bias"] = r.bool("attention_bias", True)
+    arch["attention_bias"] = r.flag("attention_bias", True)
     _sliding(r, arch, window_default=128)
     top_k_key = "num_experts_per_tok" if "num_experts_per_tok" in r.data else "experts_per_token"
     quant = r.data.get("quantization_config")
     mxfp4 = isinstance(quant, dict) and quant.get("quant_method") == "mxfp4"
     arch["moe"] = {
-        "num_experts": r.int("num_local_experts"),
-        "experts_per_token": r.int(top_k_key, default=4),
+        "num_experts": r.whole("num_local_experts"),
+        "experts_per_token": r.whole(top_k_key, default=4),
         "moe_intermediate_size": arch["intermediate_size"],
         "expert_bias": True,
         "router_bias": True,
@@ -405,31 +405,31 @@ def _gpt_oss(r: _Reader) -> dict[str, Any]:
 
 
 def _opt(r: _Reader) -> dict[str, Any]:
-    hidden = r.int("hidden_size")
-    heads = r.int("num_attention_heads")
+    hidden = r.whole("hidden_size")
+    heads = r.whole("num_attention_heads")
     if hidden % heads:
         r._problem("num_attention_heads", f"does not divide hidden_size {hidden}")
-    projection = r.int("word_embed_proj_dim", default=hidden)
+    projection = r.whole("word_embed_proj_dim", default=hidden)
     if projection != hidden:
         r._problem("word_embed_proj_dim", f"{projection} differs from hidden_size {hidden}; "
                                           "the project_in/project_out layers are not modelled")
-    bias = r.bool("enable_bias", True)
-    positions = r.int("max_position_embeddings")
+    bias = r.flag("enable_bias", True)
+    positions = r.whole("max_position_embeddings")
     return {
-        "num_layers": r.int("num_hidden_layers"),
+        "num_layers": r.whole("num_hidden_layers"),
         "hidden_size": hidden,
-        "intermediate_size": r.int("ffn_dim"),
+        "intermediate_size": r.whole("ffn_dim"),
         "num_attention_heads": heads,
         "num_kv_heads": heads,
         "head_dim": max(hidden // heads, 1),
-        "vocab_size": r.int("vocab_size"),
+        "vocab_size": r.whole("vocab_size"),
         "max_context_tokens": positions,
         "attention": "mha",
         "mlp": "plain",
-        "tie_word_embeddings": r.bool("tie_word_embeddings", True),
+        "tie_word_embeddings": r.flag("tie_word_embeddings", True),
         "attention_bias": bias,
         "mlp_bias": bias,
-        "norm_has_bias": r.bool("layer_norm_elementwise_affine", True),
+        "norm_has_bias": r.flag("layer_norm_elementwise_affine", True),
         "learned_position_embeddings": positions + 2,  # OPT's position table has an offset of 2
     }
 

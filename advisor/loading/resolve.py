@@ -201,6 +201,8 @@ class _ProfileResolver:
         found = _Profiles()
         found.model = self._lookup("models", data.get("model"), ("model",))
         found.gpu = self._lookup("gpus", cluster.get("gpu"), ("cluster", "gpu"))
+        if found.gpu is not None and isinstance(data.get("calibration"), str):
+            found.gpu = self._calibrated(found.gpu, data["calibration"], data.get("engine"))
         found.inter_node = self._lookup("interconnects", cluster.get("inter_node"),
                                         ("cluster", "inter_node"))
         intra = cluster.get("intra_node")
@@ -242,6 +244,32 @@ class _ProfileResolver:
                            f"for {_display_path(exc.path)})")
             self.problems += _profile_problems(exc)
         return None
+
+    def _calibrated(self, gpu: Any, ref: str, engine: Any) -> Any:
+        """``gpu`` with the overlay's factors applied (unchanged, with a problem, on failure)."""
+        from advisor.loading.calibration_overlay import (
+            apply_overlay,
+            load_overlay,
+            overlay_mismatch,
+        )
+
+        path = Path(ref).expanduser()
+        path = path if path.is_absolute() else self.base_dir / path
+        if not path.is_file():
+            self._add(("calibration",), f"no calibration file at '{ref}' (looked for {path})")
+            return gpu
+        try:
+            overlay = load_overlay(path)
+        except ProfileInvalidError as exc:
+            self._add(("calibration",), f"calibration '{ref}' is invalid (see the problems "
+                                        f"reported for {_display_path(exc.path)})")
+            self.problems += _profile_problems(exc)
+            return gpu
+        mismatch = overlay_mismatch(overlay, gpu.id, engine if isinstance(engine, str) else "vllm")
+        if mismatch:
+            self._add(("calibration",), mismatch)
+            return gpu
+        return apply_overlay(gpu, overlay)
 
     def _add(self, loc: ws.Loc, message: str) -> None:
         line, col = self.document.locate(loc)

@@ -257,10 +257,15 @@ class WorkloadV1(_Model):
     version: Literal[1] = Field(description="Format version; only 1 exists.")
     name: str | None = Field(None, min_length=1, description="A name for reports.")
     model: str = Field(min_length=1, description="Model profile id (see `pd-advisor profiles "
-                       "list`) or path to a model profile YAML, relative to this file.")
+                       "list`), path to a model profile YAML, or path to a Hugging Face "
+                       "config.json (or a folder holding one), relative to this file.")
     precision: Literal["bf16", "fp8"] = Field(description="Precision of weights and KV cache.")
     engine: Literal["vllm", "sglang", "trtllm"] = Field(
         "vllm", description="Serving engine (selects engine-specific efficiency factors).")
+    calibration: str | None = Field(
+        None, min_length=1, description="Calibration overlay written by `pd-advisor calibrate`, "
+        "relative to this file: its efficiency factors replace the GPU profile's for this "
+        "workload's engine.")
     cluster: Cluster
     traffic: Traffic
     slo: Slo = Field(default_factory=lambda: Slo.model_validate({}),

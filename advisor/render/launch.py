@@ -157,6 +157,17 @@ def render_launch(report: Mapping[str, Any], engine: EmitEngine | str,
     return "\n".join(launch_commands(report, engine, model, mode)) + "\n"
 
 
+def render_launch_for_workload(report: Mapping[str, Any], engine: EmitEngine | str,
+                               model_ref: Any, workload: Path) -> str:
+    """:func:`render_launch` serving the checkpoint a workload's ``model:`` names, if any.
+
+    ``model_ref`` is the raw ``model:`` value (a config.json or its folder becomes the served
+    path, resolved against the workload's folder; ids use :data:`HF_REPOSITORIES`).
+    """
+    ref = model_ref if isinstance(model_ref, str) else None
+    return render_launch(report, engine, model=checkpoint_from_workload(ref, workload))
+
+
 # --------------------------------------------------------------------------- numbers
 def _running_sequences(batch: float | None, rate: float | None, goodput: float | None,
                        cap: float | None = None) -> int:
@@ -287,8 +298,8 @@ class _Context:
         return flags
 
     def _header(self, title: str, detail: list[str]) -> list[str]:
-        text = [*detail, f"Model: {self.checkpoint}. Hosts node0, node1, ... stand for your "
-                "machines; run each command in its own shell or service unit."]
+        text = [*detail, (f"Model: {self.checkpoint}. Hosts node0, node1, ... stand for your "
+                "machines; run each command in its own shell or service unit.")]
         if self.fp8:
             text.append("Precision fp8: serve an FP8 checkpoint, or add --quantization fp8 for "
                         "online FP8 weight quantization.")
@@ -323,7 +334,8 @@ class _Context:
         if not plan or not plan.get("instances"):
             raise LaunchError("the report has no colocated plan (no instance shape fits the "
                               "GPUs); nothing to launch")
-        tp, pp, n = int(plan["tensor_parallel"]), int(plan["pipeline_stages"]), int(plan["instances"])
+        tp, pp = int(plan["tensor_parallel"]), int(plan["pipeline_stages"])
+        n = int(plan["instances"])
         budget = plan.get("chunk_tokens")
         interference = plan.get("interference") or {}
         if plan.get("overloaded") and interference.get("decode_batch"):
@@ -339,10 +351,10 @@ class _Context:
                     "chunking off (whole prompts per step)")
         lines = self._header(
             "chunked prefill on a colocated pool" if budget else "colocated pool, unchunked",
-            [f"{n} instance{'s' * (n != 1)} x TP{tp}{f' x PP{pp}' if pp > 1 else ''} = "
+            [(f"{n} instance{'s' * (n != 1)} x TP{tp}{f' x PP{pp}' if pp > 1 else ''} = "
              f"{n * tp * pp} x {self.gpu} on {nodes} node{'s' * (nodes != 1)}; {chunking}, up to "
              f"{seqs} running sequences and memory fraction {self.memory_fraction:g} per "
-             "instance."])
+             "instance.")])
         shown, notes = self._listed(slots)
         lines.append("")
         for slot in shown:
@@ -406,8 +418,8 @@ class _Context:
     def _sglang_placed(self, slot: _Slot, words: list[str]) -> list[str]:
         """An SGLang command on its node(s) (one process per node when it spans nodes)."""
         if len(slot.nodes) > 1:
-            lines = [f"# {slot.role} instance {slot.index}: spans node{slot.nodes[0]}..node"
-                     f"{slot.nodes[-1]}; one process per node"]
+            lines = [(f"# {slot.role} instance {slot.index}: spans node{slot.nodes[0]}..node"
+                     f"{slot.nodes[-1]}; one process per node")]
             for rank, node in enumerate(slot.nodes):
                 lines.append(f"# on node{node}:")
                 lines.append(_command([*words, "--nnodes", str(len(slot.nodes)), "--node-rank",
@@ -440,12 +452,12 @@ class _Context:
         kv = self.report.get("kv_transfer") or {}
         link = f" over {kv['link_id']}" if kv.get("link_id") else ""
         lines = self._header("prefill/decode disaggregation", [
-            f"prefill: {p_n} x TP{p_tp}{f' x PP{p_pp}' if p_pp > 1 else ''} "
+            (f"prefill: {p_n} x TP{p_tp}{f' x PP{p_pp}' if p_pp > 1 else ''} "
             f"({p_n * p_tp * p_pp} GPUs), token budget {p_budget}; decode: {d_n} x TP{d_tp}"
             f"{f' x PP{d_pp}' if d_pp > 1 else ''} ({d_n * d_tp * d_pp} GPUs), up to {d_seqs} "
-            "running sequences each;",
-            f"{nodes} node{'s' * (nodes != 1)} of {self.gpus_per_node} x {self.gpu}; KV cache "
-            f"moved by {transfer}{link}; memory fraction {self.memory_fraction:g}."])
+            "running sequences each;"),
+            (f"{nodes} node{'s' * (nodes != 1)} of {self.gpus_per_node} x {self.gpu}; KV cache "
+            f"moved by {transfer}{link}; memory fraction {self.memory_fraction:g}.")])
         shown, notes = self._listed(slots)
         lines.append("")
         for slot in shown:
