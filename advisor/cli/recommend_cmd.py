@@ -12,6 +12,7 @@ functions so that ``pd-advisor --help`` stays fast.
 
 from __future__ import annotations
 
+import enum
 import os
 import shutil
 import sys
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from advisor.render.formats import Format, RecommendFormat  # light: enums only
+from advisor.render.launch import EmitEngine  # light: stdlib only
 
 if TYPE_CHECKING:
     from advisor.loading.catalog import ProfileCatalog
@@ -137,6 +139,15 @@ def write_output(text: str, output: Path | None) -> None:
     sys.stderr.write(f"pd-advisor: wrote {output}\n")
 
 
+class RecommendOutput(str, enum.Enum):
+    """``recommend --format`` choices: the report formats, or ``none`` (only ``--emit``)."""
+
+    table = RecommendFormat.table.value
+    json = RecommendFormat.json.value
+    markdown = RecommendFormat.markdown.value
+    none = "none"
+
+
 # --------------------------------------------------------------------------- command
 def register(app: typer.Typer) -> None:
     """Attach the ``recommend`` command to ``app``."""
@@ -145,10 +156,15 @@ def register(app: typer.Typer) -> None:
     def recommend(
         workload: Annotated[Path, typer.Argument(metavar="WORKLOAD", help="Workload YAML file.",
                                                  show_default=False)],
-        fmt: Annotated[RecommendFormat, typer.Option(
+        fmt: Annotated[RecommendOutput, typer.Option(
             "--format", "-f", envvar=FORMAT_ENV,
-            help="Report format: table (for people), json (canonical, schema_version 1) or "
-                 "markdown (PR comments).")] = RecommendFormat.table,
+            help="Report format: table (for people), json (canonical, schema_version 1), "
+                 "markdown (PR comments) or none (only the --emit commands).")
+                       ] = RecommendOutput.table,
+        emit: Annotated[EmitEngine | None, typer.Option(
+            "--emit", show_default=False,
+            help="After the report, print the commands that launch the recommended plan on "
+                 "vllm or sglang.")] = None,
         output: Annotated[Path | None, typer.Option(
             "-o", "--output", metavar="FILE", help=OUTPUT_HELP, show_default=False)] = None,
         profiles: Annotated[list[Path] | None, typer.Option(
@@ -161,8 +177,10 @@ def register(app: typer.Typer) -> None:
         """
         from advisor.loading.errors import InputError
 
+        if fmt is RecommendOutput.none and emit is None:
+            fail("--format none prints nothing without --emit vllm|sglang")
         try:
-            report, _ = build_file_report(workload, catalog_for(profiles or []))
+            report, document = build_file_report(workload, catalog_for(profiles or []))
         except InputError as exc:
             for problem in exc.problems:
                 sys.stderr.write(problem.format() + "\n")
@@ -172,7 +190,18 @@ def register(app: typer.Typer) -> None:
             if debug_enabled():
                 raise
             fail(internal_error(exc))
-        write_output(render_output(report, Format(fmt.value), output), output)
+        text = ("" if fmt is RecommendOutput.none
+                else render_output(report, Format(fmt.value), output))
+        if emit is not None:
+            from advisor.render.launch import LaunchError, render_launch_for_workload
+
+            data = document.data if isinstance(document.data, dict) else {}
+            try:
+                text += ("\n" if text else "") + render_launch_for_workload(
+                    report, emit, data.get("model"), workload)
+            except LaunchError as exc:
+                fail(f"{workload}: {exc}")
+        write_output(text, output)
         if not report["slo_met"]:
             sys.stderr.write(f"pd-advisor: {workload}: no plan meets the SLOs "
                              "(see the report)\n")

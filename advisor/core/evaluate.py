@@ -113,6 +113,11 @@ def _colocated_plan(sc: Scenario, shape: _Shape, chunk: int | None, ph: TrafficP
     overloaded = bool(pt.overloaded) or n == 0
     goodput_total = per_instance_goodput * n
     gpus = n * inst.gpus
+    at_goodput = evaluate_colocated(inst, shape.max_sequences[ph.name], ph,
+                                    np.array(max(per_instance_goodput, LIGHT_LOAD_RPS)),
+                                    None if chunk is None else np.array(float(chunk)),
+                                    sc.slo.quantile)
+    running = int(min(math.ceil(float(at_goodput.batch)), shape.max_sequences[ph.name]))
     light = evaluate_colocated(inst, shape.max_sequences[ph.name], ph, np.array(LIGHT_LOAD_RPS),
                                None if chunk is None else np.array(float(chunk)), sc.slo.quantile)
     return ColocatedPlan(
@@ -125,7 +130,8 @@ def _colocated_plan(sc: Scenario, shape: _Shape, chunk: int | None, ph: TrafficP
         overloaded=overloaded, decode_batch=float(pt.batch),
         output_tokens_per_s_per_gpu=float(goodput_total * ph.output_tokens.mean / max(gpus, 1)),
         best_ttft_ms=None if bool(light.overloaded) else _ms(float(light.ttft_q_s)),
-        best_tpot_ms=None if bool(light.overloaded) else _ms(float(light.tpot_q_s)))
+        best_tpot_ms=None if bool(light.overloaded) else _ms(float(light.tpot_q_s)),
+        max_running_sequences=max(running, 1))
 
 
 def _interference(sc: Scenario, shape: _Shape, chunk: int, ph: TrafficPhase,
@@ -298,7 +304,8 @@ def _disagg_plan(sc: Scenario, shapes: list[_Shape], ph: TrafficPhase, pools: _P
         prefill_rate_per_instance_rps=pc.goodput_rps, decode_rate_per_instance_rps=dc.goodput_rps,
         prefill_saturating_tokens=pc.saturating_tokens, decode_batch=float(batch),
         alternatives=tuple(_summary(shapes, x) for x in sp.alternatives), kv_transfer=kv,
-        best_ttft_ms=_ms(float(light_ttft)), best_tpot_ms=_ms(light_tpot))
+        best_ttft_ms=_ms(float(light_ttft)), best_tpot_ms=_ms(light_tpot),
+        decode_max_running_sequences=max(int(math.floor(dc.slo_batch)), 1))
 
 
 def _static_allocation(sc: Scenario, shapes: list[_Shape], pools: dict[str, _PhasePools]

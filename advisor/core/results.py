@@ -60,6 +60,8 @@ class ColocatedPlan:
     """The TTFT percentile at light load: the floor no rate can beat."""
     best_tpot_ms: float | None = None
     """The TPOT percentile at light load."""
+    max_running_sequences: int = 0
+    """Sequences one instance runs at its goodput (the engine's running-sequence cap to set)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ class DisaggregatedPlan:
     """The TTFT percentile at light load (prefill alone, transfer included)."""
     best_tpot_ms: float | None = None
     """The decode step of a batch of one."""
+    decode_max_running_sequences: int = 0
+    """Largest batch a decode instance may run within memory and the TPOT SLO."""
 
 
 @dataclass(frozen=True)

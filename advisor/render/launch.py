@@ -20,13 +20,14 @@ one command per engine process — for the plan of the verdict (or of ``mode``):
 Where the numbers come from (all from the document):
 
 * instance counts, tensor parallelism, pipeline stages and the token budget: the plan;
-* running sequences per instance: the plan's decode batch at the workload's rate scaled to the
-  plan's goodput (Little's law: the batch grows with the rate at a near-constant TPOT), times
-  :data:`SEQUENCE_HEADROOM`; for an overloaded colocated plan, the memory cap the model used
-  (``interference.decode_batch``); never above the engine cap of 1024 nor, for vLLM's
-  colocated budget, above the token budget (vLLM requires budget >= max_num_seqs);
-* prefill token budget under disaggregation: the p95 prompt rounded up to a power of two,
-  within [2048, 16384], so that 95 % of prompts prefill in one pass;
+* running sequences per instance: the model's ``max_running_sequences`` (colocated: the decode
+  batch at the plan's goodput, within memory) and ``decode_max_running_sequences`` (decode
+  pool: the largest batch within memory and the TPOT SLO); never above the engine cap of 1024
+  nor, for vLLM's colocated budget, above the token budget (vLLM requires budget >=
+  max_num_seqs);
+* prefill token budget under disaggregation: the plan's saturating token count
+  (``prefill_saturating_tokens``), raised to the p95 prompt rounded up to a power of two so
+  that 95 % of prompts prefill in one pass, at most 16384;
 * memory fraction: ``policy.memory_fraction`` (the fraction the memory plan assumed);
 * ``--max-model-len`` / ``--context-length``: longest prompt + longest output when every phase
   bounds both (``max``); omitted otherwise (the model's own context applies);
@@ -61,7 +62,6 @@ class LaunchError(ValueError):
     """The document has no plan that commands can be emitted for."""
 
 
-SEQUENCE_HEADROOM = 1.25
 """Margin over the mean decode batch at the plan's goodput (the batch fluctuates around it)."""
 ENGINE_MAX_SEQS = 1024
 """Engine cap on running sequences (engines.md §0.2 trap 9; same as the model's cap)."""
@@ -169,16 +169,9 @@ def render_launch_for_workload(report: Mapping[str, Any], engine: EmitEngine | s
 
 
 # --------------------------------------------------------------------------- numbers
-def _running_sequences(batch: float | None, rate: float | None, goodput: float | None,
-                       cap: float | None = None) -> int:
-    """Running-sequence cap for one instance (see the module docstring)."""
-    mean = max(float(batch or 1.0), 1.0)
-    if rate and goodput and rate > 0:
-        mean *= max(goodput / rate, 1.0)
-    value = math.ceil(mean * SEQUENCE_HEADROOM)
-    if cap is not None:
-        value = min(value, int(cap))
-    return max(1, min(value, ENGINE_MAX_SEQS))
+def _running_sequences(model_value: int | float | None) -> int:
+    """The model's running-sequence figure for one instance, within the engine cap."""
+    return max(1, min(int(model_value or 1), ENGINE_MAX_SEQS))
 
 
 def _pow2_at_least(value: float) -> int:
@@ -337,12 +330,7 @@ class _Context:
         tp, pp = int(plan["tensor_parallel"]), int(plan["pipeline_stages"])
         n = int(plan["instances"])
         budget = plan.get("chunk_tokens")
-        interference = plan.get("interference") or {}
-        if plan.get("overloaded") and interference.get("decode_batch"):
-            seqs = _running_sequences(interference["decode_batch"], None, None)
-        else:
-            seqs = _running_sequences(plan.get("decode_batch"), plan.get("rate_rps"),
-                                      plan.get("max_goodput_rps"))
+        seqs = _running_sequences(plan["max_running_sequences"])
         if budget and self.engine is EmitEngine.vllm:
             seqs = min(seqs, int(budget))
         slots = _place([("colocated", n, tp * pp)], self.gpus_per_node)
@@ -439,11 +427,10 @@ class _Context:
         p_pp = int(plan.get("prefill_pipeline_stages") or 1)
         d_pp = int(plan.get("decode_pipeline_stages") or 1)
         p_n, d_n = int(plan["prefill_instances"]), int(plan["decode_instances"])
-        rate = plan.get("rate_rps")
-        decode_rate = rate / d_n if rate else None
-        d_seqs = _running_sequences(plan.get("decode_batch"), decode_rate,
-                                    plan.get("decode_rate_per_instance_rps"))
-        p_budget = _prefill_budget(self.phases)
+        d_seqs = _running_sequences(plan["decode_max_running_sequences"])
+        p_budget = max(_prefill_budget(self.phases),
+                       min(_pow2_at_least(float(plan["prefill_saturating_tokens"])),
+                           PREFILL_BUDGET_RANGE[1]))
         slots = _place([("prefill", p_n, p_tp * p_pp), ("decode", d_n, d_tp * d_pp)],
                        self.gpus_per_node)
         nodes = len({node for s in slots for node in s.nodes})

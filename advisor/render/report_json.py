@@ -162,7 +162,8 @@ def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> d
         "percentile": plan.percentile, "ttft_ms": plan.ttft_ms, "tpot_ms": plan.tpot_ms,
         "best_ttft_ms": plan.best_ttft_ms, "best_tpot_ms": plan.best_tpot_ms,
         "overloaded": plan.overloaded, "meets_slo": _meets(plan, sc),
-        "decode_batch": plan.decode_batch, "phase": phase,
+        "decode_batch": plan.decode_batch, "max_running_sequences": plan.max_running_sequences,
+        "phase": phase,
         "interference": _interference(plan.interference),
     }
 
@@ -204,6 +205,8 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         "best_ttft_ms": plan.best_ttft_ms, "best_tpot_ms": plan.best_tpot_ms,
         "overloaded": plan.overloaded, "meets_slo": _meets(plan, sc),
         "decode_batch": plan.decode_batch,
+        "decode_max_running_sequences": plan.decode_max_running_sequences,
+        "prefill_saturating_tokens": plan.prefill_saturating_tokens,
         "prefill_rate_per_instance_rps": plan.prefill_rate_per_instance_rps,
         "decode_rate_per_instance_rps": plan.decode_rate_per_instance_rps,
         "phase": phase,

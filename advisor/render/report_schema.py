@@ -107,7 +107,8 @@ def _colocated() -> Schema:
         "capacity_rps": NONNEG, "rate_rps": NONNEG, "output_tokens_per_s_per_gpu": NONNEG,
         "percentile": NONNEG, "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG),
         "best_ttft_ms": null(NONNEG), "best_tpot_ms": null(NONNEG),
-        "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG, "phase": null(STR),
+        "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
+        "max_running_sequences": COUNT, "phase": null(STR),
         "interference": null(ref("interference")),
     }, description="A colocated pool of identical instances (latencies null when overloaded).")
 
@@ -130,6 +131,7 @@ def _disaggregated() -> Schema:
         "output_tokens_per_s_per_gpu": NONNEG, "percentile": NONNEG, "ttft_ms": null(NONNEG),
         "tpot_ms": null(NONNEG), "best_ttft_ms": null(NONNEG), "best_tpot_ms": null(NONNEG),
         "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
+        "decode_max_running_sequences": COUNT, "prefill_saturating_tokens": NONNEG,
         "prefill_rate_per_instance_rps": NONNEG, "decode_rate_per_instance_rps": NONNEG,
         "phase": null(STR), "alternatives": array(ref("allocation")),
     }, description="Prefill and decode pools with the best integer split (null fields when "

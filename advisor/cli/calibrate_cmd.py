@@ -1,0 +1,302 @@
+"""``pd-advisor calibrate BENCH... --workload WORKLOAD``: fit efficiency factors to benchmarks.
+
+Reads vLLM ``--save-result`` JSON and SGLang ``bench_serving`` JSONL files (format detected
+per run), maps every run back to its load, fits the prefill compute efficiency, the decode
+bandwidth efficiency and the per-step overhead of the workload's GPU and engine
+(:mod:`advisor.core.calibration`), prints a before/after table of predicted against measured
+TTFT, TPOT and output throughput per run, and writes a calibration overlay
+(:mod:`advisor.loading.calibration_overlay`) the workload can name with
+``calibration: FILE``.
+
+The runs are taken to come from one endpoint serving the workload's model on its GPU with
+``--tensor-parallel`` GPUs per instance (default: the workload's ``deployment.tensor_parallel``,
+else the smallest degree that fits), ``--instances`` instances behind the endpoint (default 1)
+and the engine's token budget (``--chunk-tokens``; default: the workload's
+``deployment.chunk_tokens``, else the engine's own default for the GPU).
+
+The table goes to stdout (stderr when the overlay is written to stdout with ``-o -``);
+diagnostics go to stderr. Exit 0 after writing the overlay, 2 when anything cannot be used
+(bad or partial benchmark files, workload problems, nothing the runs constrain).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
+    from advisor.core.instance import Instance
+    from advisor.core.scenario import Scenario
+
+EXIT_ERROR = 2
+DEFAULT_OUTPUT = Path("calibration.yaml")
+
+_FIELD_LABELS = {
+    "prefill_compute_efficiency_bf16": "prefill compute efficiency (BF16)",
+    "prefill_compute_efficiency_fp8": "prefill compute efficiency (FP8)",
+    "decode_bandwidth_efficiency": "decode bandwidth efficiency",
+    "step_overhead_s": "per-step overhead",
+}
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write(f"pd-advisor: error: {message}\n")
+    raise typer.Exit(EXIT_ERROR)
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"pd-advisor: warning: {message}\n")
+
+
+# --------------------------------------------------------------------------- setup
+def _load_runs(paths: list[Path]) -> list[BenchmarkRun]:
+    """Every run of every file; all file problems are reported before exiting 2."""
+    from advisor.loading.bench_results import BenchResultError, load_results
+
+    runs: list[BenchmarkRun] = []
+    errors: list[str] = []
+    for path in paths:
+        if not path.is_file():
+            errors.append(f"{path}: no such file")
+            continue
+        try:
+            runs.extend(load_results(path))
+        except BenchResultError as exc:
+            errors.append(str(exc))
+    if errors:
+        for error in errors:
+            sys.stderr.write(f"pd-advisor: error: {error}\n")
+        _fail(f"{len(errors)} benchmark file problem{'s' * (len(errors) != 1)}; nothing fitted")
+    return runs
+
+
+def _instance(scenario: Scenario, runs: list[BenchmarkRun], tensor_parallel: int | None
+              ) -> Instance:
+    """The instance that served the runs: the given TP, the deployment's, else the smallest
+    power of two that fits the longest run in memory."""
+    from advisor.core.memory import build_instance, plan_memory
+
+    cl = scenario.cluster
+    longest = max(runs, key=lambda r: r.prompt_tokens + r.output_tokens)
+    ctx = longest.prompt_tokens + longest.output_tokens / 2
+    total = longest.prompt_tokens + longest.output_tokens
+
+    def make(tp: int) -> Instance:
+        return build_instance(scenario.model, cl.gpu, scenario.precision, scenario.engine, tp, 1,
+                              cl.intra_node, cl.inter_node)
+
+    given = tensor_parallel
+    dep = scenario.deployment
+    if given is None and dep is not None and dep.mode == "colocated":
+        given = dep.tensor_parallel
+    if given is not None:
+        inst = make(given)
+        memory = plan_memory(inst, ctx, total, scenario.policy.memory_fraction)
+        if not memory.fits:
+            _fail(f"TP{given} cannot serve the runs: {memory.reason}")
+        return inst
+    tp = 1
+    reasons = []
+    while tp <= cl.gpus_per_node:
+        inst = make(tp)
+        memory = plan_memory(inst, ctx, total, scenario.policy.memory_fraction)
+        if memory.fits:
+            return inst
+        reasons.append(f"TP{tp}: {memory.reason}")
+        tp *= 2
+    _fail("no tensor-parallel degree within a node fits the runs (" + "; ".join(reasons)
+          + "); pass --tensor-parallel")
+
+
+def _token_budget(scenario: Scenario, chunk_tokens: int | None) -> int:
+    from advisor.core.calibration import engine_default_token_budget
+
+    if chunk_tokens is not None:
+        return chunk_tokens
+    dep = scenario.deployment
+    if dep is not None and dep.chunked_prefill and dep.chunk_tokens:
+        return dep.chunk_tokens
+    return engine_default_token_budget(scenario.engine, scenario.cluster.gpu)
+
+
+# --------------------------------------------------------------------------- rendering
+def _factor_text(field: str, value: float) -> str:
+    return f"{value * 1000:.3f} ms" if field.endswith("_s") else f"{value:.4f}"
+
+
+def _error_text(predicted: float | None, measured: float | None) -> str:
+    if measured is None or measured <= 0:
+        return ""
+    if predicted is None or not math.isfinite(predicted):
+        return "n/a"
+    return f"{(predicted - measured) / measured * 100:+.1f}%"
+
+
+def _value(value: float | None, scale: float) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    shown = value * scale
+    return f"{shown:,.1f}" if abs(shown) >= 100 else f"{shown:.4g}"
+
+
+def render_table(result: CalibrationResult, heading: str) -> str:
+    """The factors before/after and every run's predicted vs measured metrics, as text."""
+    lines = [heading, ""]
+    rows: list[tuple[str, ...]] = [("factor", "before", "after", "fitted")]
+    for field in result.fitted_fields:
+        rows.append((_FIELD_LABELS[field], _factor_text(field, getattr(result.before, field)),
+                     _factor_text(field, getattr(result.after, field)),
+                     _fitted_text(result, field)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) if i in (0, 3) else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
+    lines.append("")
+    table: list[tuple[str, ...]] = [("run", "load", "ISL/OSL", "metric", "measured", "before", "error", "after",
+              "error")]
+    for run, before, after in zip(result.runs, result.predictions_before,
+                                  result.predictions_after, strict=True):
+        metrics: list[tuple[str, float | None, Any, Any, float]] = [
+            (f"TTFT {'p50' if run.ttft_statistic == 'median' else 'mean'} ms", run.ttft_s,
+             before.ttft_s, after.ttft_s, 1000.0),
+            ("TPOT mean ms", run.tpot_s, before.tpot_s, after.tpot_s, 1000.0),
+            ("output tok/s", run.output_tokens_per_s, before.output_tokens_per_s,
+             after.output_tokens_per_s, 1.0),
+        ]
+        first = True
+        for name, measured, pred_b, pred_a, scale in metrics:
+            if measured is None:
+                continue
+            table.append((
+                run.label if first else "", _load(run, after) if first else "",
+                f"{run.prompt_tokens:,.0f}/{run.output_tokens:,.0f}" if first else "",
+                name, _value(measured, scale), _value(pred_b, scale),
+                _error_text(pred_b, measured), _value(pred_a, scale),
+                _error_text(pred_a, measured)))
+            first = False
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for row in table:
+        lines.append("  ".join(c.ljust(w) if i < 4 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
+    lines.append("")
+    lines.append(f"RMS log error over {result.residual_count} measurements: "
+                 f"before {result.rms_log_error_before * 100:.1f} %, "
+                 f"after {result.rms_log_error_after * 100:.1f} %")
+    if any(p.saturated for p in result.predictions_after):
+        lines.append("* the model predicts this load saturates the instance (TTFT not fitted)")
+    return "\n".join(lines) + "\n"
+
+
+def _fitted_text(result: CalibrationResult, field: str) -> str:
+    if not result.constrained[field]:
+        return "no (not constrained by the runs; not written)"
+    return "yes, at its bound (check the runs)" if result.at_bound[field] else "yes"
+
+
+def _load(run: BenchmarkRun, pred: RunPrediction) -> str:
+    return run.load_label + (" *" if pred.saturated else "")
+
+
+# --------------------------------------------------------------------------- command
+def register(app: typer.Typer) -> None:
+    """Attach the ``calibrate`` command to ``app``."""
+
+    @app.command("calibrate")
+    def calibrate(
+        results: Annotated[list[Path], typer.Argument(
+            metavar="BENCH...", help="vLLM --save-result JSON or SGLang bench_serving JSONL "
+                                     "files (format detected per run).", show_default=False)],
+        workload: Annotated[Path, typer.Option(
+            "--workload", "-w", metavar="WORKLOAD", show_default=False,
+            help="Workload YAML naming the model, GPU, precision and engine that served the "
+                 "runs.")],
+        output: Annotated[Path, typer.Option(
+            "-o", "--output", metavar="FILE",
+            help="Where to write the calibration overlay ('-' = stdout; the table then goes "
+                 "to stderr).")] = DEFAULT_OUTPUT,
+        tensor_parallel: Annotated[int | None, typer.Option(
+            "--tensor-parallel", min=1, show_default=False,
+            help="GPUs per instance (default: deployment.tensor_parallel, else the smallest "
+                 "that fits).")] = None,
+        chunk_tokens: Annotated[int | None, typer.Option(
+            "--chunk-tokens", min=1, show_default=False,
+            help="Engine token budget per step (default: deployment.chunk_tokens, else the "
+                 "engine's default for the GPU).")] = None,
+        instances: Annotated[int, typer.Option(
+            "--instances", min=1, help="Identical instances behind the benchmarked "
+                                       "endpoint.")] = 1,
+        profiles: Annotated[list[Path] | None, typer.Option(
+            "--profiles", metavar="DIR", show_default=False,
+            help="Extra profile directory (gpus/, interconnects/, models/); repeatable.")] = None,
+    ) -> None:
+        """Fit the GPU's efficiency factors for the workload's engine to benchmark results.
+
+        Prints predicted vs measured TTFT, TPOT and throughput per run before and after the
+        fit, and writes a calibration overlay for `calibration:` in the workload. Exit codes:
+        0 written, 2 could not calibrate.
+        """
+        from advisor import __version__
+        from advisor.core.calibration import fit_efficiency
+        from advisor.loading import calibration_overlay as co
+        from advisor.loading.catalog import ProfileCatalog
+        from advisor.loading.errors import InputError
+        from advisor.loading.resolve import load_scenario
+
+        try:
+            scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or ()))
+        except InputError as exc:
+            for problem in exc.problems:
+                sys.stderr.write(problem.format() + "\n")
+            _fail(f"{workload}: {len(exc.problems)} problem"
+                  f"{'s' * (len(exc.problems) != 1)}; nothing fitted")
+        runs = _load_runs(results)
+        inst = _instance(scenario, runs, tensor_parallel)
+        budget = _token_budget(scenario, chunk_tokens)
+        result = fit_efficiency(inst, runs, budget, scenario.policy.memory_fraction, instances)
+
+        heading = (f"Calibration of {scenario.engine} on {scenario.cluster.gpu.id}: "
+                   f"{scenario.model.id}, {scenario.precision}, TP{inst.tensor_parallel}"
+                   f"{f' x {instances} instances' if instances > 1 else ''}, token budget "
+                   f"{budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
+                   f"{len(results)} file{'s' * (len(results) != 1)}")
+        to_stdout = str(output) == "-"
+        table_stream = sys.stderr if to_stdout else sys.stdout
+        table_stream.write(render_table(result, heading))
+        table_stream.flush()
+        if not result.success:
+            _warn(f"the fit did not converge ({result.message}); the factors are the best found")
+        kept = {f: getattr(result.after, f) for f in result.fitted_fields if result.constrained[f]}
+        dropped = [f for f in result.fitted_fields if not result.constrained[f]]
+        if not kept:
+            _fail("the runs constrain none of the factors (every metric is insensitive to "
+                  "them); nothing written")
+        if dropped:
+            _warn(f"not written (the runs do not constrain them): {', '.join(dropped)}")
+        names = ", ".join(p.name for p in results[:4]) + (", ..." if len(results) > 4 else "")
+        source = (f"pd-advisor calibrate {__version__}: least-squares fit to {len(runs)} "
+                  f"benchmark runs ({names}); RMS log error "
+                  f"{result.rms_log_error_before * 100:.1f} % -> "
+                  f"{result.rms_log_error_after * 100:.1f} %")
+        fit = {"runs": len(runs), "measurements": result.residual_count,
+               "rms_log_error_before": round(result.rms_log_error_before, 4),
+               "rms_log_error_after": round(result.rms_log_error_after, 4),
+               "instances": instances, "not_constrained": dropped,
+               "files": co.input_files(results)}
+        text = co.render_overlay(
+            gpu=scenario.cluster.gpu.id, engine=scenario.engine, precision=scenario.precision,
+            model=scenario.model.id, tensor_parallel=inst.tensor_parallel, chunk_tokens=budget,
+            factors=kept, source=source, fit=fit)
+        if to_stdout:
+            sys.stdout.write(text)
+            return
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+        sys.stderr.write(f"pd-advisor: wrote {output}; add `calibration: {output}` to the "
+                         "workload (path relative to the workload file)\n")

@@ -1,0 +1,231 @@
+"""``pd-advisor init``: write a commented, valid workload file to start from.
+
+The file names a model and a GPU (checked against the profiles, so a typo fails here with a
+suggestion rather than later), sizes the deployment so the model fits (the smallest
+tensor-parallel degree whose weights and KV cache fit in memory; FP8 when BF16 weights cannot
+fit on the GPUs given), scales the example request lengths to the model's context window, and
+starts with a ``# yaml-language-server: $schema=...`` line pointing at the published JSON
+Schema, so editors with the YAML language server complete and check every key.
+
+Before anything is written, the text is validated exactly as ``pd-advisor validate`` would;
+an existing file is only replaced with ``--force``. ``-o -`` prints the file instead.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+from advisor import __version__
+
+if TYPE_CHECKING:
+    from advisor.core.hardware import GpuSpec
+    from advisor.core.model_arch import ModelSpec
+    from advisor.loading.catalog import ProfileCatalog
+
+EXIT_ERROR = 2
+DEFAULT_MODEL = "llama-3.1-8b"
+DEFAULT_GPU = "h100-sxm"
+DEFAULT_OUTPUT = Path("workload.yaml")
+DEFAULT_INTER_NODE = "ib-ndr-400"
+
+SCHEMA_URL = ("https://raw.githubusercontent.com/pd-advisor/pd-advisor/"
+              f"v{__version__}/advisor/schemas/workload.schema.json")
+"""The published schema of this release (the committed ``advisor/schemas/workload.schema.json``
+at the release tag); ``pd-advisor schema`` prints the same document."""
+
+REFERENCE_CONTEXT = 4096
+"""Context the example lengths are written for; smaller windows scale them down."""
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write(f"pd-advisor: error: {message}\n")
+    raise typer.Exit(EXIT_ERROR)
+
+
+def _fits(catalog: ProfileCatalog, model: ModelSpec, gpu: GpuSpec, precision: str, tp: int,
+          context: float) -> bool:
+    """Whether TP ``tp`` holds the weights and one request of ``context`` tokens."""
+    from advisor.core.memory import build_instance, plan_memory
+
+    link = catalog.link(gpu.intra_node_link_id)
+    inst = build_instance(model, gpu, precision, "vllm",  # type: ignore[arg-type]
+                          tp, 1, link, None)
+    return plan_memory(inst, context, context, 0.9).fits
+
+
+def choose_layout(catalog: ProfileCatalog, model: ModelSpec, gpu: GpuSpec, gpus: int,
+                  context: float) -> tuple[str, int, bool]:
+    """(precision, tensor_parallel, fits): the smallest TP that fits, BF16 before FP8."""
+    per_node = gpu.gpus_per_node
+    degrees = []
+    tp = 1
+    while tp <= min(per_node, gpus):
+        if model.num_attention_heads % tp == 0 and gpus % tp == 0:
+            degrees.append(tp)
+        tp *= 2
+    precisions = ["bf16", "fp8"] if gpu.has_fp8_compute else ["bf16"]
+    for precision in precisions:
+        for degree in degrees:
+            if _fits(catalog, model, gpu, precision, degree, context):
+                return precision, degree, True
+    return precisions[-1], degrees[-1] if degrees else 1, False
+
+
+def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuSpec, gpus: int,
+                    precision: str, tensor_parallel: int, fits: bool) -> str:
+    """The commented workload text."""
+    scale = min(1.0, model.max_context_tokens / REFERENCE_CONTEXT)
+
+    def tokens(value: float) -> int:
+        return max(1, int(round(value * scale / 10.0) * 10))
+
+    per_node = gpu.gpus_per_node
+    nodes = -(-gpus // per_node)
+    weights_gb = model.weight_bytes(precision) / 1e9
+    if nodes > 1:
+        inter_node = _kv(2, "inter_node", DEFAULT_INTER_NODE,
+                         f"per-GPU NIC between the {nodes} nodes (profiles list interconnects)")
+    else:
+        inter_node = _kv(2, "# inter_node", DEFAULT_INTER_NODE,
+                         "per-GPU NIC; needed once gpus exceeds one node")
+    fit_note = ("" if fits else
+                "# NOTE: the model does not fit one node's GPUs at any tensor-parallel degree;\n"
+                "# `recommend` considers pipeline stages across nodes when inter_node is set,\n"
+                "# otherwise raise cluster.gpus or pick a GPU with more memory.\n")
+    if fits:
+        tp_line = _kv(2, "tensor_parallel", tensor_parallel,
+                      "GPUs per replica (smallest degree that fits)")
+    else:
+        tp_line = _kv(2, "# tensor_parallel", tensor_parallel,
+                      "does not fit; see the note at the top")
+    return f"""\
+# yaml-language-server: $schema={SCHEMA_URL}
+#
+# A pd-advisor workload, written by `pd-advisor init`: {model.name} on {gpus} x {gpu.name}.
+# Replace the traffic and the SLO targets with your own numbers, then run
+#   pd-advisor recommend {DEFAULT_OUTPUT}      # what to run, with the numbers
+#   pd-advisor check {DEFAULT_OUTPUT}          # CI gate on the deployment: block below
+# Every key is described in the schema above (`pd-advisor schema` prints it).
+{fit_note}{_kv(0, "version", 1, "format version; the only one so far")}
+{_kv(0, "name", f"{model.id}-{gpu.id}", "shown in reports")}
+{_kv(0, "model", model_ref, "profile id, profile YAML, or a config.json / its folder")}
+{_kv(0, "precision", precision, f"bf16 or fp8 weights and KV cache ({weights_gb:,.1f} GB)")}
+{_kv(0, "engine", "vllm", "vllm, sglang or trtllm: selects the efficiency factors")}
+{_kv(0, "# calibration", "calibration.yaml", "factors fitted by `pd-advisor calibrate`")}
+
+cluster:
+{_kv(2, "gpu", gpu_ref, "GPU profile (`pd-advisor profiles list gpus`)")}
+{_kv(2, "gpus", gpus, f"GPUs the deployment may use ({per_node} per node)")}
+{inter_node}
+
+traffic:
+  rate_rps: 10                   # mean arrival rate, requests/s
+  burstiness: 1.0                # CV of inter-arrival gaps: 0 even, 1 Poisson, >1 bursty
+  prompt_tokens:                 # input length: an integer, or statistics a lognormal is fitted to
+    mean: {tokens(1000)}
+    p50: {tokens(800)}
+    p95: {tokens(2500)}
+  output_tokens:                 # generated length
+    mean: {tokens(300)}
+    p95: {tokens(800)}
+
+slo:
+  ttft_ms: 1000                  # time to first token target
+  tpot_ms: 50                    # time per output token target (inter-token latency)
+  percentile: 95                 # the targets must hold for this share of requests
+
+operations:
+  autoscaling: false             # can prefill and decode pools be resized as the mix shifts?
+
+deployment:                      # what runs today; `pd-advisor check` gates on it
+  mode: colocated                # colocated or disaggregated
+  chunked_prefill: true          # split long prompts into chunks batched with decodes
+  # chunk_tokens: 2048           # pin the token budget; omitted, the advisor searches for one
+{tp_line}
+  # for mode: disaggregated give prefill_gpus and decode_gpus instead of tensor_parallel
+
+policy: {{}}                       # rule thresholds; defaults in docs/model.md §9
+"""
+
+
+def _kv(indent: int, key: str, value: object, comment: str) -> str:
+    """``key: value`` with its comment aligned at column 34."""
+    text = f"{' ' * indent}{key}: {value}"
+    return f"{text.ljust(32)} # {comment}"
+
+
+def _validate(text: str) -> None:
+    """Exit 2 (an internal error) if the generated text does not validate."""
+    from advisor.loading.catalog import ProfileCatalog
+    from advisor.loading.errors import InputError
+    from advisor.loading.resolve import load_scenario
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / DEFAULT_OUTPUT.name
+        path.write_text(text, encoding="utf-8")
+        try:
+            load_scenario(path, ProfileCatalog())
+        except InputError as exc:
+            _fail("internal error: the generated workload does not validate:\n" + exc.format())
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``init`` command to ``app``."""
+
+    @app.command("init")
+    def init(
+        model: Annotated[str, typer.Option(
+            "--model", metavar="ID", help="Model profile id (or a config.json / its folder).")
+                         ] = DEFAULT_MODEL,
+        gpu: Annotated[str, typer.Option("--gpu", metavar="ID", help="GPU profile id.")
+                       ] = DEFAULT_GPU,
+        gpus: Annotated[int | None, typer.Option(
+            "--gpus", metavar="N", min=1, show_default=False,
+            help="GPUs the deployment may use (default: one node of the GPU).")] = None,
+        output: Annotated[Path, typer.Option(
+            "-o", "--output", metavar="FILE", help="File to write ('-' = stdout).")
+                          ] = DEFAULT_OUTPUT,
+        force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")
+                         ] = False,
+    ) -> None:
+        """Write a commented workload file that validates, to edit and then `recommend`."""
+        from advisor.loading.catalog import (
+            ProfileCatalog,
+            ProfileInvalidError,
+            ProfileNotFoundError,
+        )
+
+        to_stdout = str(output) == "-"
+        if not to_stdout and output.exists() and not force:
+            _fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+        catalog = ProfileCatalog()
+        try:
+            model_spec = catalog.model(model)
+            gpu_spec = catalog.gpu(gpu)
+        except (ProfileNotFoundError, ProfileInvalidError) as exc:
+            _fail(str(exc))
+        count = gpus or gpu_spec.gpus_per_node
+        scale = min(1.0, model_spec.max_context_tokens / REFERENCE_CONTEXT)
+        context = (2500 + 800) * scale
+        precision, tp, fits = choose_layout(catalog, model_spec, gpu_spec, count, context)
+        model_ref = model
+        if "/" in model or model.lower().endswith((".json", ".yaml", ".yml")):
+            model_ref = str(Path(model).resolve())  # valid wherever the file is written
+        text = render_workload(model_ref=model_ref, model=model_spec, gpu_ref=gpu,
+                               gpu=gpu_spec, gpus=count, precision=precision,
+                               tensor_parallel=tp, fits=fits)
+        _validate(text)
+        if to_stdout:
+            sys.stdout.write(text)
+            return
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+        sys.stderr.write(f"pd-advisor: wrote {output} ({model_spec.id}, {count} x {gpu_spec.id}, "
+                         f"{precision}, TP{tp}); next: pd-advisor recommend {output}\n")

@@ -1,0 +1,233 @@
+"""``pd-advisor sweep WORKLOAD --vary KEY=SPEC``: the verdict across many design points.
+
+One ``--vary`` is a line (per point: verdict, goodput per GPU of both architectures, rounding
+loss, KV link utilisation, failing preconditions; and the crossover, the smallest value with
+a ``disaggregate`` verdict); two make a grid (a verdict map). SPEC is a list (``8,16,32``), a
+range (``8:4096``: every integer for integer keys, 101 points otherwise; ``A:B:N`` for N
+points) or a log range (``8:4096:log``, 64 points; ``A:B:log:N``). Keys: see
+``advisor.core.sweep.KEYS`` (``pd-advisor sweep --help`` lists them).
+
+The report goes to stdout (or ``-o FILE``) as a table, JSON or CSV; ``--plot FILE.png`` also
+draws it (needs the ``plot`` extra). A progress bar appears on stderr (a terminal only) when a
+sweep runs longer than about a second. Exit codes: 0 swept, 2 could not (bad input or SPEC,
+matplotlib missing for ``--plot``).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Self
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+EXIT_ERROR = 2
+PROGRESS_AFTER_S = 1.0
+PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
+                 "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
+KEYS_HELP = ("KEY=SPEC; repeat once for a grid. Keys: cluster.gpus, traffic.rate_rps, "
+             "traffic.prompt_tokens, traffic.output_tokens, traffic.burstiness, slo.ttft_ms, "
+             "slo.tpot_ms, slo.percentile, cluster.inter_node (profile ids), "
+             "cluster.inter_node.bandwidth_scale. SPEC: 8,16,32 | 8:4096 | 8:4096:N | "
+             "8:4096:log | 8:4096:log:N.")
+
+
+class SweepFormat(str, enum.Enum):
+    """``--format`` choices."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+def _fail(message: str) -> typer.Exit:
+    sys.stderr.write(f"pd-advisor: error: {message}\n")
+    return typer.Exit(EXIT_ERROR)
+
+
+def _debug() -> bool:
+    from advisor.cli import app as app_module
+
+    return bool(app_module._state.get("debug"))
+
+
+def _split_vary(text: str) -> tuple[str, str]:
+    key, sep, spec = text.partition("=")
+    if not sep or not key.strip() or not spec.strip():
+        raise ValueError(f"--vary '{text}' is not KEY=SPEC (e.g. cluster.gpus=8:4096:log)")
+    return key.strip(), spec.strip()
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``sweep`` command to ``app``."""
+
+    @app.command("sweep")
+    def sweep_command(
+        workload: Annotated[Path, typer.Argument(metavar="WORKLOAD", help="Workload YAML file.",
+                                                 show_default=False)],
+        vary: Annotated[list[str], typer.Option(
+            "--vary", "-v", metavar="KEY=SPEC", help=KEYS_HELP, show_default=False)],
+        fmt: Annotated[SweepFormat, typer.Option(
+            "--format", "-f", help="Report format: table, json or csv.")] = SweepFormat.table,
+        plot: Annotated[Path | None, typer.Option(
+            "--plot", metavar="FILE.png", help="Also draw the sweep to a PNG (needs "
+            "pip install 'pd-advisor[plot]').", show_default=False)] = None,
+        output: Annotated[Path | None, typer.Option(
+            "-o", "--output", metavar="FILE", help="Write the report to FILE instead of "
+            "stdout ('-' means stdout).", show_default=False)] = None,
+        max_rows: Annotated[int, typer.Option(
+            "--max-rows", min=2, help="Rows of a 1-D table (the ends, every verdict change "
+            "and an even sample); csv/json always hold every point.")] = 40,
+        progress: Annotated[bool, typer.Option(
+            "--progress/--no-progress",
+            help="Progress bar on stderr for sweeps longer than about a second (terminal "
+                 "only).")] = True,
+        profiles: Annotated[list[Path] | None, typer.Option(
+            "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
+    ) -> None:
+        """Sweep WORKLOAD over one key (a line) or two (a verdict map)."""
+        from advisor.core import sweep as sw
+        from advisor.loading.catalog import ProfileCatalog, ProfileNotFoundError
+        from advisor.loading.errors import InputError
+        from advisor.loading.resolve import load_scenario
+
+        if not 1 <= len(vary) <= 2:
+            raise _fail("give --vary once (a line) or twice (a grid)")
+        if plot is not None:
+            from advisor.render.plot import PlotUnavailable, require_matplotlib
+
+            try:
+                require_matplotlib()
+            except PlotUnavailable as exc:
+                raise _fail(str(exc)) from None
+        catalog = ProfileCatalog(extra_dirs=profiles or [])
+        try:
+            scenario = load_scenario(workload, catalog)
+        except InputError as exc:
+            for problem in exc.problems:
+                sys.stderr.write(problem.format() + "\n")
+            count = len(exc.problems)
+            raise _fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing swept"
+                        ) from None
+        try:
+            axes = []
+            for text in vary:
+                key, spec = _split_vary(text)
+                links = None
+                if key in sw.KEYS and sw.KEYS[key].kind == "link":
+                    values, _ = sw.parse_spec(key, spec)
+                    links = {}
+                    for ref in values:
+                        try:
+                            links[ref] = catalog.link(ref)
+                        except ProfileNotFoundError as exc:
+                            raise ValueError(f"{key}: {exc}") from None
+                axes.append(sw.make_axis(key, spec, links))
+            current = {a.key: sw.current_value(scenario, a.key) for a in axes}
+            with _ProgressBar(progress) as bar:
+                result = sw.sweep(scenario, axes, progress=bar.update, workload=scenario.name)
+        except (ValueError, sw.SweepError) as exc:
+            raise _fail(f"{workload}: {exc}") from None
+        except typer.Exit:
+            raise
+        except Exception as exc:  # exit 2, never a traceback
+            if _debug():
+                raise
+            raise _fail(f"internal error: {type(exc).__name__}: {exc} "
+                        "(run with --debug for the traceback)") from None
+        text = _render(result, str(workload), current, fmt, output, max_rows)
+        _write(text, output)
+        if plot is not None:
+            from advisor.render.plot import plot_sweep
+
+            try:
+                plot_sweep(result, plot, current)
+            except OSError as exc:
+                raise _fail(f"cannot write {plot}: {exc.strerror or exc}") from None
+            sys.stderr.write(f"pd-advisor: wrote {plot}\n")
+
+
+def _render(result: Any, workload: str, current: dict[str, Any], fmt: SweepFormat,
+            output: Path | None, max_rows: int) -> str:
+    from advisor.render import sweep_report as rep
+
+    if fmt is SweepFormat.csv:
+        return rep.render_csv(result)
+    doc = rep.sweep_document(result, workload, current)
+    if fmt is SweepFormat.json:
+        return rep.render_json(doc)
+    width, color = _terminal(output is None or str(output) == "-")
+    return rep.render_table(result, doc, width=width, color=color, max_rows=max_rows)
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None or str(output) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    sys.stderr.write(f"pd-advisor: wrote {output}\n")
+
+
+def _terminal(to_stdout: bool) -> tuple[int, bool]:
+    import os
+    import shutil
+
+    tty = to_stdout and sys.stdout.isatty()
+    color = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 40:
+        return int(columns), color
+    if tty:
+        return shutil.get_terminal_size((100, 24)).columns, color
+    return 100, color
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr that appears once a sweep has run ~1 s (terminal only)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._progress: Progress | None = None
+        self._task: Any = None
+        self._start = time.monotonic()
+
+    def __enter__(self) -> Self:
+        self._start = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, done: int, total: int) -> None:
+        """``progress(done, total)`` callback of :func:`advisor.core.sweep.sweep`."""
+        if not self.enabled:
+            return
+        if self._progress is None:
+            if time.monotonic() - self._start < PROGRESS_AFTER_S or done >= total:
+                return
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(TextColumn("sweeping"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), TimeRemainingColumn(),
+                                      console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("sweep", total=total)
+        self._progress.update(self._task, completed=done)

@@ -1,0 +1,276 @@
+"""Serving-benchmark result files → :class:`~advisor.core.calibration.BenchmarkRun` records.
+
+Two formats, told apart by their keys (engines.md §5):
+
+* **vLLM** ``vllm bench serve --save-result`` (and the older ``benchmark_serving.py``): one JSON
+  object per run; ``--append-result`` puts several objects in one file, separated by newlines.
+  Marker keys: ``num_prompts``, ``total_token_throughput``, ``burstiness``, ``*_e2el_ms``.
+* **SGLang** ``python -m sglang.bench_serving``: JSON Lines, one run per line, appended.
+  Marker keys: ``dataset_name``, ``random_input_len``, ``total_output_tokens_retokenized``,
+  ``*_e2e_latency_ms``, ``concurrency``.
+
+The traps of engines.md §0.2 are handled here:
+
+1. units: ``*_ms`` statistics are milliseconds, the per-request arrays (``ttfts``, ``itls``,
+   ``latencies``) and ``duration`` are seconds; everything is converted to seconds;
+2. an unbounded rate is the string ``"inf"`` (vLLM) or the bare token ``Infinity`` (SGLang,
+   accepted by Python's JSON parser);
+3. statistic keys are matched by regular expression (:data:`STAT_KEY`), never from a fixed list;
+4. per-request arrays are optional; when a file has no TTFT/TPOT statistics but has the
+   arrays (old vLLM), the median TTFT and mean TPOT are computed from them;
+5. ``request_goodput:`` (old vLLM typo) is simply ignored, like every key not needed;
+6. ISL and OSL are recovered from ``total_input_tokens / completed`` and
+   ``total_output_tokens / completed`` (vLLM records no lengths; SGLang's ``random_*`` are
+   targets, not means);
+8. several runs per file (both formats).
+
+Anything unusable (not JSON, truncated, an unknown or pooling format, a missing key, no
+completed request, no latency statistics) raises :class:`BenchResultError` naming the file,
+the run and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from pathlib import Path
+from typing import Any, Literal
+
+from advisor.core.calibration import BenchmarkRun
+
+ResultFormat = Literal["vllm", "sglang"]
+
+STAT_KEY = re.compile(
+    r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency|client_queue_time|"
+    r"e2el_including_client_queue)_ms$")
+"""Statistic keys of both tools: ``<stat>_<metric>_ms`` (engines.md §5.2–§5.3)."""
+
+SGLANG_STRONG = frozenset({"total_output_tokens_retokenized", "sharegpt_output_len",
+                           "accept_length"})
+"""Keys only SGLang writes (vLLM's ``--metadata`` could add others, e.g. ``dataset_name``)."""
+VLLM_MARKERS = frozenset({"num_prompts", "total_token_throughput", "burstiness", "endpoint_type",
+                          "tokenizer_id", "max_concurrent_requests", "request_goodput",
+                          "request_goodput:"})
+SGLANG_MARKERS = frozenset({"dataset_name", "random_input_len", "random_output_len",
+                            "random_range_ratio", "concurrency"})
+REQUIRED = ("completed", "duration", "total_input_tokens", "total_output_tokens")
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""Largest result file read (detailed vLLM files carry every generated text)."""
+
+
+class BenchResultError(ValueError):
+    """A benchmark result file (or one run in it) cannot be used."""
+
+    def __init__(self, source: str, message: str) -> None:
+        self.source = source
+        self.message = message
+        super().__init__(f"{source}: {message}")
+
+
+def load_results(path: Path) -> list[BenchmarkRun]:
+    """Every run in one result file (vLLM JSON, possibly appended, or SGLang JSONL)."""
+    name = str(path)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise BenchResultError(name, f"cannot read file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise BenchResultError(name, "file is larger than 64 MiB")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BenchResultError(name, f"not UTF-8 text (byte offset {exc.start})") from None
+    try:
+        return parse_results(text, path.name)
+    except BenchResultError as exc:  # name the file as given; labels keep the short name
+        raise BenchResultError(name + exc.source[len(path.name):], exc.message) from None
+
+
+def parse_results(text: str, source: str) -> list[BenchmarkRun]:
+    """Every run in the text of a result file; ``source`` names it in labels and errors."""
+    objects = split_objects(text, source)
+    runs = []
+    for index, obj in enumerate(objects, 1):
+        label = source if len(objects) == 1 else f"{source}#{index}"
+        runs.append(parse_run(obj, label))
+    return runs
+
+
+def split_objects(text: str, source: str) -> list[dict[str, Any]]:
+    """The JSON objects of a file: one, several appended (vLLM), or one per line (SGLang)."""
+    decoder = json.JSONDecoder()
+    objects: list[dict[str, Any]] = []
+    position = 0
+    length = len(text)
+    while True:
+        while position < length and text[position].isspace():
+            position += 1
+        if position >= length:
+            break
+        try:
+            obj, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            where = f"line {exc.lineno} column {exc.colno}"
+            hint = (": the file ends inside a JSON object (truncated, or still being written?)"
+                    if not text.rstrip().endswith("}") else "")
+            raise BenchResultError(source, f"invalid JSON at {where} ({exc.msg}){hint}") from None
+        if not isinstance(obj, dict):
+            raise BenchResultError(source, f"expected a JSON object per run, got "
+                                           f"{type(obj).__name__} (run {len(objects) + 1})")
+        objects.append(obj)
+    if not objects:
+        raise BenchResultError(source, "file is empty; expected vLLM --save-result JSON or "
+                                       "SGLang bench_serving JSONL")
+    return objects
+
+
+def detect_format(obj: dict[str, Any]) -> ResultFormat | None:
+    """``vllm`` or ``sglang`` from the keys of one run (None when neither fits)."""
+    keys = set(obj)
+    if keys & SGLANG_STRONG or any(k.endswith("_e2e_latency_ms") for k in keys):
+        return "sglang"
+    if keys & VLLM_MARKERS or any(k.endswith("_e2el_ms") for k in keys):
+        return "vllm"
+    if keys & SGLANG_MARKERS:
+        return "sglang"
+    return None
+
+
+def _number(obj: dict[str, Any], key: str, label: str, allow_inf: bool = False) -> float:
+    value = obj.get(key)
+    if isinstance(value, str) and allow_inf and value.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BenchResultError(label, f"key '{key}' must be a number, got {value!r}")
+    number = float(value)
+    if math.isnan(number) or (math.isinf(number) and not allow_inf) or number < 0:
+        raise BenchResultError(label, f"key '{key}' must be a finite number >= 0, got {value!r}")
+    return number
+
+
+def _optional(obj: dict[str, Any], key: str, label: str) -> float | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def statistics_of(obj: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """``{metric: {stat: seconds}}`` from every ``<stat>_<metric>_ms`` key (e2e → e2el)."""
+    found: dict[str, dict[str, float]] = {}
+    for key, value in obj.items():
+        match = STAT_KEY.match(key)
+        if not match or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if not math.isfinite(value):
+            continue
+        stat, metric = match.groups()
+        metric = "e2el" if metric == "e2e_latency" else metric
+        found.setdefault(metric, {})[stat] = float(value) / 1000.0
+    return found
+
+
+def _array_stats(obj: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Median TTFT and mean TPOT from the per-request arrays (seconds), when present."""
+    out: dict[str, dict[str, float]] = {}
+    ttfts = obj.get("ttfts")
+    if isinstance(ttfts, list):
+        values = [float(t) for t in ttfts if isinstance(t, int | float) and t > 0]
+        if values:
+            out["ttft"] = {"median": statistics.median(values), "mean": statistics.fmean(values)}
+    itls = obj.get("itls")
+    if isinstance(itls, list):
+        per_request = [statistics.fmean(g) for g in itls
+                       if isinstance(g, list) and g and all(isinstance(x, int | float) for x in g)]
+        if per_request:
+            out["tpot"] = {"mean": statistics.fmean(per_request)}
+    latencies = obj.get("latencies")
+    if isinstance(latencies, list):
+        values = [float(t) for t in latencies if isinstance(t, int | float) and t > 0]
+        if values:
+            out["e2el"] = {"mean": statistics.fmean(values)}
+    return out
+
+
+def parse_run(obj: dict[str, Any], label: str) -> BenchmarkRun:
+    """One run object → :class:`BenchmarkRun` (raises :class:`BenchResultError`)."""
+    fmt = detect_format(obj)
+    if fmt is None:
+        shown = ", ".join(sorted(obj)[:8]) + (", ..." if len(obj) > 8 else "")
+        raise BenchResultError(label, "neither a vLLM --save-result JSON nor an SGLang "
+                                      f"bench_serving JSONL record (keys: {shown or 'none'})")
+    if "total_input_sequences" in obj or ("total_output_tokens" not in obj
+                                          and "input_sequence_throughput" in obj):
+        raise BenchResultError(label, "a pooling (embedding/rerank) benchmark: it generates no "
+                                      "tokens, so it cannot calibrate TTFT or TPOT")
+    missing = [key for key in REQUIRED if key not in obj]
+    if missing:
+        raise BenchResultError(label, f"missing key{'s' * (len(missing) > 1)} "
+                                      f"{', '.join(repr(k) for k in missing)} "
+                                      f"({fmt} result; partial or edited file?)")
+    completed = _number(obj, "completed", label)
+    if completed < 1:
+        raise BenchResultError(label, "no request completed (completed = 0); nothing to fit")
+    duration = _number(obj, "duration", label)
+    if duration <= 0:
+        raise BenchResultError(label, "duration must be > 0 seconds")
+    isl = _number(obj, "total_input_tokens", label) / completed
+    osl = _number(obj, "total_output_tokens", label) / completed
+    if isl < 1 or osl < 1:
+        raise BenchResultError(label, f"mean input/output length {isl:.3g}/{osl:.3g} tokens per "
+                                      "request; expected at least 1 each")
+    rate = _number(obj, "request_rate", label, allow_inf=True) if "request_rate" in obj \
+        else math.inf
+    if rate == 0:
+        raise BenchResultError(label, "request_rate is 0")
+    concurrency = obj.get("max_concurrency")
+    if concurrency is not None:
+        concurrency = _number(obj, "max_concurrency", label)
+        if concurrency < 1:
+            raise BenchResultError(label, "max_concurrency must be >= 1")
+
+    stats = _array_stats(obj)
+    for metric, values in statistics_of(obj).items():
+        stats.setdefault(metric, {}).update(values)
+    ttft = stats.get("ttft", {})
+    tpot = stats.get("tpot") or stats.get("itl") or {}
+    ttft_stat = "median" if "median" in ttft else "p50" if "p50" in ttft else "mean"
+    ttft_s = ttft.get(ttft_stat)
+    tpot_s = tpot.get("mean", tpot.get("median"))
+    if ttft_s is None and tpot_s is None:
+        raise BenchResultError(label, "no TTFT or TPOT statistics (mean_/median_/pNN_ttft_ms, "
+                                      "..._tpot_ms); run the benchmark with a tokenizer and "
+                                      "--percentile-metrics including ttft,tpot")
+
+    request_throughput = _optional(obj, "request_throughput", label) or completed / duration
+    output_throughput = _optional(obj, "output_throughput", label)
+    if output_throughput is None:
+        output_throughput = completed * osl / duration
+
+    # mean requests in flight: SGLang records it; vLLM by Little's law (engines.md §5.4)
+    mean_concurrency = _optional(obj, "concurrency", label) if fmt == "sglang" else None
+    if mean_concurrency is None:
+        e2e = stats.get("e2el", {}).get("mean")
+        if e2e is None and ttft_s is not None and tpot_s is not None:
+            e2e = ttft.get("mean", ttft_s) + (osl - 1.0) * tpot_s
+        if e2e is not None:
+            mean_concurrency = request_throughput * e2e
+
+    burstiness = _optional(obj, "burstiness", label) if fmt == "vllm" else None
+    arrival_cv = 1.0
+    if burstiness is not None and burstiness > 0:
+        arrival_cv = 1.0 / math.sqrt(burstiness)
+    if not math.isfinite(rate) and concurrency is None and mean_concurrency is None:
+        raise BenchResultError(label, "unbounded request rate without max_concurrency, and no "
+                                      "latency statistics to recover the mean concurrency")
+    return BenchmarkRun(
+        label=label, prompt_tokens=isl, output_tokens=osl, request_rate_rps=rate,
+        max_concurrency=concurrency, arrival_cv=arrival_cv, completed=int(completed),
+        ttft_s=ttft_s, ttft_statistic="median" if ttft_stat != "mean" else "mean",
+        tpot_s=tpot_s, output_tokens_per_s=output_throughput,
+        mean_concurrency=mean_concurrency)

@@ -1,0 +1,136 @@
+"""Calibration overlays: efficiency factors fitted by ``pd-advisor calibrate``.
+
+An overlay is a small YAML file a workload names with ``calibration: calibration.yaml``
+(relative to the workload). Its ``efficiency`` block has the keys and the
+``{value, kind, source}`` form of a GPU profile's ``engines.<engine>`` block; applied to a
+workload, its values replace the GPU profile's factors for the overlay's engine (the other
+keys keep the profile's value). Format, version 1::
+
+    version: 1
+    gpu: h100-sxm                 # GPU profile id the runs were measured on
+    engine: vllm                  # engine whose factors the overlay replaces
+    precision: bf16               # informative: what was served
+    model: llama-3.1-8b           # informative
+    tensor_parallel: 1            # informative
+    chunk_tokens: 8192            # informative: the token budget assumed in the fit
+    efficiency:
+      prefill_compute_efficiency_bf16: {value: 0.48, kind: empirical, source: "..."}
+      decode_bandwidth_efficiency:     {value: 0.71, kind: empirical, source: "..."}
+      step_overhead_s:                 {value: 0.0042, kind: empirical, source: "..."}
+    fit: {...}                    # informative: runs, errors before/after, input files
+
+A workload whose GPU or engine differs from the overlay's is an input error: the factors were
+measured for that pair only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+
+from advisor.core.hardware import EfficiencyFactors, GpuSpec
+from advisor.loading.catalog import ProfileInvalidError, _position, load_yaml
+from advisor.loading.profile_schema import EngineEfficiencyBlock, ProfileId
+
+FORMAT_VERSION = 1
+
+
+class CalibrationOverlay(BaseModel):
+    """A calibration overlay file (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Literal[1]
+    gpu: ProfileId
+    engine: Literal["vllm", "sglang", "trtllm"]
+    precision: Literal["bf16", "fp8"] | None = None
+    model: str | None = None
+    tensor_parallel: StrictInt | None = Field(None, ge=1)
+    chunk_tokens: StrictInt | None = Field(None, ge=1)
+    efficiency: EngineEfficiencyBlock
+    fit: dict[str, Any] | None = None
+
+    def factors(self) -> dict[str, float]:
+        """The plain values the overlay sets (``field -> value``)."""
+        return {name: number.value for name, number in self.efficiency if number is not None}
+
+
+def load_overlay(path: Path) -> CalibrationOverlay:
+    """Read and validate an overlay; problems raise :class:`ProfileInvalidError`."""
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise ProfileInvalidError(path, [("1:1: expected a mapping (a calibration overlay written "
+                                         "by `pd-advisor calibrate`)")])
+    try:
+        overlay = CalibrationOverlay.model_validate(data)
+    except ValidationError as exc:
+        text = path.read_text(encoding="utf-8")
+        problems = []
+        for error in exc.errors(include_url=False):
+            loc = [p for p in error["loc"] if not (isinstance(p, str) and "[" in p)]
+            dotted = ".".join(str(p) for p in loc) or "(top level)"
+            pos = _position(text, loc)
+            message = f"{dotted}: {error['msg']}"
+            problems.append(f"{pos[0]}:{pos[1]}: {message}" if pos else message)
+        raise ProfileInvalidError(path, problems) from None
+    if not overlay.factors():
+        raise ProfileInvalidError(path, ["efficiency: sets no factor"])
+    return overlay
+
+
+def apply_overlay(gpu: GpuSpec, overlay: CalibrationOverlay) -> GpuSpec:
+    """``gpu`` with the overlay's factors replacing those of the overlay's engine."""
+    merged: EfficiencyFactors = dataclasses.replace(gpu.efficiency_for(overlay.engine),
+                                                    **overlay.factors())
+    engines = {**gpu.engine_efficiency, overlay.engine: merged}
+    return dataclasses.replace(gpu, engine_efficiency=engines)
+
+
+def overlay_mismatch(overlay: CalibrationOverlay, gpu_id: str, engine: str) -> str | None:
+    """Why an overlay does not apply to a workload's GPU and engine (None when it does)."""
+    if overlay.gpu != gpu_id:
+        return (f"the calibration was fitted on GPU '{overlay.gpu}', but the workload uses "
+                f"'{gpu_id}'; calibrate on this GPU or remove the key")
+    if overlay.engine != engine:
+        return (f"the calibration is for engine '{overlay.engine}', but the workload's engine is "
+                f"'{engine}'")
+    return None
+
+
+def render_overlay(*, gpu: str, engine: str, precision: str, model: str, tensor_parallel: int,
+                   chunk_tokens: int | None, factors: Mapping[str, float], source: str,
+                   fit: Mapping[str, Any]) -> str:
+    """The YAML text of an overlay (a commented header, then the validated document)."""
+    import yaml
+
+    efficiency = {
+        name: {"value": _rounded(name, value), "kind": "empirical", "source": source}
+        for name, value in factors.items()}
+    document: dict[str, Any] = {
+        "version": FORMAT_VERSION, "gpu": gpu, "engine": engine, "precision": precision,
+        "model": model, "tensor_parallel": tensor_parallel, "chunk_tokens": chunk_tokens,
+        "efficiency": efficiency, "fit": dict(fit)}
+    CalibrationOverlay.model_validate(document)  # never write a file we could not read back
+    header = ("# pd-advisor calibration overlay, written by `pd-advisor calibrate`.\n"
+              "# Reference it from a workload with `calibration: <this file>` (relative to the\n"
+              f"# workload): its factors replace the {gpu} profile's factors for engine "
+              f"{engine}.\n")
+    body = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+    return header + body
+
+
+def _rounded(name: str, value: float) -> float:
+    """4 decimals for efficiencies, microseconds for overheads."""
+    return round(float(value), 6 if name.endswith("_s") else 4)
+
+
+def input_files(paths: Sequence[Path]) -> list[dict[str, str]]:
+    """``[{path, sha256}]`` of the benchmark files an overlay was fitted to."""
+    import hashlib
+
+    return [{"path": str(p), "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+            for p in paths]

@@ -1,0 +1,311 @@
+"""Rendering of a sweep: a JSON document, CSV rows and a terminal table. Pure (no I/O).
+
+:func:`sweep_document` turns a :class:`~advisor.core.sweep.SweepResult` into plain data (the
+JSON format); the table and CSV renderers read the result directly. Non-finite numbers
+(an undefined gain, no KV link without a split) are ``null`` in JSON and empty in CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from io import StringIO
+from typing import Any
+
+import numpy as np
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from advisor.core.sweep import VERDICTS, SweepResult
+
+SCHEMA_VERSION = 1
+COLUMNS = ("verdict", "colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "gain",
+           "rounding_loss", "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss",
+           "gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok", "failing", "prefill_gpus",
+           "decode_gpus", "colocated_tensor_parallel", "colocated_instances",
+           "colocated_chunk_tokens")
+DEFAULT_MAX_ROWS = 40
+MAX_TRANSITIONS_SHOWN = 12
+
+
+def _num(x: Any) -> float | int | None:
+    """A JSON-safe number (None for NaN/inf)."""
+    if x is None:
+        return None
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)  # type: ignore[return-value]
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def _value(v: Any) -> Any:
+    if hasattr(v, "id") and not isinstance(v, (int, float, str)):
+        return v.id
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        f = float(v)
+        return int(f) if f.is_integer() and abs(f) < 2**53 else f
+    return v
+
+
+def _indices(result: SweepResult) -> list[tuple[int, ...]]:
+    return [tuple(int(i) for i in idx) for idx in np.ndindex(*result.shape)]
+
+
+def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
+    """One design point as plain data."""
+    m = result.metrics
+    out: dict[str, Any] = {a.key: _value(a.values[i]) for a, i in zip(result.axes, index)}
+    out["verdict"] = VERDICTS[int(m["disaggregate"][index])]
+    for name in ("colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "gain",
+                 "rounding_loss", "kv_utilization", "kv_transfer_share_of_ttft",
+                 "static_mix_loss"):
+        out[name] = _num(m[name][index])
+    out["failing"] = list(result.failing(index))
+    pg, dg = int(m["prefill_gpus"][index]), int(m["decode_gpus"][index])
+    out["split"] = {"prefill_gpus": pg, "decode_gpus": dg} if pg or dg else None
+    tp = int(m["colocated_tensor_parallel"][index])
+    out["colocated"] = ({"tensor_parallel": tp, "instances": int(m["colocated_instances"][index]),
+                         "chunk_tokens": int(m["colocated_chunk_tokens"][index])} if tp else None)
+    return out
+
+
+def sweep_document(result: SweepResult, workload: str,
+                   current: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The canonical JSON document of a sweep."""
+    current = current or {}
+    crossovers = []
+    for c in result.crossovers():
+        crossovers.append({"key": c.key, "value": _value(c.value) if c.value is not None else None,
+                           "at": {k: v for k, v in c.at} or None, "from_start": c.from_start,
+                           "stable_from": (_value(c.stable_from) if c.stable_from is not None
+                                           else None)})
+    transitions = []
+    if len(result.axes) == 1:
+        ax = result.axes[0]
+        transitions = [{"at": _value(ax.values[i]), "verdict": v}
+                       for i, v in result.transitions()]
+    pol = result.policy
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "sweep",
+        "workload": workload,
+        "name": result.workload,
+        "axes": [{"key": a.key, "values": [_value(v) for v in a.values], "log": a.log,
+                  "current": _value(current.get(a.key))} for a in result.axes],
+        "points_total": result.size,
+        "seconds": round(result.seconds, 4),
+        "policy": None if pol is None else {
+            "max_rounding_loss": pol.max_rounding_loss,
+            "max_kv_link_utilization": pol.max_kv_link_utilization,
+            "max_kv_transfer_share_of_ttft": pol.max_kv_transfer_share_of_ttft,
+            "max_static_mix_loss": pol.max_static_mix_loss,
+            "min_disagg_gain": pol.min_disagg_gain},
+        "crossover": crossovers,
+        "transitions": transitions,
+        "points": [point_dict(result, idx) for idx in _indices(result)],
+    }
+
+
+def render_json(doc: Mapping[str, Any]) -> str:
+    """The document, indented; NaN refused."""
+    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render_csv(result: SweepResult) -> str:
+    """One row per design point, a header first."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([a.key for a in result.axes] + list(COLUMNS))
+    m = result.metrics
+    for idx in _indices(result):
+        row: list[Any] = [_value(a.values[i]) for a, i in zip(result.axes, idx)]
+        for name in COLUMNS:
+            if name == "verdict":
+                row.append(VERDICTS[int(m["disaggregate"][idx])])
+            elif name == "failing":
+                row.append(";".join(result.failing(idx)))
+            else:
+                v = m[name][idx]
+                if isinstance(v, (np.bool_, bool)):
+                    row.append("true" if v else "false")
+                elif isinstance(v, (np.integer, int)):
+                    row.append(int(v))
+                else:
+                    f = float(v)
+                    row.append(repr(f) if math.isfinite(f) else "")
+        w.writerow(row)
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# table
+
+
+def _fmt(x: Any, kind: str) -> str:
+    if x is None:
+        return "—"
+    v = float(x)
+    if not math.isfinite(v):
+        return "∞" if v > 0 else "—"
+    if kind == "pct":
+        return f"{v * 100:.0f}%" if abs(v) >= 0.095 else f"{v * 100:.1f}%"
+    if kind == "rate":
+        return f"{v:.4g}"
+    return f"{v:g}"
+
+
+def crossover_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The crossover(s) in words."""
+    lines = []
+    for c in doc["crossover"]:
+        where = ""
+        if c["at"]:
+            where = " at " + ", ".join(f"{k} = {v}" for k, v in c["at"].items())
+        stable = c.get("stable_from")
+        tail = ""
+        if stable is not None and stable != c["value"]:
+            tail = f" (it alternates; disaggregate throughout from {_show(stable)})"
+        elif c["value"] is not None and stable is None:
+            tail = " (not to the end of the range)"
+        if c["value"] is None:
+            lines.append(f"crossover{where}: never in this range (chunked prefill throughout)")
+        elif c["from_start"]:
+            lines.append(f"crossover{where}: disaggregate already at the first value, "
+                         f"{c['key']} = {_show(c['value'])}{tail}")
+        else:
+            lines.append(f"crossover{where}: disaggregate from {c['key']} = "
+                         f"{_show(c['value'])}{tail}")
+    return lines
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.6g}"
+    return str(v)
+
+
+def _pick_rows(n: int, keep: Sequence[int], max_rows: int) -> list[int]:
+    """Row indices to show: the ends, verdict changes (each with the row before it; an even
+    selection when there are too many) with at most half the rows, then an even fill."""
+    if n <= max_rows:
+        return list(range(n))
+    chosen = {0, n - 1}
+    keep = sorted(set(keep))
+    pairs = max(0, (max_rows // 2 - 2) // 2)
+    if len(keep) > pairs > 0:
+        keep = [keep[int(j)] for j in np.linspace(0, len(keep) - 1, pairs).round()]
+    elif pairs == 0:
+        keep = []
+    for k in keep:
+        chosen.update(j for j in (k - 1, k) if 0 <= j < n)
+    room = max_rows - len(chosen)
+    if room > 0:
+        for j in np.linspace(0, n - 1, room + 2).round().astype(int)[1:-1]:
+            chosen.add(int(j))
+    return sorted(chosen)[:max_rows] if len(chosen) > max_rows else sorted(chosen)
+
+
+def render_table(result: SweepResult, doc: Mapping[str, Any], width: int = 100,
+                 color: bool = False, max_rows: int = DEFAULT_MAX_ROWS) -> str:
+    """A terminal report: header, crossover, the points (or the verdict map of a grid)."""
+    buf = StringIO()
+    console = Console(file=buf, width=width, color_system="standard" if color else None,
+                      force_terminal=color, no_color=not color, highlight=False)
+    axes = result.axes
+    title = f"pd-advisor sweep — {result.workload or doc['workload']} ({doc['workload']})"
+    console.print(Text(title, style="bold"))
+    for a, meta in zip(axes, doc["axes"]):
+        cur = meta.get("current")
+        span = (f"{_show(_value(a.values[0]))} … {_show(_value(a.values[-1]))}"
+                if a.numeric and len(a) > 1 else ", ".join(a.labels))
+        console.print(f"{a.key}: {len(a):,} value{'s' * (len(a) != 1)} ({span})"
+                      + (f"; the workload has {_show(cur)}" if cur is not None else ""))
+    console.print(f"{result.size:,} design points in {result.seconds:.2f} s")
+    for line in crossover_lines(doc):
+        console.print(Text(line, style="bold"))
+    if len(axes) == 1:
+        trans = result.transitions()
+        if trans:
+            shown = [f"{axes[0].labels[i]} → {v}" for i, v in trans[:MAX_TRANSITIONS_SHOWN]]
+            more = len(trans) - MAX_TRANSITIONS_SHOWN
+            console.print("verdict changes: " + "; ".join(shown)
+                          + (f"; … {more} more" if more > 0 else ""))
+        _point_table(console, result, [i for i, _ in trans], max_rows)
+    else:
+        _verdict_map(console, result, width)
+    if len(axes) == 1:
+        console.print(Text("coloc, disagg: goodput per GPU (req/s per cluster GPU within the "
+                           "SLOs, binding phase); gain: disagg/coloc − 1; rounding: loss of the "
+                           "integer split; KV: link utilisation; P:D: prefill:decode GPUs; "
+                           "fails: failing preconditions ('gain' when only the gain is short)",
+                           style="dim"))
+    return buf.getvalue()
+
+
+def _point_table(console: Console, result: SweepResult, keep: Sequence[int],
+                 max_rows: int) -> None:
+    ax = result.axes[0]
+    m = result.metrics
+    rows = _pick_rows(len(ax), keep, max_rows)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name, justify in ((ax.key, "right"), ("verdict", "left"), ("coloc", "right"),
+                          ("disagg", "right"), ("gain", "right"), ("rounding", "right"),
+                          ("KV", "right"), ("P:D", "right"), ("fails", "left")):
+        table.add_column(name, justify=justify,  # type: ignore[arg-type]
+                         no_wrap=name != "fails", overflow="fold")
+    last = None
+    for i in rows:
+        if last is not None and i > last + 1:
+            table.add_row("…", "", "", "", "", "", "", "", "")
+        idx = (i,)
+        pg, dg = int(m["prefill_gpus"][idx]), int(m["decode_gpus"][idx])
+        dis = bool(m["disaggregate"][idx])
+        table.add_row(_show(_value(ax.values[i])) if ax.numeric else ax.labels[i],
+                      Text(VERDICTS[int(dis)], style="green" if dis else ""),
+                      _fmt(m["colocated_goodput_per_gpu"][idx], "rate"),
+                      _fmt(m["disaggregated_goodput_per_gpu"][idx], "rate"),
+                      _fmt(m["gain"][idx], "pct"),
+                      _fmt(m["rounding_loss"][idx], "pct"),
+                      _fmt(m["kv_utilization"][idx], "pct"),
+                      f"{pg:,}:{dg:,}" if pg or dg else "—",
+                      ", ".join(result.failing(idx)) or "—")
+        last = i
+    console.print(table)
+    if len(rows) < len(ax):
+        console.print(Text(f"{len(rows)} of {len(ax):,} points shown (every point: "
+                           "--format csv or json, or --max-rows)", style="dim"))
+
+
+def _verdict_map(console: Console, result: SweepResult, width: int) -> None:
+    """Rows: the second key; columns: the first key; D = disaggregate, · = chunked prefill."""
+    ax0, ax1 = result.axes
+    dis = result.metrics["disaggregate"]
+    label_w = max(len(ax1.key), max(len(s) for s in ax1.labels)) + 1
+    room = max(10, width - label_w - 2)
+    cols = list(range(len(ax0)))
+    if len(cols) > room:
+        cols = sorted(set(np.linspace(0, len(ax0) - 1, room).round().astype(int).tolist()))
+    console.print(f"verdict map: D = disaggregate, · = chunked prefill; columns: {ax0.key} "
+                  f"({ax0.labels[cols[0]]} … {ax0.labels[cols[-1]]}"
+                  + (f", {len(cols)} of {len(ax0)} columns" if len(cols) < len(ax0) else "")
+                  + ")")
+    console.print(Text(f"{ax1.key:>{label_w}}", style="dim"))
+    for j in range(len(ax1) - 1, -1, -1):
+        cells = "".join("D" if dis[i, j] else "·" for i in cols)
+        line = Text(f"{ax1.labels[j]:>{label_w}} ")
+        for ch in cells:
+            line.append(ch, style="green" if ch == "D" else "dim")
+        console.print(line)

@@ -1,0 +1,357 @@
+"""`pd-advisor calibrate`, the fit, the overlay and the workload's `calibration:` key
+(issue #7, item 2).
+
+The round trip writes benchmark files in both formats from the model's own predictions under
+known factors, then checks that `calibrate` recovers those factors within 5 %.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from advisor.core import calibration as cal
+from advisor.core.hardware import EfficiencyFactors
+from advisor.core.instance import Instance
+from advisor.core.memory import build_instance
+from advisor.loading.calibration_overlay import (
+    CalibrationOverlay,
+    apply_overlay,
+    load_overlay,
+    render_overlay,
+)
+from advisor.loading.catalog import ProfileCatalog, ProfileInvalidError
+from advisor.loading.errors import InputError
+from advisor.loading.resolve import load_scenario
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "ecosystem"
+BENCH = DATA / "bench"
+WORKLOAD = DATA / "workloads" / "llama-8b-h100.yaml"
+BUDGET = 8192  # vLLM's default on an 80 GB H100 (engines.md trap 9); the workload pins none
+
+TRUE = {"prefill_compute_efficiency_bf16": 0.42, "decode_bandwidth_efficiency": 0.71,
+        "step_overhead_s": 0.0042}
+"""The factors the synthetic results are generated from (the fit starts from the h100-sxm
+profile's vLLM factors, which differ from these)."""
+
+# (ISL, OSL, request rate, max concurrency, format)
+LOADS = [
+    (512, 128, 2.0, None, "vllm"),
+    (4096, 256, 1.0, None, "vllm"),
+    (1024, 512, math.inf, 16, "vllm"),
+    (2048, 128, 8.0, None, "sglang"),
+    (8000, 64, math.inf, 4, "sglang"),
+]
+
+
+@pytest.fixture(scope="module")
+def catalog() -> ProfileCatalog:
+    return ProfileCatalog(env={})
+
+
+@pytest.fixture(scope="module")
+def instance(catalog: ProfileCatalog) -> Instance:
+    return build_instance(catalog.model("llama-3.1-8b"), catalog.gpu("h100-sxm"), "bf16", "vllm",
+                          1, 1, catalog.link("nvlink4"), None)
+
+
+def _true_instance(instance: Instance) -> Instance:
+    return cal.with_factors(instance, dataclasses.replace(instance.efficiency, **TRUE))
+
+
+def _measured(instance: Instance, isl: int, osl: int, rate: float, conc: int | None,
+              completed: int = 200) -> tuple[cal.BenchmarkRun, cal.RunPrediction]:
+    run = cal.BenchmarkRun("synthetic", isl, osl, rate, conc, 1.0, completed, None, "median",
+                           None, None)
+    truth = _true_instance(instance)
+    pred = cal.predict_run(truth, run, BUDGET, cal.max_sequences_for(truth, run, 0.9))
+    assert not pred.saturated
+    return run, pred
+
+
+def _vllm_object(run: cal.BenchmarkRun, pred: cal.RunPrediction) -> dict[str, Any]:
+    n = run.completed
+    duration = n * run.output_tokens / pred.output_tokens_per_s
+    ttft_ms, tpot_ms = pred.ttft_s * 1000, pred.tpot_s * 1000
+    return {
+        "date": "20250601-101500", "endpoint_type": "openai", "backend": "openai",
+        "label": None, "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+        "tokenizer_id": "meta-llama/Llama-3.1-8B-Instruct", "num_prompts": n,
+        "request_rate": "inf" if math.isinf(run.request_rate_rps) else run.request_rate_rps,
+        "burstiness": 1.0, "max_concurrency": run.max_concurrency, "duration": duration,
+        "completed": n, "failed": 0, "total_input_tokens": int(n * run.prompt_tokens),
+        "total_output_tokens": int(n * run.output_tokens), "request_throughput": n / duration,
+        "request_goodput": None, "output_throughput": pred.output_tokens_per_s,
+        "total_token_throughput": n * (run.prompt_tokens + run.output_tokens) / duration,
+        "mean_ttft_ms": ttft_ms * 1.1, "median_ttft_ms": ttft_ms, "std_ttft_ms": 1.0,
+        "p99_ttft_ms": ttft_ms * 2, "mean_tpot_ms": tpot_ms, "median_tpot_ms": tpot_ms,
+        "std_tpot_ms": 0.1, "p99_tpot_ms": tpot_ms * 1.3, "mean_itl_ms": tpot_ms,
+        "median_itl_ms": tpot_ms, "std_itl_ms": 1.0, "p99_itl_ms": tpot_ms * 3}
+
+
+def _sglang_line(run: cal.BenchmarkRun, pred: cal.RunPrediction) -> str:
+    n = run.completed
+    duration = n * run.output_tokens / pred.output_tokens_per_s
+    ttft_ms, tpot_ms = pred.ttft_s * 1000, pred.tpot_s * 1000
+    e2e_ms = ttft_ms + (run.output_tokens - 1) * tpot_ms
+    record = {
+        "backend": "sglang", "dataset_name": "random", "request_rate": run.request_rate_rps,
+        "max_concurrency": run.max_concurrency, "sharegpt_output_len": None,
+        "random_input_len": int(run.prompt_tokens), "random_output_len": int(run.output_tokens),
+        "random_range_ratio": 1.0, "duration": duration, "completed": n,
+        "total_input_tokens": int(n * run.prompt_tokens),
+        "total_output_tokens": int(n * run.output_tokens),
+        "total_output_tokens_retokenized": int(n * run.output_tokens),
+        "request_throughput": n / duration, "input_throughput": n * run.prompt_tokens / duration,
+        "output_throughput": pred.output_tokens_per_s, "mean_e2e_latency_ms": e2e_ms,
+        "median_e2e_latency_ms": e2e_ms, "mean_ttft_ms": ttft_ms * 1.2,
+        "median_ttft_ms": ttft_ms, "mean_tpot_ms": tpot_ms, "median_tpot_ms": tpot_ms,
+        "mean_itl_ms": tpot_ms, "median_itl_ms": tpot_ms,
+        "concurrency": n / duration * e2e_ms / 1000, "accept_length": None}
+    return json.dumps(record)  # an unbounded rate becomes the bare token Infinity
+
+
+@pytest.fixture(scope="module")
+def synthetic_files(instance: Instance, tmp_path_factory: pytest.TempPathFactory
+                    ) -> list[Path]:
+    """One vLLM file (3 appended runs) and one SGLang JSONL file (2 runs)."""
+    folder = tmp_path_factory.mktemp("bench")
+    vllm, sglang = [], []
+    for isl, osl, rate, conc, fmt in LOADS:
+        run, pred = _measured(instance, isl, osl, rate, conc)
+        if fmt == "vllm":
+            vllm.append(json.dumps(_vllm_object(run, pred), indent=1))
+        else:
+            sglang.append(_sglang_line(run, pred))
+    (folder / "vllm-sweep.json").write_text("\n".join(vllm) + "\n")
+    (folder / "sglang-sweep.jsonl").write_text("\n".join(sglang) + "\n")
+    assert "Infinity" in (folder / "sglang-sweep.jsonl").read_text()
+    assert '"request_rate": "inf"' in (folder / "vllm-sweep.json").read_text()
+    return [folder / "vllm-sweep.json", folder / "sglang-sweep.jsonl"]
+
+
+# --------------------------------------------------------------------------- core
+def test_fit_recovers_known_factors(instance: Instance) -> None:
+    runs = []
+    for isl, osl, rate, conc, _ in LOADS:
+        run, pred = _measured(instance, isl, osl, rate, conc)
+        runs.append(dataclasses.replace(run, ttft_s=pred.ttft_s, tpot_s=pred.tpot_s,
+                                        output_tokens_per_s=pred.output_tokens_per_s))
+    result = cal.fit_efficiency(instance, runs, BUDGET, 0.9)
+    assert result.success
+    assert result.before == instance.efficiency
+    for field, value in TRUE.items():  # the start is far enough away to make the test mean it
+        assert abs(getattr(instance.efficiency, field) / value - 1) > 0.1
+    for field, value in TRUE.items():
+        assert getattr(result.after, field) == pytest.approx(value, rel=0.01)
+        assert result.constrained[field]
+    assert result.rms_log_error_before > 0.1
+    assert result.rms_log_error_after < 0.005
+    assert result.residual_count == 3 * len(LOADS)
+    # untouched fields keep the profile's values
+    assert result.after.prefill_compute_efficiency_fp8 == instance.efficiency.\
+        prefill_compute_efficiency_fp8
+
+
+def test_closed_loop_obeys_littles_law(instance: Instance) -> None:
+    run, pred = _measured(instance, 1024, 256, math.inf, 12)
+    e2e = pred.ttft_s + 255 * pred.tpot_s
+    assert pred.rate_rps * e2e == pytest.approx(12, rel=0.01)
+    # a finite rate below the closed-loop rate is an open loop at that rate
+    capped = cal.predict_run(instance, dataclasses.replace(run, request_rate_rps=0.5), BUDGET,
+                             cal.max_sequences_for(instance, run, 0.9))
+    assert capped.rate_rps == 0.5
+
+
+def test_overloaded_rate_is_predicted_saturated(instance: Instance) -> None:
+    run = cal.BenchmarkRun("hot", 4096, 256, 500.0, None, 1.0, 100, 1.0, "median", 0.05, 500.0)
+    pred = cal.predict_run(instance, run, BUDGET, cal.max_sequences_for(instance, run, 0.9))
+    assert pred.saturated and pred.rate_rps < 500
+    assert cal.run_residuals(run, pred)[0] == 0.0  # TTFT is not compared under saturation
+
+
+def test_unconstrained_factor_is_reported(instance: Instance) -> None:
+    """TPOT of tiny prompts says nothing about prefill compute efficiency."""
+    runs = [cal.BenchmarkRun(f"r{i}", 16, 256, rate, None, 1.0, 100, None, "median", tpot, None)
+            for i, (rate, tpot) in enumerate([(0.5, 0.012), (1.0, 0.0125)])]
+    result = cal.fit_efficiency(instance, runs, BUDGET, 0.9)
+    assert not result.constrained["prefill_compute_efficiency_bf16"]
+    assert result.constrained["decode_bandwidth_efficiency"]
+    assert result.after.prefill_compute_efficiency_bf16 == pytest.approx(
+        instance.efficiency.prefill_compute_efficiency_bf16, rel=1e-3)  # stays at the prior
+
+
+def test_engine_default_token_budget(catalog: ProfileCatalog) -> None:
+    assert cal.engine_default_token_budget("vllm", catalog.gpu("h100-sxm")) == 8192
+    assert cal.engine_default_token_budget("vllm", catalog.gpu("a100-80gb-sxm")) == 2048
+    assert cal.engine_default_token_budget("vllm", catalog.gpu("l4")) == 2048
+
+
+def test_fit_needs_runs(instance: Instance) -> None:
+    with pytest.raises(ValueError, match="no benchmark runs"):
+        cal.fit_efficiency(instance, [], BUDGET, 0.9)
+
+
+# --------------------------------------------------------------------------- CLI round trip
+def test_round_trip_recovers_factors_within_5_percent(
+        synthetic_files: list[Path], tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    out = tmp_path / "calibration.yaml"
+    result = run_cli("calibrate", *synthetic_files, "--workload", WORKLOAD, "-o", out,
+                     exit_code=0)
+    overlay = yaml.safe_load(out.read_text())
+    assert overlay["gpu"] == "h100-sxm" and overlay["engine"] == "vllm"
+    assert overlay["chunk_tokens"] == BUDGET and overlay["tensor_parallel"] == 1
+    for field, value in TRUE.items():
+        fitted = overlay["efficiency"][field]
+        assert fitted["kind"] == "empirical"
+        assert "least-squares fit to 5 benchmark runs" in fitted["source"]
+        assert fitted["value"] == pytest.approx(value, rel=0.05)
+    assert overlay["fit"]["runs"] == 5 and overlay["fit"]["measurements"] == 15
+    assert [f["path"] for f in overlay["fit"]["files"]] == [str(p) for p in synthetic_files]
+    # the before/after table: one block per run, three metrics each
+    table = result.stdout
+    assert "factor" in table and "before" in table and "after" in table
+    for label in ("vllm-sweep.json#1", "vllm-sweep.json#3", "sglang-sweep.jsonl#2"):
+        assert label in table
+    assert "conc 16" in table and "conc 4" in table and "8 req/s" in table
+    assert table.count("TTFT p50 ms") == 5 and table.count("output tok/s") == 5
+    assert "after 0.0 %" in table
+    assert f"wrote {out}" in result.stderr
+
+
+def test_round_trip_overlay_applies_to_the_workload(
+        synthetic_files: list[Path], tmp_path: Path, run_cli: Callable[..., Any],
+        catalog: ProfileCatalog) -> None:
+    run_cli("calibrate", *synthetic_files, "-w", WORKLOAD, "-o", tmp_path / "cal.yaml",
+            exit_code=0)
+    workload = tmp_path / "workload.yaml"
+    workload.write_text(WORKLOAD.read_text() + "calibration: cal.yaml\n")
+    scenario = load_scenario(workload, catalog)
+    factors = scenario.cluster.gpu.efficiency_for("vllm")
+    for field, value in TRUE.items():
+        assert getattr(factors, field) == pytest.approx(value, rel=0.05)
+    # other engines and the precision not fitted keep the profile's values
+    plain = catalog.gpu("h100-sxm")
+    assert scenario.cluster.gpu.efficiency_for("sglang") == plain.efficiency_for("sglang")
+    assert factors.prefill_compute_efficiency_fp8 == plain.efficiency_for("vllm").\
+        prefill_compute_efficiency_fp8
+    # and the recommendation runs with it
+    run_cli("recommend", workload, "--format", "json", exit_code=0)
+
+
+def test_overlay_to_stdout_moves_the_table_to_stderr(
+        synthetic_files: list[Path], run_cli: Callable[..., Any]) -> None:
+    result = run_cli("calibrate", synthetic_files[1], "-w", WORKLOAD, "-o", "-", exit_code=0)
+    overlay = CalibrationOverlay.model_validate(yaml.safe_load(result.stdout))
+    assert overlay.engine == "vllm"
+    assert "RMS log error" in result.stderr and "RMS log error" not in result.stdout
+
+
+def test_illustrative_fixtures_calibrate(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    files = [BENCH / n for n in ("vllm-fixture-a.json", "vllm-appended.json",
+                                 "sglang-fixture-b.jsonl", "vllm-old-format.json")]
+    result = run_cli("calibrate", *files, "-w", WORKLOAD, "-o", tmp_path / "c.yaml",
+                     "--tensor-parallel", "1", "--chunk-tokens", "8192", exit_code=0)
+    assert "6 runs from 4 files" in result.stdout
+    assert load_overlay(tmp_path / "c.yaml").gpu == "h100-sxm"
+
+
+def test_bad_benchmark_files_exit_2(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    result = run_cli("calibrate", BENCH / "vllm-fixture-a.json", BENCH / "bad" / "truncated.json",
+                     BENCH / "bad" / "pooling.json", tmp_path / "nope.json", "-w", WORKLOAD,
+                     "-o", tmp_path / "c.yaml", exit_code=2)
+    assert "truncated.json: invalid JSON" in result.stderr
+    assert "pooling.json: a pooling" in result.stderr
+    assert "nope.json: no such file" in result.stderr
+    assert "3 benchmark file problems; nothing fitted" in result.stderr
+    assert not (tmp_path / "c.yaml").exists()
+
+
+def test_bad_workload_exits_2(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    bad = tmp_path / "w.yaml"
+    bad.write_text("version: 1\nmodel: llama-3.1-8b\n")
+    result = run_cli("calibrate", BENCH / "vllm-fixture-a.json", "-w", bad, exit_code=2)
+    assert "missing required key 'precision'" in result.stderr
+
+
+def test_model_that_does_not_fit_the_given_tp_exits_2(run_cli: Callable[..., Any],
+                                                      tmp_path: Path) -> None:
+    workload = tmp_path / "w.yaml"
+    workload.write_text(WORKLOAD.read_text().replace("llama-3.1-8b", "llama-3.1-70b"))
+    result = run_cli("calibrate", BENCH / "vllm-fixture-a.json", "-w", workload,
+                     "--tensor-parallel", "1", "-o", tmp_path / "c.yaml", exit_code=2)
+    assert "TP1 cannot serve the runs" in result.stderr
+
+
+# --------------------------------------------------------------------------- overlay + workload
+def _overlay_text(gpu: str = "h100-sxm", engine: str = "vllm") -> str:
+    return render_overlay(gpu=gpu, engine=engine, precision="bf16", model="llama-3.1-8b",
+                          tensor_parallel=1, chunk_tokens=8192,
+                          factors={"decode_bandwidth_efficiency": 0.7, "step_overhead_s": 0.004},
+                          source="test", fit={"runs": 1})
+
+
+def test_apply_overlay_replaces_only_the_engine_factors(catalog: ProfileCatalog,
+                                                        tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(_overlay_text(engine="sglang"))
+    gpu = catalog.gpu("h100-sxm")
+    calibrated = apply_overlay(gpu, load_overlay(path))
+    expected: EfficiencyFactors = dataclasses.replace(
+        gpu.efficiency_for("sglang"), decode_bandwidth_efficiency=0.7, step_overhead_s=0.004)
+    assert calibrated.efficiency_for("sglang") == expected
+    assert calibrated.efficiency_for("vllm") == gpu.efficiency_for("vllm")
+    assert calibrated.efficiency == gpu.efficiency
+
+
+def _workload_with(tmp_path: Path, overlay: str | None, ref: str = "cal.yaml") -> Path:
+    if overlay is not None:
+        (tmp_path / "cal.yaml").write_text(overlay)
+    workload = tmp_path / "workload.yaml"
+    workload.write_text(WORKLOAD.read_text() + f"calibration: {ref}\n")
+    return workload
+
+
+@pytest.mark.parametrize(("overlay", "ref", "message"), [
+    (None, "missing.yaml", "calibration: no calibration file at 'missing.yaml'"),
+    ("gpu", "cal.yaml", ("calibration: the calibration was fitted on GPU 'a100-80gb-sxm', but the "
+                        "workload uses 'h100-sxm'")),
+    ("engine", "cal.yaml", ("calibration: the calibration is for engine 'sglang', but the "
+                           "workload's engine is 'vllm'")),
+    ("invalid", "cal.yaml", "calibration: calibration 'cal.yaml' is invalid"),
+])
+def test_workload_calibration_problems(tmp_path: Path, catalog: ProfileCatalog,
+                                       overlay: str | None, ref: str, message: str) -> None:
+    text = {None: None, "gpu": _overlay_text(gpu="a100-80gb-sxm"),
+            "engine": _overlay_text(engine="sglang"),
+            "invalid": _overlay_text().replace("value: 0.7", "value: 1.7")}[overlay]
+    with pytest.raises(InputError) as info:
+        load_scenario(_workload_with(tmp_path, text, ref), catalog)
+    formatted = info.value.format()
+    assert message in formatted
+    assert f"{tmp_path / 'workload.yaml'}:" in formatted
+    if overlay == "invalid":
+        assert "efficiency.decode_bandwidth_efficiency.value" in formatted
+
+
+def test_overlay_that_sets_nothing_is_invalid(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\ngpu: h100-sxm\nengine: vllm\nefficiency: {}\n")
+    with pytest.raises(ProfileInvalidError, match="sets no factor"):
+        load_overlay(path)
+
+
+def test_calibration_key_is_in_the_published_schema() -> None:
+    from advisor.loading.schema_export import SCHEMA_PATH, workload_schema
+
+    committed = json.loads(SCHEMA_PATH.read_text())
+    assert committed == workload_schema()
+    assert "calibration" in committed["properties"]
+    assert "config.json" in committed["properties"]["model"]["description"]

@@ -1,0 +1,175 @@
+"""CI integration files: the pre-commit hook and the composite GitHub Action (issue #7, item 5).
+
+The hook's ``files:`` pattern is checked against positive and negative example paths, as
+check-jsonschema does for its hooks (cli-conventions.md §7). The action's check step is run
+with bash against real workloads, with ``pd-advisor`` provided by this checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from advisor.cli.init_cmd import DEFAULT_OUTPUT
+
+REPO = Path(__file__).resolve().parent.parent.parent
+HOOKS = REPO / ".pre-commit-hooks.yaml"
+ACTION = REPO / "action.yml"
+
+MATCHES = [
+    "workload.yaml", "workload.yml", str(DEFAULT_OUTPUT), "deploy/workload.yaml",
+    "services/chat/prod/workload.yml", "chat-8b.workload.yaml", "deploy/rag.workload.yml",
+    "chat-8b.pd-advisor.yaml", "a/b/c/prefill-heavy-70b.pd-advisor.yml",
+    "day-night-shift.pd-advisor.yaml",
+]
+DOES_NOT_MATCH = [
+    ".pd-advisor.yaml", "deploy/.pd-advisor.yaml",  # project configuration, not a workload
+    "docker-compose.yaml", ".github/workflows/ci.yml", ".pre-commit-config.yaml",
+    "profiles/gpus/h100-sxm.yaml", "calibration.yaml", "my-workload.yaml", "workloads.yaml",
+    "workload.yaml.bak", "workload.json", "workload.yaml/notes.txt", ".workload.yaml",
+    "values.pd-advisor.yaml.j2", "README.md",
+]
+
+
+@pytest.fixture(scope="module")
+def hook() -> dict[str, Any]:
+    hooks = yaml.safe_load(HOOKS.read_text())
+    assert isinstance(hooks, list) and len(hooks) == 1
+    return hooks[0]
+
+
+def test_hook_fields(hook: dict[str, Any]) -> None:
+    """The fields pre-commit requires, with the values cli-conventions.md §7 suggests."""
+    assert hook["id"] == "pd-advisor-check"
+    assert hook["name"] == "pd-advisor check"
+    assert hook["entry"] == "pd-advisor check"
+    assert hook["language"] == "python"
+    assert hook["pass_filenames"] is True and hook["require_serial"] is True
+    allowed = {"id", "name", "entry", "language", "files", "exclude", "types", "types_or",
+               "args", "pass_filenames", "always_run", "require_serial",
+               "minimum_pre_commit_version", "stages", "description", "verbose"}
+    assert set(hook) <= allowed
+
+
+@pytest.mark.parametrize("path", MATCHES)
+def test_hook_matches_workload_names(hook: dict[str, Any], path: str) -> None:
+    assert re.search(hook["files"], path), path
+
+
+@pytest.mark.parametrize("path", DOES_NOT_MATCH)
+def test_hook_ignores_other_files(hook: dict[str, Any], path: str) -> None:
+    assert not re.search(hook["files"], path), path
+
+
+def test_hook_entry_is_the_console_script() -> None:
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert 'pd-advisor = "advisor.cli.app:main"' in pyproject
+
+
+# --------------------------------------------------------------------------- action
+@pytest.fixture(scope="module")
+def action() -> dict[str, Any]:
+    return yaml.safe_load(ACTION.read_text())
+
+
+def test_action_shape(action: dict[str, Any]) -> None:
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) == {"files", "args", "version", "summary", "sarif"}
+    assert action["inputs"]["files"]["required"] is True
+    assert action["inputs"]["summary"]["default"] == "true"
+    assert set(action["outputs"]) == {"exit-code", "sarif-file"}
+    steps = action["runs"]["steps"]
+    assert [s["id"] for s in steps] == ["install", "check"]
+    assert all(s["shell"] == "bash" for s in steps)
+    # inputs reach the scripts through env only (no ${{ }} expansion inside run: scripts)
+    for step in steps:
+        assert "${{" not in step["run"]
+    check = steps[1]["run"]
+    for needle in ("--format github", "--format markdown", "GITHUB_STEP_SUMMARY",
+                   "--format sarif", 'exit "$code"'):
+        assert needle in check
+
+
+def _bash() -> str:
+    path = shutil.which("bash")
+    if path is None:
+        pytest.skip("bash is not available")
+    return path
+
+
+def _run_check_step(action: dict[str, Any], tmp_path: Path, files: str, sarif: str = "",
+                    args: str = "") -> tuple[int, dict[str, str], str]:
+    shim = tmp_path / "pd-advisor"
+    shim.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m advisor \"$@\"\n")
+    shim.chmod(0o755)
+    outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
+    outputs.write_text("")
+    summary.write_text("")
+    env = {**os.environ, "PD_ADVISOR_BIN": str(shim), "INPUT_FILES": files, "INPUT_ARGS": args,
+           "INPUT_SUMMARY": "true", "INPUT_SARIF": sarif, "GITHUB_OUTPUT": str(outputs),
+           "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(tmp_path)}
+    script = action["runs"]["steps"][1]["run"]
+    done = subprocess.run([_bash(), "-c", script], check=False, cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    values = dict(line.split("=", 1) for line in outputs.read_text().splitlines() if "=" in line)
+    return done.returncode, values, summary.read_text()
+
+
+@pytest.mark.slow
+def test_action_passes_the_exit_code_through(action: dict[str, Any], tmp_path: Path) -> None:
+    workloads = tmp_path / "w"
+    workloads.mkdir()
+    good = REPO / "tests" / "data" / "ecosystem" / "workloads" / "llama-8b-h100.yaml"
+    (workloads / "good.workload.yaml").write_text(good.read_text())
+    # same file, deployed disaggregated although the verdict is chunked prefill: the gate fails
+    bad = good.read_text().replace(
+        "  mode: colocated\n  chunked_prefill: true\n  tensor_parallel: 1\n",
+        "  mode: disaggregated\n  prefill_gpus: 4\n  decode_gpus: 4\n")
+    assert bad != good.read_text()
+    (workloads / "bad.workload.yaml").write_text(bad)
+
+    code, out, summary = _run_check_step(action, tmp_path, f"{workloads}/good.workload.yaml")
+    assert code == 0 and out["exit-code"] == "0" and out["sarif-file"] == ""
+    assert "pd-advisor" in summary and "good.workload.yaml" in summary
+
+    sarif = tmp_path / "out.sarif"
+    code, out, summary = _run_check_step(action, tmp_path, f"{workloads}/**/*.workload.yaml",
+                                         sarif=str(sarif))
+    assert code == 1 and out["exit-code"] == "1" and out["sarif-file"] == str(sarif)
+    assert "bad.workload.yaml" in summary and '"version": "2.1.0"' in sarif.read_text()
+
+    code, out, _ = _run_check_step(action, tmp_path, f"{workloads}/**/*.workload.yaml",
+                                   args="--exit-zero")
+    assert code == 0
+
+    (workloads / "broken.workload.yaml").write_text("version: 1\n")
+    code, out, _ = _run_check_step(action, tmp_path, f"{workloads}/broken.workload.yaml")
+    assert code == 2 and out["exit-code"] == "2"
+
+    code, out, _ = _run_check_step(action, tmp_path, f"{workloads}/none-*.yaml")
+    assert code == 2 and out["exit-code"] == "2"
+
+
+def test_readme_has_a_complete_workflow() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Use as a CI gate"):]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    workflow = yaml.safe_load(blocks[0])
+    steps = workflow["jobs"]["gate"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    assert any(u.startswith("actions/checkout@") for u in uses)
+    assert any(u.startswith("pd-advisor/pd-advisor@") for u in uses)
+    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in uses)
+    ours = next(s for s in steps if s.get("uses", "").startswith("pd-advisor/pd-advisor@"))
+    assert set(ours["with"]) <= set(yaml.safe_load(ACTION.read_text())["inputs"])
+    assert workflow["permissions"] == {"contents": "read"}
+    hooks_config = yaml.safe_load(blocks[1])
+    assert hooks_config["repos"][0]["hooks"][0]["id"] == "pd-advisor-check"

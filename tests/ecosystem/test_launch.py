@@ -1,0 +1,313 @@
+"""Launch commands for the recommended plan (issue #7, item 3; engines.md §1.2, §2.5, §3).
+
+Two kinds of test: hand-made recommendation documents with known numbers (exact flags), and
+documents built from real workloads, where every number in the commands must be the plan's.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.loading.catalog import ProfileCatalog
+from advisor.render.launch import (
+    HF_REPOSITORIES,
+    EmitEngine,
+    LaunchError,
+    checkpoint_from_workload,
+    launch_commands,
+    render_launch,
+)
+
+WORKLOADS = Path(__file__).resolve().parent.parent / "data" / "ecosystem" / "workloads"
+
+
+def _report(**overrides: Any) -> dict[str, Any]:
+    """A minimal recommendation document with the keys launch.py reads."""
+    doc: dict[str, Any] = {
+        "verdict": "chunked-prefill", "slo_met": True,
+        "inputs": {
+            "model": {"id": "llama-3.1-8b", "name": "Llama 3.1 8B"}, "precision": "bf16",
+            "cluster": {"gpu": {"id": "h100-sxm"}, "gpus": 8, "gpus_per_node": 8},
+            "traffic": [{"name": "all", "prompt_tokens": {"mean": 1000, "p50": 800,
+                                                          "p95": 2500, "max": None},
+                         "output_tokens": {"mean": 300, "p50": 220, "p95": 800, "max": None}}],
+        },
+        "policy": {"memory_fraction": 0.85},
+        "colocated": {"tensor_parallel": 2, "pipeline_stages": 1, "instances": 4, "gpus": 8,
+                      "chunked": True, "chunk_tokens": 1024, "max_goodput_rps": 40.0,
+                      "rate_rps": 10.0, "decode_batch": 6.0, "overloaded": False,
+                      "max_running_sequences": 30, "interference": {"decode_batch": 6.0}},
+        "disaggregated": {"prefill_tensor_parallel": 1, "decode_tensor_parallel": 4,
+                          "prefill_pipeline_stages": 1, "decode_pipeline_stages": 1,
+                          "prefill_instances": 3, "decode_instances": 1, "prefill_gpus": 3,
+                          "decode_gpus": 4, "idle_gpus": 1, "rate_rps": 10.0,
+                          "decode_batch": 30.0, "decode_rate_per_instance_rps": 20.0,
+                          "decode_max_running_sequences": 75,
+                          "prefill_saturating_tokens": 2048.0, "overloaded": False},
+        "kv_transfer": {"link_id": "nvlink4"},
+    }
+    for key, value in overrides.items():
+        doc[key] = value
+    return doc
+
+
+def _commands(lines: list[str]) -> list[list[str]]:
+    """The non-comment lines as argument vectors (backslash continuations joined)."""
+    return [shlex.split(line.replace("\\\n", " ")) for line in lines
+            if line and not line.startswith("#")]
+
+
+def _comments(lines: list[str]) -> str:
+    """All comment text, wrapped lines joined."""
+    return " ".join(line.lstrip("#").strip() for line in lines if line.startswith("#"))
+
+
+def _flag(words: list[str], name: str) -> str | None:
+    return words[words.index(name) + 1] if name in words else None
+
+
+def _env(words: list[str]) -> dict[str, str]:
+    return dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-")
+                and w.split("=", 1)[0].isupper())
+
+
+# --------------------------------------------------------------------------- hand-made plans
+def test_vllm_colocated_flags() -> None:
+    lines = launch_commands(_report(), "vllm")
+    assert lines[0] == "# pd-advisor launch plan (vllm): chunked prefill on a colocated pool"
+    serves = [c for c in _commands(lines) if "serve" in c]
+    assert len(serves) == 4
+    for i, words in enumerate(serves):
+        assert _env(words)["CUDA_VISIBLE_DEVICES"] == f"{2 * i},{2 * i + 1}"
+        assert words[words.index("serve") + 1] == "meta-llama/Llama-3.1-8B-Instruct"
+        assert _flag(words, "--port") == str(8000 + i)
+        assert _flag(words, "--tensor-parallel-size") == "2"
+        assert _flag(words, "--max-num-batched-tokens") == "1024"
+        # the model's running sequences per instance at the plan's goodput
+        assert _flag(words, "--max-num-seqs") == "30"
+        assert _flag(words, "--gpu-memory-utilization") == "0.85"
+        assert "--kv-cache-dtype" not in words and "--max-model-len" not in words
+    assert "http://node0:8003" in _comments(lines)
+
+
+def test_sglang_colocated_flags_and_router() -> None:
+    report = _report()
+    report["inputs"]["precision"] = "fp8"
+    report["inputs"]["traffic"][0]["prompt_tokens"]["max"] = 8000
+    report["inputs"]["traffic"][0]["output_tokens"]["max"] = 2000
+    commands = _commands(launch_commands(report, EmitEngine.sglang, model="/ckpt/llama"))
+    servers = [c for c in commands if "sglang.launch_server" in c]
+    assert len(servers) == 4
+    for i, words in enumerate(servers):
+        assert _flag(words, "--model-path") == "/ckpt/llama"
+        assert _flag(words, "--tp-size") == "2"
+        assert _flag(words, "--base-gpu-id") == str(2 * i)
+        assert _flag(words, "--chunked-prefill-size") == "1024"
+        assert _flag(words, "--max-running-requests") == "30"
+        assert _flag(words, "--mem-fraction-static") == "0.85"
+        assert _flag(words, "--kv-cache-dtype") == "fp8_e4m3"
+        assert _flag(words, "--context-length") == "10000"
+    [router] = [c for c in commands if "sglang_router.launch_router" in c]
+    urls = router[router.index("--worker-urls") + 1: router.index("--host")]
+    assert urls == [f"http://node0:{30000 + i}" for i in range(4)]
+
+
+def test_vllm_running_sequences_never_exceed_the_token_budget() -> None:
+    report = _report()
+    report["colocated"].update(chunk_tokens=256, max_running_sequences=500)
+    [first, *_] = [c for c in _commands(launch_commands(report, "vllm")) if "serve" in c]
+    assert _flag(first, "--max-num-seqs") == "256"
+
+
+def test_overloaded_plan_is_flagged_and_keeps_the_model_figure() -> None:
+    report = _report(slo_met=False)
+    report["colocated"].update(overloaded=True, max_running_sequences=412)
+    lines = launch_commands(report, "sglang")
+    assert "WARNING" in lines[1]
+    [first, *_] = [c for c in _commands(lines) if "sglang.launch_server" in c]
+    assert _flag(first, "--max-running-requests") == "412"
+
+
+def test_unchunked_plan_switches_chunking_off() -> None:
+    report = _report()
+    report["colocated"]["chunk_tokens"] = None
+    vllm = next(c for c in _commands(launch_commands(report, "vllm")) if "serve" in c)
+    assert "--no-enable-chunked-prefill" in vllm and "--max-num-batched-tokens" not in vllm
+    sglang = next(c for c in _commands(launch_commands(report, "sglang"))
+              if "sglang.launch_server" in c)
+    assert _flag(sglang, "--chunked-prefill-size") == "-1"
+
+
+def test_vllm_disaggregated_nixl() -> None:
+    report = _report(verdict="disaggregate")
+    lines = launch_commands(report, "vllm")
+    assert lines[0] == "# pd-advisor launch plan (vllm): prefill/decode disaggregation"
+    commands = _commands(lines)
+    serves = [c for c in commands if "serve" in c]
+    prefill = [c for c in serves if "kv_producer" in _flag(c, "--kv-transfer-config")]
+    decode = [c for c in serves if "kv_consumer" in _flag(c, "--kv-transfer-config")]
+    assert (len(prefill), len(decode)) == (3, 1)
+    for i, words in enumerate(prefill):
+        env = _env(words)
+        assert env["CUDA_VISIBLE_DEVICES"] == str(i)
+        assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == "node0"
+        assert env["VLLM_NIXL_SIDE_CHANNEL_PORT"] == str(5600 + i)
+        assert env["UCX_NET_DEVICES"] == "all"
+        assert json.loads(_flag(words, "--kv-transfer-config")) == {
+            "kv_connector": "NixlConnector", "kv_role": "kv_producer"}
+        assert _flag(words, "--tensor-parallel-size") == "1"
+        assert _flag(words, "--max-num-batched-tokens") == "4096"  # p95 2500 -> 4096
+        assert _flag(words, "--port") == str(8100 + i)
+    [dec] = decode
+    assert _env(dec)["CUDA_VISIBLE_DEVICES"] == "3,4,5,6"
+    assert _env(dec)["VLLM_NIXL_SIDE_CHANNEL_PORT"] == "5603"  # unique on the shared host
+    assert _flag(dec, "--tensor-parallel-size") == "4"
+    # decode batch 30 at 10 req/s per instance, goodput 20 req/s per instance, +25 %
+    assert _flag(dec, "--max-num-seqs") == "75"
+    [proxy] = [c for c in commands if "toy_proxy_server.py" in c[1]]
+    assert proxy[proxy.index("--prefiller-hosts") + 1:proxy.index("--prefiller-ports")] == \
+        ["node0"] * 3
+    assert proxy[proxy.index("--prefiller-ports") + 1:proxy.index("--decoder-hosts")] == \
+        ["8100", "8101", "8102"]
+    assert proxy[proxy.index("--decoder-ports") + 1:] == ["8200"]
+
+
+def test_sglang_disaggregated_bootstrap_ports_and_router() -> None:
+    commands = _commands(launch_commands(_report(verdict="disaggregate"), "sglang"))
+    servers = [c for c in commands if "sglang.launch_server" in c]
+    prefill = [c for c in servers if _flag(c, "--disaggregation-mode") == "prefill"]
+    decode = [c for c in servers if _flag(c, "--disaggregation-mode") == "decode"]
+    assert (len(prefill), len(decode)) == (3, 1)
+    ports = [_flag(c, "--disaggregation-bootstrap-port") for c in prefill]
+    assert ports == ["8998", "8999", "9000"]  # distinct on one host (engines.md trap 11)
+    for c in servers:
+        assert _flag(c, "--disaggregation-transfer-backend") == "mooncake"
+    assert _flag(decode[0], "--max-running-requests") == "75"
+    assert _flag(decode[0], "--base-gpu-id") == "3"
+    [router] = [c for c in commands if "sglang_router.launch_router" in c]
+    assert "--pd-disaggregation" in router
+    text = " ".join(router)
+    for i in range(3):
+        assert f"--prefill http://node0:{30000 + i} {8998 + i}" in text
+    assert "--decode http://node0:31000" in text
+
+
+def test_instances_larger_than_a_node() -> None:
+    report = _report()
+    report["colocated"].update(tensor_parallel=8, pipeline_stages=2, instances=2, gpus=32)
+    lines = launch_commands(report, "vllm")
+    serves = [c for c in _commands(lines) if "serve" in c]
+    assert len(serves) == 2
+    assert all(_flag(c, "--pipeline-parallel-size") == "2" for c in serves)
+    assert all(_flag(c, "--distributed-executor-backend") == "ray" for c in serves)
+    assert "spans node2..node3" in _comments(lines)
+    sglang = [c for c in _commands(launch_commands(report, "sglang"))
+              if "sglang.launch_server" in c]
+    assert [_flag(c, "--node-rank") for c in sglang] == ["0", "1", "0", "1"]
+    assert [_flag(c, "--dist-init-addr") for c in sglang] == ["node0:5000"] * 2 + \
+        ["node2:5000"] * 2
+
+
+def test_large_plans_spell_out_the_first_node_only() -> None:
+    report = _report(verdict="disaggregate")
+    report["inputs"]["cluster"]["gpus"] = 256
+    report["disaggregated"].update(prefill_instances=100, decode_instances=20,
+                                   prefill_tensor_parallel=2, decode_tensor_parallel=2)
+    lines = launch_commands(report, "sglang")
+    servers = [c for c in _commands(lines) if "sglang.launch_server" in c]
+    assert len(servers) == 4 + 4  # node0 has 4 prefill; the first decode node has 4 decode
+    assert "100 prefill instances in total" in _comments(lines)
+    [router] = [c for c in _commands(lines) if "sglang_router.launch_router" in c]
+    assert router.count("--prefill") == 100 and router.count("--decode") == 20
+
+
+def test_missing_plan_raises() -> None:
+    with pytest.raises(LaunchError, match="no disaggregated plan"):
+        launch_commands(_report(verdict="disaggregate", disaggregated=None), "vllm")
+    with pytest.raises(LaunchError, match="no colocated plan"):
+        launch_commands(_report(colocated=None), "sglang")
+    with pytest.raises(ValueError):
+        launch_commands(_report(), "trtllm")
+
+
+def test_model_names() -> None:
+    lines = launch_commands(_report(), "vllm")
+    assert "meta-llama/Llama-3.1-8B-Instruct" in lines[3] or any(
+        "meta-llama/Llama-3.1-8B-Instruct" in line for line in lines)
+    catalog = ProfileCatalog(env={})
+    assert set(HF_REPOSITORIES) <= set(catalog.ids("models"))
+    report = _report()
+    report["inputs"]["model"]["id"] = "my-model"
+    assert any(" my-model " in line for line in launch_commands(report, "vllm"))
+
+
+def test_checkpoint_from_workload() -> None:
+    workload = Path("/srv/deploy/workload.yaml")
+    assert checkpoint_from_workload("llama-3.1-8b", workload) is None
+    assert checkpoint_from_workload("models/mine.yaml", workload) is None
+    assert checkpoint_from_workload("ckpt/config.json", workload) == "/srv/deploy/ckpt"
+    assert checkpoint_from_workload("./ckpt", workload) == "/srv/deploy/ckpt"
+    assert checkpoint_from_workload("/abs/ckpt", workload) == "/abs/ckpt"
+    assert checkpoint_from_workload(None, workload) is None
+
+
+def test_render_is_pure() -> None:
+    report = _report(verdict="disaggregate")
+    before = copy.deepcopy(report)
+    text = render_launch(report, "vllm")
+    assert text.endswith("\n") and report == before
+
+
+# --------------------------------------------------------------------------- real reports
+def _real_report(name: str) -> dict[str, Any]:
+    from advisor.cli.recommend_cmd import build_file_report
+
+    report, _ = build_file_report(WORKLOADS / name, ProfileCatalog(env={}))
+    return report
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_real_colocated_plan_numbers_come_from_the_report(engine: str) -> None:
+    report = _real_report("chat-8b.yaml")
+    plan = report["colocated"]
+    servers = [c for c in _commands(launch_commands(report, engine, mode="colocated"))
+               if "serve" in c or "sglang.launch_server" in c]
+    assert len(servers) == plan["instances"]
+    tp_flag, budget_flag, fraction_flag = (
+        ("--tensor-parallel-size", "--max-num-batched-tokens", "--gpu-memory-utilization")
+        if engine == "vllm" else ("--tp-size", "--chunked-prefill-size", "--mem-fraction-static"))
+    for words in servers:
+        assert _flag(words, tp_flag) == str(plan["tensor_parallel"])
+        assert _flag(words, budget_flag) == str(plan["chunk_tokens"])
+        assert float(_flag(words, fraction_flag)) == report["policy"]["memory_fraction"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_real_disaggregated_plan_numbers_come_from_the_report(engine: str) -> None:
+    report = _real_report("rag-70b-2-nodes.yaml")
+    plan = report["disaggregated"]
+    lines = launch_commands(report, engine, mode="disaggregated")
+    servers = [c for c in _commands(lines) if "serve" in c or "sglang.launch_server" in c]
+    if engine == "vllm":
+        roles = [json.loads(_flag(c, "--kv-transfer-config"))["kv_role"] for c in servers]
+        prefill = [c for c, r in zip(servers, roles, strict=True) if r == "kv_producer"]
+        decode = [c for c, r in zip(servers, roles, strict=True) if r == "kv_consumer"]
+        tp = "--tensor-parallel-size"
+    else:
+        prefill = [c for c in servers if _flag(c, "--disaggregation-mode") == "prefill"]
+        decode = [c for c in servers if _flag(c, "--disaggregation-mode") == "decode"]
+        tp = "--tp-size"
+    assert len(prefill) == plan["prefill_instances"]
+    assert len(decode) == plan["decode_instances"]
+    assert {_flag(c, tp) for c in prefill} == {str(plan["prefill_tensor_parallel"])}
+    assert {_flag(c, tp) for c in decode} == {str(plan["decode_tensor_parallel"])}
+    gpus_used = sum(int(_flag(c, tp)) for c in servers)
+    assert gpus_used == plan["prefill_gpus"] + plan["decode_gpus"]
+    assert f"prefill: {plan['prefill_instances']} x TP{plan['prefill_tensor_parallel']}" in \
+        _comments(lines)
