@@ -40,7 +40,7 @@ def _entry(path: Path, catalog: Any) -> dict[str, Any]:
     from advisor.render.report_json import check_entry, check_error_entry
 
     try:
-        report, document = build_file_report(path, catalog)
+        report, document = build_file_report(path, catalog, boundaries=False)
     except InputError as exc:
         problems = exc.problems
         entry = check_error_entry(str(path), problems)

@@ -67,13 +67,15 @@ def catalog_for(profiles: list[Path]) -> ProfileCatalog:
     return ProfileCatalog(extra_dirs=profiles)
 
 
-def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None
-                      ) -> tuple[dict[str, Any], YamlDocument]:
+def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None,
+                      boundaries: bool = True) -> tuple[dict[str, Any], YamlDocument]:
     """Load, evaluate and assess one workload; return its report and parsed YAML.
 
-    ``display`` is the path shown in the report (default: the path as given). Raises
+    ``display`` is the path shown in the report (default: the path as given);
+    ``boundaries`` adds the verdict boundaries (``check`` skips them). Raises
     ``InputError`` for anything wrong with the file or the profiles it names.
     """
+    from advisor.core.boundaries import verdict_boundaries
     from advisor.core.evaluate import evaluate
     from advisor.core.rules import assess
     from advisor.loading.resolve import load_scenario, read_document
@@ -82,9 +84,11 @@ def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None =
     scenario = load_scenario(path, catalog)
     document = read_document(path)
     data = path.read_bytes()
-    assessment = assess(scenario, evaluate(scenario))
+    model = evaluate(scenario)
+    assessment = assess(scenario, model)
+    bounds = verdict_boundaries(scenario, model) if boundaries else None
     shown = str(path) if display is None else display
-    return build_report(scenario, assessment, shown, data), document
+    return build_report(scenario, assessment, shown, data, bounds), document
 
 
 def locator(document: YamlDocument) -> Any:

@@ -72,7 +72,14 @@ import numpy as np
 from advisor.core import allocation as alloc
 from advisor.core import evaluate as ev
 from advisor.core.colocated import CHUNK_CANDIDATES, max_rate_meeting
-from advisor.core.disaggregated import decode_capacity, prefill_capacity
+from advisor.core.disaggregated import GRID_PASSES as PREFILL_GRID_PASSES
+from advisor.core.disaggregated import GRID_POINTS as PREFILL_GRID_POINTS
+from advisor.core.disaggregated import (
+    decode_capacity,
+    prefill_capacity,
+    prefill_ttft,
+    saturating_tokens,
+)
 from advisor.core.distributions import LengthDistribution
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import StackedInstances
@@ -259,7 +266,8 @@ def _check_number(info: KeyInfo, value: Any) -> None:
         raise SweepError(f"{info.name}: {value} is not finite")
     if info.kind == "int" and v != int(v):
         raise SweepError(f"{info.name} takes whole numbers, not {value:g}")
-    if info.minimum is not None and (v < info.minimum or (info.strict_minimum and v <= info.minimum)):
+    low = info.minimum
+    if low is not None and (v < low or (info.strict_minimum and v <= low)):
         op = ">" if info.strict_minimum else "≥"
         raise SweepError(f"{info.name} must be {op} {info.minimum:g} (got {v:g})")
     if info.maximum is not None and v > info.maximum:
@@ -332,7 +340,8 @@ def parse_spec(key: str, spec: str) -> tuple[tuple[Any, ...], bool]:
             raise SweepError(f"{key}: range '{spec}' must go from low to high")
         log = len(parts) >= 3 and parts[2].lower() == "log"
         count: int | None = None
-        count_text = parts[3] if log and len(parts) == 4 else (parts[2] if not log and len(parts) == 3 else None)
+        count_text = (parts[3] if log and len(parts) == 4
+                      else parts[2] if not log and len(parts) == 3 else None)
         if len(parts) == 4 and not log:
             raise SweepError(f"{key}: '{spec}' is not A:B, A:B:N, A:B:log or A:B:log:N")
         if count_text is not None:
@@ -492,13 +501,15 @@ def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_rate: np.nda
     """``allocation.best_allocations(...)[0]`` for every cluster size in ``gpus`` at once.
 
     The pair list is given as parallel arrays (one entry per prefill/decode shape pair, in
-    ``best_allocations``' order: prefill-major); pairs with a zero rate must be left out by
-    the caller. Same goodput, same x, y and pair, same tie-breaking.
+    ``best_allocations``' order: prefill-major). ``prefill_rate`` is per pair, or per
+    (cluster size, pair) when it depends on the cluster size (pooled prefill queues); pairs
+    with a zero rate are skipped, as ``best_allocations`` skips them. Same goodput, same x,
+    y and pair, same tie-breaking.
 
     Pruning: pair p serves at most ``u_p·G`` (its fractional per-GPU rate ``u_p = 1/(g_p/A +
-    g_d/D)``); the pair with the highest ``u`` reaches at least ``u·(G − g_d) − A`` (its x
-    just below the crossing). Only pairs with ``u_p·G`` above that bound can win or tie; with
-    pairs sorted by ``u`` they are a prefix, found per G by a binary search.
+    g_d/D)``) and at least ``u_p·(G − g_d) − A`` (its x just below the crossing). Only pairs
+    whose upper bound reaches the best lower bound can win or tie. With rates shared by all
+    cluster sizes the pairs sorted by ``u`` make that a prefix, found by a binary search.
     """
     G = np.asarray(gpus, dtype=np.int64).ravel()
     gp = np.asarray(prefill_gpus, dtype=np.int64)
@@ -513,6 +524,21 @@ def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_rate: np.nda
     if n == 0 or m == 0:
         return Splits(good, pair, bx, by)
     link = float(link_rate)
+    if P.ndim == 2:
+        block = max(1, _BLOCK_ELEMENTS // m)
+        for s in range(0, n, block):
+            sl = slice(s, min(n, s + block))
+            Gb, Pb = G[sl], P[sl]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                a_rate = np.minimum(Pb, gp * link) if link > 0 else Pb
+                u = np.where((Pb > 0) & (D > 0), 1.0 / (gp / a_rate + gd / D), -np.inf)
+                lower = np.where(np.isfinite(u), u * (Gb[:, None] - gd) - a_rate, 0.0)
+            lower = np.maximum(lower.max(axis=1), 0.0) * (1.0 - 1e-9)
+            keep = np.isfinite(u) & ~(u * Gb[:, None] * (1.0 + 1e-9) < lower[:, None])
+            rows, cols = np.nonzero(keep)
+            r = _solve_pairs(Gb, rows, cols, gp, gd, Pb[rows, cols], D, link, gpus_per_node)
+            good[sl], pair[sl], bx[sl], by[sl] = r
+        return Splits(good, pair, bx, by)
     a_rate = np.minimum(P, gp * link) if link > 0 else P
     u = 1.0 / (gp / a_rate + gd / D)
     order = np.argsort(-u, kind="stable")
@@ -524,32 +550,34 @@ def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_rate: np.nda
     block = max(1, _BLOCK_ELEMENTS // max(1, int(count.mean())))
     for s in range(0, n, block):
         sl = slice(s, min(n, s + block))
-        r = _best_splits_block(G[sl], count[sl], order, gp, gd, P, D, link, gpus_per_node)
+        cnt = count[sl]
+        rows = np.repeat(np.arange(cnt.size), cnt)
+        starts = np.cumsum(cnt) - cnt
+        cols = order[np.arange(int(cnt.sum())) - np.repeat(starts, cnt)]
+        r = _solve_pairs(G[sl], rows, cols, gp, gd, P[cols], D, link, gpus_per_node)
         good[sl], pair[sl], bx[sl], by[sl] = r
     return Splits(good, pair, bx, by)
 
 
-def _best_splits_block(G: np.ndarray, count: np.ndarray, order: np.ndarray, gp: np.ndarray,
-                       gd: np.ndarray, P: np.ndarray, D: np.ndarray, link: float, gpn: int
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _solve_pairs(G: np.ndarray, rows: np.ndarray, cols: np.ndarray, gp: np.ndarray,
+                 gd: np.ndarray, eP: np.ndarray, D: np.ndarray, link: float, gpn: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Best split per cluster size among candidate (size ``rows``, pair ``cols``) elements
+    (rows ascending); ``eP`` is each element's prefill rate."""
     n, m = G.size, gp.size
     good = np.zeros(n)
     pair = np.full(n, -1, dtype=np.int64)
     bx = np.zeros(n, dtype=np.int64)
     by = np.zeros(n, dtype=np.int64)
-    total = int(count.sum())
-    rows = np.repeat(np.arange(n), count)
-    starts = np.cumsum(count) - count
-    cols = order[np.arange(total) - np.repeat(starts, count)]
     g = G[rows]
     emax = (g - gd[cols]) // gp[cols]
     feas = emax >= 1
-    rows, cols, g, emax = rows[feas], cols[feas], g[feas], emax[feas]
+    rows, cols, g, emax, eP = rows[feas], cols[feas], g[feas], emax[feas], eP[feas]
     if rows.size == 0:
         return good, pair, bx, by
-    egp, egd, eP, eD = gp[cols], gd[cols], P[cols], D[cols]
+    egp, egd, eD = gp[cols], gd[cols], D[cols]
     xs = _crossing(g, egp, egd, eP, eD, link, emax)
-    win = xs[:, None] + _WINDOW                                # (e, 7)
+    win = xs[:, None] + _WINDOW                                # (e, 5)
     wg, wy = _goodput(win, g[:, None], egp[:, None], egd[:, None], eP[:, None], eD[:, None], link)
     valid = (win >= 1) & (win <= emax[:, None]) & (wy >= 1)
     packs = ~(_always_packs(egp, gpn) & _always_packs(egd, gpn))
@@ -589,10 +617,11 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
                       ) -> StaticAllocations:
     """``evaluate._static_allocation`` for many cluster sizes at once.
 
-    ``prefill[k]``/``decode[k]`` are phase k's per-shape capacities, ``best[k]`` (n,) its
-    best integer goodput per cluster size, ``links[k]`` its KV link rate per prefill GPU.
-    ``known`` are feasible allocations (prefill shape, decode shape, x; −1 = none) per
-    cluster size, e.g. each phase's best split: their scores bound the optimum from below,
+    ``prefill[k]``/``decode[k]`` are phase k's per-shape capacities (prefill: per shape, or
+    per (cluster size, shape) with pooled prefill queues), ``best[k]`` (n,) its best integer
+    goodput per cluster size, ``links[k]`` its KV link rate per prefill GPU. ``known`` are
+    feasible allocations (prefill shape, decode shape, x; −1 = none) per cluster size, e.g.
+    each phase's best split: their scores bound the optimum from below,
     and pairs whose continuous upper bound Σ share·G/(g_p/A + g_d/D)/best is lower cannot
     win or tie, so they are skipped.
     """
@@ -605,7 +634,7 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
     pair_score = np.full((n, m), -1.0)
     pair_goods = np.zeros((n, m, K))
     pair_x = np.zeros((n, m), dtype=np.int64)
-    Pk = [np.asarray(prefill[k], dtype=float) for k in range(K)]
+    Pk = [np.broadcast_to(np.asarray(prefill[k], dtype=float), (n, s)) for k in range(K)]
     Dk = [np.asarray(decode[k], dtype=float) for k in range(K)]
     bk = [np.asarray(b, dtype=float) for b in best]
     if n and m:
@@ -620,13 +649,14 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
                 continue
             pi0, pj0 = np.maximum(pi, 0), np.maximum(pj, 0)
             sc_k, _ = _static_score(np.maximum(px, 1), G, g[pi0], g[pj0],
-                                    [p[pi0] for p in Pk], [d[pj0] for d in Dk], links, bk,
-                                    shares, gpus_per_node)
+                                    [p[np.arange(n), pi0] for p in Pk], [d[pj0] for d in Dk],
+                                    links, bk, shares, gpus_per_node)
             lb = np.maximum(lb, np.where(ok, sc_k, -np.inf))
         ub = np.zeros((n, m))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for k in range(K):
-                a = np.minimum(Pk[k][ii], gp * links[k]) if links[k] > 0 else Pk[k][ii]
+                pk = Pk[k][:, ii]
+                a = np.minimum(pk, gp * links[k]) if links[k] > 0 else pk
                 d = Dk[k][jj]
                 cont = np.where((a > 0) & (d > 0), Gc / (gp / a + gd / d), 0.0)
                 b_ = bk[k][:, None]
@@ -640,7 +670,7 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
             r_, c_ = rows[st:st + step], cols[st:st + step]
             Ge = G[r_][:, None]
             egp, egd = gp[c_][:, None], gd[c_][:, None]
-            eP = [p[ii][c_][:, None] for p in Pk]
+            eP = [p[r_, ii[c_]][:, None] for p in Pk]
             eD = [d[jj][c_][:, None] for d in Dk]
             x = _static_candidates(Ge, egp, egd, cls_y[c_][:, None], eP, eD, links)
             sc_, gk = _static_score(x, Ge, egp, egd, eP, eD, links,
@@ -657,7 +687,8 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
             xmax = max(1, (int(G[sel].max()) - int(gd[pidx])) // int(gp[pidx]))
             x = np.arange(1, xmax + 1, dtype=np.int64)[None, :]
             Ge = G[sel][:, None]
-            sc_, gk = _static_score(x, Ge, gp[pidx], gd[pidx], [p[ii[pidx]] for p in Pk],
+            sc_, gk = _static_score(x, Ge, gp[pidx], gd[pidx],
+                                    [p[sel, ii[pidx]][:, None] for p in Pk],
                                     [d[jj[pidx]] for d in Dk], links,
                                     [b[sel][:, None] for b in bk], shares, gpus_per_node)
             c = np.argmax(sc_, axis=1)
@@ -749,15 +780,70 @@ def _static_score(x: np.ndarray, G: np.ndarray, gp: Any, gd: Any, P: Sequence[An
 # per-group capacities
 
 
+def prefill_goodputs(inst: Any, phase: TrafficPhase, quantile: float, ttft_slo_s: float | None,
+                     link: LinkSpec, servers: np.ndarray) -> np.ndarray:
+    """``disaggregated.prefill_capacity(..., servers=n).goodput_rps`` for many pool sizes n.
+
+    The same nested rate grids, run for every pool size at once (an element whose grid has no
+    rate within the SLO stops, as the scalar search breaks). Tested equal to the scalar one.
+    """
+    n_srv = np.asarray(servers, dtype=np.int64).ravel()
+    s_mean = phase.prompt_tokens.mean
+    lm = saturating_tokens(inst, s_mean)
+    per_request = float(inst.prefill_time_s(s_mean, lm / s_mean)) * s_mean / lm
+    max_rate = 1.0 / per_request
+    if ttft_slo_s is None:
+        return np.full(n_srv.shape, max_rate * 0.999)
+    n = n_srv.size
+    rows = np.arange(n)
+    lo = np.zeros((n, 1))
+    hi = np.full((n, 1), max_rate)
+    steps = np.linspace(0.0, 1.0, PREFILL_GRID_POINTS)
+    best = np.zeros(n)
+    active = np.ones(n, dtype=bool)
+    # a pool of one takes queueing.erlang_c's one-server branch, as a scalar call does; so
+    # does any single pool size (evaluated as a scalar, exactly like prefill_capacity)
+    one = n_srv == 1
+    for _ in range(PREFILL_GRID_PASSES):
+        rates = lo + (hi - lo) * steps
+        ttft = np.empty_like(rates)
+        for mask, size in ((one, 1), (~one, None)):
+            sel = np.flatnonzero(mask)
+            if sel.size == 0:
+                continue
+            srv = (size if size is not None else
+                   int(n_srv[sel[0]]) if sel.size == 1 else n_srv[sel][:, None])
+            ttft[sel] = prefill_ttft(inst, phase, np.maximum(rates[sel], 1e-12), quantile, link,
+                                     0.0, lm, srv)[0]
+        ok = ttft <= ttft_slo_s
+        step = active & ok.any(axis=1)
+        last = PREFILL_GRID_POINTS - 1 - np.argmax(ok[:, ::-1], axis=1)
+        best = np.where(step, rates[rows, last], best)
+        new_lo = rates[rows, last][:, None]
+        new_hi = rates[rows, np.minimum(last + 1, PREFILL_GRID_POINTS - 1)][:, None]
+        lo = np.where(step[:, None], new_lo, lo)
+        hi = np.where(step[:, None], new_hi, hi)
+        active = step
+        if not active.any():
+            break
+    return best
+
+
 @dataclass
 class _PhaseCaps:
     prefill: np.ndarray
+    """Per shape, with a single-instance prefill queue."""
     decode: np.ndarray
     link_rate: float
     ideal_per_gpu: float
+    """Of the single-queue split (the final one unless ``pooled``)."""
     mean_bytes: np.ndarray
     p95_bytes: np.ndarray
     own_prefill_s: np.ndarray
+    pooled: bool = False
+    """Whether prefill capacities are redone for pooled queues sized from the cluster
+    (``evaluate._phase_pools``: a TTFT SLO and a positive ideal prefill fraction)."""
+    prefill_fraction: float = 0.0
 
 
 @dataclass
@@ -784,6 +870,7 @@ class _Capacities:
         self._coloc: dict[tuple, list[np.ndarray]] = {}
         self._prefill: dict[tuple, Any] = {}
         self._decode: dict[tuple, Any] = {}
+        self._pooled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     def group_codes(self, G: np.ndarray) -> np.ndarray:
         """A code per cluster size: equal codes share shapes and link (see _Group)."""
@@ -823,7 +910,8 @@ class _Capacities:
             if shapes:
                 wire = min(ev._bytes_per_request(s.instance, ph) / s.instance.gpus for s in shapes)
                 link_rate = link.effective_bytes_per_s / max(wire * 1.0, 1.0)
-            per_gpu = alloc.ideal_split(prefill, decode, link_rate)[0]
+            per_gpu, frac, _, _ = alloc.ideal_split(prefill, decode, link_rate)
+            pooled = sc.slo.ttft_ms is not None and frac > 0
             s95 = ph.prompt_tokens.quantile(0.95)
             phases.append(_PhaseCaps(
                 prefill=np.array([o.rate_rps for o in prefill], dtype=float),
@@ -834,8 +922,10 @@ class _Capacities:
                 p95_bytes=np.array([s95 * s.instance.kv_bytes_per_token_wire for s in shapes],
                                    dtype=float),
                 own_prefill_s=np.array([float(s.instance.prefill_time_s(s95)) for s in shapes],
-                                       dtype=float)))
-            ii = [i for i, o in enumerate(prefill) if o.rate_rps > 0]
+                                       dtype=float),
+                pooled=pooled, prefill_fraction=float(frac)))
+            # pooled: prefill rates change with the cluster size; zero ones are skipped per size
+            ii = [i for i, o in enumerate(prefill) if pooled or o.rate_rps > 0]
             jj = [j for j, o in enumerate(decode) if o.rate_rps > 0]
             pi = np.array([i for i in ii for _ in jj], dtype=np.int64)
             pj = np.array([j for _ in ii for j in jj], dtype=np.int64)
@@ -852,6 +942,50 @@ class _Capacities:
             self._prefill[key] = prefill_capacity(shape.instance, ph, self.sc.slo.quantile,
                                                   ev._s(self.sc.slo.ttft_ms), link)
         return self._prefill[key]
+
+    def _servers(self, grp: _Group, k: int, G: np.ndarray) -> np.ndarray:
+        """(n, shapes) prefill pool sizes as ``evaluate._phase_pools`` sizes them."""
+        f = grp.phases[k].prefill_fraction
+        return np.maximum(1, np.floor_divide(G[:, None] * f, grp.gpus[None, :]).astype(np.int64))
+
+    def prefetch_pooled(self, work: Sequence[tuple[_Group, np.ndarray]]) -> None:
+        """Run the pooled prefill searches of several groups together: one vectorised search
+        per (shape, phase, link) over every pool size any of them needs."""
+        sc = self.sc
+        need: dict[tuple, tuple[Any, int, LinkSpec, list[np.ndarray]]] = {}
+        for grp, G in work:
+            for k, pc in enumerate(grp.phases):
+                if not pc.pooled or not grp.shapes:
+                    continue
+                servers = self._servers(grp, k, G)
+                for j, shape in enumerate(grp.shapes):
+                    base = (shape.label, k, grp.link.id, grp.link.bandwidth_bytes_per_s)
+                    need.setdefault(base, (shape.instance, k, grp.link, []))[3].append(
+                        servers[:, j])
+        for base, (inst, k, link, cols) in need.items():
+            values = np.unique(np.concatenate(cols))
+            known_v, known_r = self._pooled.get(base, (np.zeros(0, np.int64), np.zeros(0)))
+            missing = np.setdiff1d(values, known_v, assume_unique=True)
+            if missing.size == 0:
+                continue
+            got = prefill_goodputs(inst, sc.phases[k], sc.slo.quantile, ev._s(sc.slo.ttft_ms),
+                                   link, missing)
+            allv = np.concatenate([known_v, missing])
+            order = np.argsort(allv, kind="stable")
+            self._pooled[base] = (allv[order], np.concatenate([known_r, got])[order])
+
+    def pooled_prefill(self, grp: _Group, k: int, G: np.ndarray) -> np.ndarray:
+        """(n, shapes) prefill goodput per instance with the pool sizes ``evaluate`` uses:
+        ``max(1, ⌊G·f⌋ // g)`` instances per shape, f the single-queue ideal prefill fraction.
+        """
+        self.prefetch_pooled([(grp, G)])
+        servers = self._servers(grp, k, G)
+        out = np.zeros(servers.shape)
+        link = grp.link
+        for j, shape in enumerate(grp.shapes):
+            vals, res = self._pooled[(shape.label, k, link.id, link.bandwidth_bytes_per_s)]
+            out[:, j] = res[np.searchsorted(vals, servers[:, j])]
+        return out
 
     def _decode_cap(self, shape: Any, k: int, ph: TrafficPhase) -> Any:
         key = (shape.label, k)
@@ -876,6 +1010,20 @@ class _Capacities:
                 out.append(np.asarray(g, dtype=float).reshape(len(shapes), -1))
         self._coloc[key] = out
         return out
+
+
+def _ideal_per_gpu(gpus: np.ndarray, prefill: np.ndarray, decode: np.ndarray,
+                   link_rate: float) -> np.ndarray:
+    """``allocation.ideal_split(...)[0]`` per row of (n, shapes) prefill rates."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pre = gpus / prefill
+        if link_rate > 0:
+            pre = np.maximum(pre, 1.0 / link_rate)
+        dec = gpus / decode
+        per = 1.0 / (pre[:, :, None] + dec[None, None, :])
+    valid = (prefill > 0)[:, :, None] & (decode > 0)[None, None, :]
+    per = np.where(valid, per, 0.0).reshape(prefill.shape[0], -1)
+    return np.maximum(per.max(axis=1, initial=0.0), 0.0)
 
 
 def _instances_in_cluster(G: np.ndarray, inst_gpus: np.ndarray, gpn: int) -> np.ndarray:
@@ -926,9 +1074,12 @@ def _points(caps: _Capacities, G: np.ndarray, rates: np.ndarray,
         raise SweepError(f"{int(G.max())} GPUs span several {cl.gpus_per_node}-GPU nodes, but "
                          "the workload has no cluster.inter_node link")
     codes = caps.group_codes(G)
+    work = []
     for code in np.unique(codes):
         idx = np.flatnonzero(codes == code)
-        grp = caps.group(int(code), int(G[idx].min()))
+        work.append((caps.group(int(code), int(G[idx].min())), idx))
+    caps.prefetch_pooled([(grp, np.unique(G[idx])) for grp, idx in work])
+    for grp, idx in work:
         _group_points(caps, grp, G[idx], rates[idx], idx, out)
         if progress is not None:
             progress(idx.size)
@@ -953,12 +1104,21 @@ def _group_points(caps: _Capacities, grp: _Group, G: np.ndarray, rates: np.ndarr
     d_x = np.zeros((ug.size, K), dtype=np.int64)
     d_y = np.zeros((ug.size, K), dtype=np.int64)
     d_dec = np.full((ug.size, K), -1, dtype=np.int64)
+    prefill_rates: list[np.ndarray] = []
+    ideal = np.zeros((ug.size, K))
     for k in range(K):
         pc = grp.phases[k]
+        if pc.pooled and S > 0:
+            rates_k = caps.pooled_prefill(grp, k, ug)                       # (u, S)
+            ideal[:, k] = _ideal_per_gpu(grp.gpus, rates_k, pc.decode, pc.link_rate)
+        else:
+            rates_k = pc.prefill
+            ideal[:, k] = pc.ideal_per_gpu
+        prefill_rates.append(rates_k)
         pi, pj = grp.pairs[k]
         if pi.size == 0:
             continue
-        sp = best_splits(ug, grp.gpus[pi], pc.prefill[pi], grp.gpus[pj], pc.decode[pj],
+        sp = best_splits(ug, grp.gpus[pi], rates_k[..., pi], grp.gpus[pj], pc.decode[pj],
                          pc.link_rate, gpn)
         has = sp.pair >= 0
         d_good[:, k] = sp.goodput
@@ -966,8 +1126,7 @@ def _group_points(caps: _Capacities, grp: _Group, G: np.ndarray, rates: np.ndarr
         d_dec[:, k] = np.where(has, pj[np.maximum(sp.pair, 0)], -1)
         d_x[:, k], d_y[:, k] = sp.x, sp.y
     exists = d_pre >= 0
-    ideal = np.array([pc.ideal_per_gpu for pc in grp.phases])
-    ideal_total = ideal[None, :] * ug[:, None]
+    ideal_total = ideal * ug[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         loss = np.where(ideal_total <= 0, 1.0,
                         np.maximum(0.0, np.minimum(1.0, 1.0 - d_good / ideal_total)))
@@ -975,7 +1134,7 @@ def _group_points(caps: _Capacities, grp: _Group, G: np.ndarray, rates: np.ndarr
     use_static = K > 1 and not sc.autoscaling
     if K > 1 and S > 0:
         st = static_allocation(
-            ug, grp.gpus, [pc.prefill for pc in grp.phases], [pc.decode for pc in grp.phases],
+            ug, grp.gpus, prefill_rates, [pc.decode for pc in grp.phases],
             [pc.link_rate for pc in grp.phases], [d_good[:, k] for k in range(K)], shares, gpn,
             known=[(d_pre[:, k], d_dec[:, k], d_x[:, k]) for k in range(K)])
         s_goods, s_found = st.goods, st.found

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
 from advisor.core.distributions import LengthDistribution
@@ -33,6 +33,9 @@ from advisor.core.results import (
 )
 from advisor.core.rules import Assessment, Finding
 from advisor.core.scenario import Scenario
+
+if TYPE_CHECKING:
+    from advisor.core.boundaries import Boundary
 
 SCHEMA_VERSION = 1
 """Version of both JSON documents; bumped only when a key is renamed or removed."""
@@ -278,13 +281,21 @@ def _policy(sc: Scenario) -> dict[str, Any]:
     return dict(vars(sc.policy))
 
 
+def _boundary(b: Boundary) -> dict[str, Any]:
+    return {"key": b.key, "current": b.current, "flips_at": b.flips_at,
+            "direction": b.direction, "kind": b.kind, "to": b.to,
+            "description": b.description}
+
+
 # --------------------------------------------------------------------------- documents
 def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
-                 input_bytes: bytes) -> dict[str, Any]:
+                 input_bytes: bytes, boundaries: Sequence[Boundary] | None = None
+                 ) -> dict[str, Any]:
     """The recommendation document for one workload (see the module docstring).
 
     ``input_path`` is shown as given (keep it relative for reproducible output);
-    ``input_bytes`` is the file's content, hashed into ``input.sha256``.
+    ``input_bytes`` is the file's content, hashed into ``input.sha256``; ``boundaries``
+    (``advisor.core.boundaries.verdict_boundaries``) become ``boundaries`` when given.
     """
     sc, a, m = scenario, assessment, assessment.model
     d = m.disaggregated
@@ -322,6 +333,8 @@ def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
         "headroom": {"colocated": m.colocated_headroom,
                      "disaggregated": m.disaggregated_headroom},
     }
+    if boundaries is not None:
+        doc["boundaries"] = [_boundary(b) for b in boundaries]
     if sc.deployment is not None:
         doc["deployed"] = _deployed(sc, m.deployed, a.findings)
     return sanitize(doc)  # type: ignore[no-any-return]

@@ -215,8 +215,23 @@ def _recommendation() -> Schema:
         "excluded": array(obj({"instance": STR, "reason": STR})),
         "gpus_needed": obj({"colocated": null(COUNT), "disaggregated": null(COUNT)}),
         "headroom": obj({"colocated": NONNEG, "disaggregated": NONNEG}),
+        "boundaries": array(ref("boundary")),
         "deployed": ref("deployed"),
-    }, optional=("deployed",), description="`pd-advisor recommend --format json`.")
+    }, optional=("deployed", "boundaries"), description="`pd-advisor recommend --format json`.")
+
+
+def _boundary() -> Schema:
+    return obj({
+        "key": STR,
+        "current": null(NUM),
+        "flips_at": null(NUM),
+        "direction": {"enum": ["up", "down"]},
+        "kind": {"enum": ["verdict", "slo"]},
+        "to": null({"enum": ["chunked-prefill", "disaggregate"]}),
+        "description": STR,
+    }, description="The nearest value of `key` (in `direction`) that flips the verdict "
+                   "(kind verdict) or leaves the TPOT SLO (kind slo); null: nothing in the "
+                   "searched range does.")
 
 
 def _check() -> Schema:
@@ -261,6 +276,7 @@ def report_schema() -> Schema:
             "kv_transfer": _kv_transfer(),
             "phase": _phase(),
             "deployed": _deployed(),
+            "boundary": _boundary(),
             "finding": _finding(located=False),
             "located_finding": _finding(located=True),
             "gate_check": {"enum": list(GATE_CHECKS)},

@@ -30,6 +30,8 @@ COLUMNS = ("verdict", "colocated_goodput_per_gpu", "disaggregated_goodput_per_gp
            "decode_gpus", "colocated_tensor_parallel", "colocated_instances",
            "colocated_chunk_tokens")
 DEFAULT_MAX_ROWS = 40
+SHORT = {"gpu-scale": "scale", "kv-bandwidth": "kv", "traffic-mix": "mix", "gain": "gain"}
+"""Table abbreviations of the failing preconditions."""
 MAX_TRANSITIONS_SHOWN = 12
 
 
@@ -233,7 +235,8 @@ def render_table(result: SweepResult, doc: Mapping[str, Any], width: int = 100,
                 if a.numeric and len(a) > 1 else ", ".join(a.labels))
         console.print(f"{a.key}: {len(a):,} value{'s' * (len(a) != 1)} ({span})"
                       + (f"; the workload has {_show(cur)}" if cur is not None else ""))
-    console.print(f"{result.size:,} design points in {result.seconds:.2f} s")
+    console.print(f"{result.size:,} design point{'s' * (result.size != 1)} in "
+                  f"{result.seconds:.2f} s")
     for line in crossover_lines(doc):
         console.print(Text(line, style="bold"))
     if len(axes) == 1:
@@ -250,7 +253,8 @@ def render_table(result: SweepResult, doc: Mapping[str, Any], width: int = 100,
         console.print(Text("coloc, disagg: goodput per GPU (req/s per cluster GPU within the "
                            "SLOs, binding phase); gain: disagg/coloc − 1; rounding: loss of the "
                            "integer split; KV: link utilisation; P:D: prefill:decode GPUs; "
-                           "fails: failing preconditions ('gain' when only the gain is short)",
+                           "fails: scale = gpu-scale, kv = kv-bandwidth, mix = traffic-mix "
+                           "(gain: only the gain is short)",
                            style="dim"))
     return buf.getvalue()
 
@@ -261,11 +265,13 @@ def _point_table(console: Console, result: SweepResult, keep: Sequence[int],
     m = result.metrics
     rows = _pick_rows(len(ax), keep, max_rows)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name, justify in ((ax.key, "right"), ("verdict", "left"), ("coloc", "right"),
-                          ("disagg", "right"), ("gain", "right"), ("rounding", "right"),
-                          ("KV", "right"), ("P:D", "right"), ("fails", "left")):
+    for name, justify in ((ax.key.rsplit(".", 1)[-1], "right"), ("verdict", "left"),
+                          ("coloc", "right"), ("disagg", "right"), ("gain", "right"),
+                          ("rounding", "right"), ("KV", "right"), ("P:D", "right"),
+                          ("fails", "left")):
         table.add_column(name, justify=justify,  # type: ignore[arg-type]
-                         no_wrap=name != "fails", overflow="fold")
+                         no_wrap=name != "fails", overflow="fold",
+                         min_width=10 if name == "fails" else None)
     last = None
     for i in rows:
         if last is not None and i > last + 1:
@@ -281,7 +287,7 @@ def _point_table(console: Console, result: SweepResult, keep: Sequence[int],
                       _fmt(m["rounding_loss"][idx], "pct"),
                       _fmt(m["kv_utilization"][idx], "pct"),
                       f"{pg:,}:{dg:,}" if pg or dg else "—",
-                      ", ".join(result.failing(idx)) or "—")
+                      " ".join(SHORT[f] for f in result.failing(idx)) or "—")
         last = i
     console.print(table)
     if len(rows) < len(ax):

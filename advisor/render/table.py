@@ -247,6 +247,20 @@ def _preconditions(doc: Mapping[str, Any]) -> RenderableType:
     return Group(*rows)
 
 
+def _boundaries(doc: Mapping[str, Any]) -> RenderableType | None:
+    bounds = doc.get("boundaries")
+    if not bounds:
+        return None
+    found = [b["description"] for b in bounds if b["flips_at"] is not None]
+    none = [b["description"] for b in bounds if b["flips_at"] is None]
+    parts: list[RenderableType] = []
+    if found:
+        parts.append(_bullets(found, marker="→"))
+    if none:
+        parts.append(Text("Unchanged: " + "; ".join(none) + ".", style="dim"))
+    return Group(*parts)
+
+
 def _phases(doc: Mapping[str, Any]) -> RenderableType | None:
     phases = doc["phases"]
     if len(phases) < 2:
@@ -329,6 +343,7 @@ def recommendation_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
         ("KV transfer", _kv(doc)),
         ("Interference (colocated)", _interference(doc)),
         ("Preconditions for disaggregation", _preconditions(doc)),
+        ("Verdict boundaries", _boundaries(doc)),
         ("Phases", _phases(doc)),
         ("Declared deployment", _deployed(doc)),
     ]

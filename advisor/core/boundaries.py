@@ -1,0 +1,341 @@
+"""Verdict boundaries: how far each key can move before the recommendation changes.
+
+For the workload as given, :func:`verdict_boundaries` finds, per key, the nearest value that
+flips the verdict (``kind='verdict'``), plus the rate up to which chunked prefill keeps the
+TPOT SLO (``kind='slo'``). Every verdict is the sweep kernel's (``advisor.core.sweep``), which
+reproduces ``assess(sc, evaluate(sc)).verdict`` exactly. ``flips_at`` is None when nothing in
+the searched range flips it.
+
+* ``cluster.gpus`` — integer scan (vectorised) above the current count up to 16× or 65,536
+  (``up``) and below it down to one GPU (``down``): every count within a factor of two, then a
+  2 % grid whose first flipped bracket is scanned count by count. ``flips_at`` is the first
+  count with the other verdict, so ``flips_at − 1`` (up) or ``flips_at + 1`` (down) still has
+  the current one. Without an inter-node link the cluster cannot leave one node.
+* ``cluster.inter_node.bandwidth_scale`` — a multiplier on the inter-node link's bandwidth
+  (only when the KV crosses it): towards disaggregation (``up``, 1…100×) when the verdict is
+  chunked prefill, away from it (``down``, 1…1/100×) when it is disaggregate. The other end
+  of the range is evaluated first; when it flips, a bisection on the multiplier (log scale,
+  every step one capacity evaluation) narrows the flip to 0.2 % and ``flips_at`` is the
+  bracket end with the other verdict.
+* ``traffic.rate_rps`` (``verdict``) — the rate moves only the KV link: utilisation is
+  proportional to it and the exposed transfer grows with it, while goodput/rate headrooms
+  scale together (their ratio, the gain, does not move). So the verdict flips exactly where
+  the KV precondition does: the root of ``max(U/U_max, share/share_max) − 1``, found by scipy
+  ``brentq``; up from disaggregate, down to it when the KV link is the only thing in the way.
+* ``traffic.rate_rps`` (``slo``) — the colocated plan's ``chunked_safe_rate_rps`` (the rate up
+  to which chunked prefill keeps the TPOT percentile within the SLO, docs/model.md §5),
+  expressed as the peak phase's rate.
+* ``policy.min_disagg_gain`` — when the gain alone decides (all preconditions hold), the
+  verdict flips at a required gain equal to the modelled one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import optimize
+
+from advisor.core import sweep as sw
+from advisor.core.results import ModelResult
+from advisor.core.scenario import Scenario
+
+Direction = Literal["up", "down"]
+Kind = Literal["verdict", "slo"]
+
+MAX_GPUS = 65_536
+GPU_FACTOR = 16
+BANDWIDTH_RANGE = 100.0
+BANDWIDTH_TOLERANCE = 2e-3
+RATE_RANGE = 1000.0
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The nearest value of ``key`` (in ``direction``) at which the verdict flips."""
+
+    key: str
+    current: float | None
+    flips_at: float | None
+    """None when nothing in the searched range flips it."""
+    direction: Direction
+    description: str
+    kind: Kind = "verdict"
+    to: str | None = None
+    """The verdict beyond ``flips_at`` (kind 'verdict')."""
+
+
+def _other(verdict: str) -> str:
+    return sw.VERDICTS[0] if verdict == sw.VERDICTS[1] else sw.VERDICTS[1]
+
+
+def _verdict_at(sc: Scenario) -> str:
+    res = sw.evaluate_points(sc, [sc.cluster.gpus])
+    return sw.VERDICTS[int(res["disaggregate"][0])]
+
+
+def _fmt_gpus(n: int) -> str:
+    return f"{n:,}"
+
+
+def _num(x: float) -> str:
+    """Three significant digits with thousands separators (1,150; 47.3; 0.0246)."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    digits = max(0, 2 - math.floor(math.log10(abs(x))))
+    text = f"{round(x, digits):,.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _gpu_limit(sc: Scenario, direction: Direction) -> int:
+    cl = sc.cluster
+    if direction == "down":
+        return 1
+    if cl.inter_node is None:
+        return cl.gpus_per_node
+    return min(max(cl.gpus * GPU_FACTOR, cl.gpus), MAX_GPUS)
+
+
+def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
+                 caps: sw._Capacities | None = None) -> Boundary:
+    """The nearest GPU count above (or below) the current one with the other verdict.
+
+    Every count within a factor of two of the current one is evaluated; beyond that a grid
+    of counts 2 % apart, and the first bracket of that grid whose end has the other verdict
+    is scanned count by count. (A flip and flip-back that both fall between two grid points
+    beyond 2× is not seen; the verdict settles as the rounding loss fades with scale.)
+    """
+    cur = sc.cluster.gpus
+    limit = _gpu_limit(sc, direction)
+    caps = caps or sw._Capacities(sc)
+    want = verdict == sw.VERDICTS[0]  # True: looking for disaggregate
+    rates = np.array([ph.rate_rps for ph in sc.phases])
+
+    def first_flip(G: np.ndarray) -> int | None:
+        if G.size == 0:
+            return None
+        dis = sw._points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"]
+        hit = np.flatnonzero(dis == want)
+        return int(G[hit[0]]) if hit.size else None
+
+    step = 1 if direction == "up" else -1
+    near = (min(limit, max(2 * cur, cur + 64)) if direction == "up"
+            else max(limit, min(cur // 2, cur - 64)))
+    found = first_flip(np.arange(cur + step, near + step, step, dtype=np.int64))
+    if found is None and near != limit:
+        grid = np.unique(np.round(np.geomspace(near, limit, max(2, int(abs(
+            math.log(limit / near)) / math.log(1.02)) + 2))).astype(np.int64))
+        grid = grid[::step]
+        hit = first_flip(grid[1:])
+        if hit is not None:
+            k = int(np.flatnonzero(grid == hit)[0])
+            found = first_flip(np.arange(grid[k - 1] + step, hit + step, step, dtype=np.int64))
+    to = _other(verdict)
+    what = "disaggregation would pay" if to == "disaggregate" else "chunked prefill would win"
+    if found is None:
+        rng = (f"{_fmt_gpus(cur + 1)}–{_fmt_gpus(limit)}" if direction == "up"
+               else f"{_fmt_gpus(limit)}–{_fmt_gpus(cur - 1)}")
+        text = (f"no GPU count in {rng} changes the verdict" if (
+            (direction == "up" and limit > cur) or (direction == "down" and cur > 1))
+            else "no other GPU count to try in this direction")
+        if near != limit:
+            text += f" (every count to {_fmt_gpus(near)}, then a 2% grid)"
+        if direction == "up" and sc.cluster.inter_node is None:
+            text += " (without an inter-node link the cluster stays on one node)"
+        return Boundary("cluster.gpus", cur, None, direction, text, "verdict", None)
+    if direction == "up":
+        text = f"{what} from {_fmt_gpus(found)} GPUs (now {_fmt_gpus(cur)})"
+    else:
+        keeps = ("disaggregation keeps paying" if verdict == "disaggregate"
+                 else "chunked prefill stays ahead")
+        then = "chunked prefill wins" if to == "chunked-prefill" else "disaggregation would pay"
+        text = f"{keeps} down to {_fmt_gpus(found + 1)} GPUs; at {_fmt_gpus(found)} {then}"
+    return Boundary("cluster.gpus", cur, found, direction, text, "verdict", to)
+
+
+def bandwidth_boundary(sc: Scenario, verdict: str) -> Boundary | None:
+    """The inter-node bandwidth multiplier at which the verdict flips (None: not applicable)."""
+    cl = sc.cluster
+    if cl.inter_node is None or cl.gpus <= cl.gpus_per_node:
+        return None
+    key = "cluster.inter_node.bandwidth_scale"
+    direction: Direction = "up" if verdict == sw.VERDICTS[0] else "down"
+    end = BANDWIDTH_RANGE if direction == "up" else 1.0 / BANDWIDTH_RANGE
+    to = _other(verdict)
+
+    def at(scale: float) -> str:
+        return _verdict_at(sw.apply_value(sc, key, scale))
+
+    link = cl.inter_node.id
+    if at(end) == verdict:
+        span = (f"1–{BANDWIDTH_RANGE:g}×" if direction == "up"
+                else f"{1 / BANDWIDTH_RANGE:g}–1×")
+        return Boundary(key, 1.0, None, direction,
+                        f"no bandwidth of {link} in {span} changes the verdict", "verdict", None)
+    lo, hi = 0.0, math.log(end)  # log multipliers: verdict(lo) current, verdict(hi) other
+    while abs(hi - lo) > math.log1p(BANDWIDTH_TOLERANCE):
+        mid = (lo + hi) / 2.0
+        if at(math.exp(mid)) == verdict:
+            lo = mid
+        else:
+            hi = mid
+    flips = math.exp(hi)
+    gbps = cl.inter_node.bandwidth_bytes_per_s * flips / 1e9
+    if direction == "up":
+        text = (f"{'disaggregation would pay' if to == 'disaggregate' else 'the verdict flips'} "
+                f"with ≥ {_num(flips)}× the inter-node bandwidth ({_num(gbps)} GB/s per GPU "
+                f"instead of {link}'s {_num(cl.inter_node.bandwidth_bytes_per_s / 1e9)})")
+    else:
+        text = (f"{'chunked prefill would win' if to == 'chunked-prefill' else 'the verdict flips'}"
+                f" with ≤ {_num(flips)}× the inter-node bandwidth ({_num(gbps)} GB/s per GPU "
+                f"instead of {link}'s {_num(cl.inter_node.bandwidth_bytes_per_s / 1e9)})")
+    return Boundary(key, 1.0, flips, direction, text, "verdict", to)
+
+
+def _kv_margin(caps: sw._Capacities, sc: Scenario, scale: float) -> tuple[float, bool]:
+    """(max(U/U_max, share/share_max) − 1, disaggregate) at all rates × ``scale``."""
+    rates = np.array([[ph.rate_rps * scale for ph in sc.phases]])
+    res = sw._points(caps, np.array([sc.cluster.gpus], dtype=np.int64), rates)
+    pol = sc.policy
+    util = float(res["kv_utilization"][0])
+    if math.isnan(util):
+        return math.inf, bool(res["disaggregate"][0])
+    margin = util / pol.max_kv_link_utilization - 1.0
+    share = float(res["kv_transfer_share_of_ttft"][0])
+    if not math.isnan(share):
+        margin = max(margin, share / pol.max_kv_transfer_share_of_ttft - 1.0)
+    return margin, bool(res["disaggregate"][0])
+
+
+def rate_boundary(sc: Scenario, verdict: str,
+                  caps: sw._Capacities | None = None) -> Boundary | None:
+    """The arrival rate at which the KV precondition, and with it the verdict, flips."""
+    caps = caps or sw._Capacities(sc)
+    res = sw._points(caps, np.array([sc.cluster.gpus], dtype=np.int64),
+                     np.array([[ph.rate_rps for ph in sc.phases]]))
+    key = "traffic.rate_rps"
+    peak = sc.phases[sw._peak_index(sc.phases)].rate_rps
+    if math.isnan(float(res["kv_utilization"][0])):
+        return None
+    others_ok = (bool(res["gpu_scale_ok"][0]) and bool(res["traffic_mix_ok"][0])
+                 and not math.isnan(float(res["gain"][0]))
+                 and float(res["gain"][0]) >= sc.policy.min_disagg_gain)
+    to = _other(verdict)
+    if verdict == sw.VERDICTS[1]:
+        direction: Direction = "up"
+        bound = RATE_RANGE
+    elif others_ok and not bool(res["kv_bandwidth_ok"][0]):
+        direction = "down"
+        bound = 1.0 / RATE_RANGE
+    else:
+        return Boundary(key, peak, None, "up", "the arrival rate alone does not change the "
+                        "verdict (only the KV link depends on it, and it is not what fails)",
+                        "verdict", None)
+
+    def f(log_scale: float) -> float:
+        return _kv_margin(caps, sc, math.exp(log_scale))[0]
+
+    end = math.log(bound)
+    if (f(end) > 0) == (f(0.0) > 0):
+        span = (f"{_num(peak)}–{_num(peak * RATE_RANGE)} req/s" if direction == "up"
+                else f"{_num(peak / RATE_RANGE)}–{_num(peak)} req/s")
+        return Boundary(key, peak, None, direction,
+                        f"no rate in {span} changes the verdict", "verdict", None)
+    root = optimize.brentq(f, min(0.0, end), max(0.0, end), xtol=1e-12, rtol=1e-12)
+    flips = peak * math.exp(root)
+    # the verdict must really flip across the root (the gain does not move with the rate)
+    eps = 1e-6
+    before = _kv_margin(caps, sc, math.exp(root) * (1 - eps if direction == "up" else 1 + eps))[1]
+    beyond = _kv_margin(caps, sc, math.exp(root) * (1 + eps if direction == "up" else 1 - eps))[1]
+    if sw.VERDICTS[int(before)] != verdict or sw.VERDICTS[int(beyond)] != to:
+        return Boundary(key, peak, None, direction, "the verdict does not flip with the rate "
+                        "alone", "verdict", None)
+    if direction == "up":
+        text = (f"above {_num(flips)} req/s (now {_num(peak)}) the KV link becomes the "
+                "bottleneck and chunked prefill wins")
+    else:
+        text = (f"below {_num(flips)} req/s (now {_num(peak)}) the KV link keeps up and "
+                "disaggregation would pay")
+    return Boundary(key, peak, flips, direction, text, "verdict", to)
+
+
+def tpot_rate_boundary(sc: Scenario, m: ModelResult) -> Boundary | None:
+    """The rate up to which chunked prefill keeps the TPOT SLO (kind 'slo')."""
+    c = m.colocated
+    if sc.slo.tpot_ms is None or c is None or c.interference is None:
+        return None
+    safe = c.interference.chunked_safe_rate_rps
+    if safe is None:
+        return None
+    phase = next((p for p in sc.phases if p.name == m.colocated_phase), sc.phases[0])
+    peak = sc.phases[sw._peak_index(sc.phases)].rate_rps
+    flips = safe * (peak / phase.rate_rps) if phase.rate_rps > 0 else safe
+    where = f" (phase '{phase.name}')" if len(sc.phases) > 1 else ""
+    if safe <= 0:
+        text = (f"chunked prefill (TP{c.tensor_parallel}, token budget {c.chunk_tokens}) misses "
+                f"the {sc.slo.tpot_ms:g} ms TPOT SLO at any rate{where}")
+        return Boundary("traffic.rate_rps", peak, None, "up", text, "slo", None)
+    text = (f"chunked prefill stays within the {sc.slo.tpot_ms:g} ms TPOT SLO up to "
+            f"{_num(flips)} req/s{where} (now {_num(peak)})")
+    return Boundary("traffic.rate_rps", peak, flips, "up" if flips >= peak else "down", text,
+                    "slo", None)
+
+
+def gain_boundary(sc: Scenario, verdict: str, gain: float | None,
+                  caps: sw._Capacities | None = None) -> Boundary | None:
+    """When the preconditions hold, the required gain at which the verdict flips."""
+    caps = caps or sw._Capacities(sc)
+    res = sw._points(caps, np.array([sc.cluster.gpus], dtype=np.int64),
+                     np.array([[ph.rate_rps for ph in sc.phases]]))
+    if not (res["gpu_scale_ok"][0] and res["kv_bandwidth_ok"][0] and res["traffic_mix_ok"][0]):
+        return None
+    if gain is None or not math.isfinite(gain):
+        return None
+    cur = sc.policy.min_disagg_gain
+    to = _other(verdict)
+    if gain <= 0:
+        return None  # disaggregation is not ahead: no required gain makes it pay
+    if verdict == sw.VERDICTS[0]:
+        text = (f"all preconditions hold: disaggregation would pay if a gain of "
+                f"{gain * 100:.1f}% were enough (policy.min_disagg_gain {cur * 100:g}%)")
+        return Boundary("policy.min_disagg_gain", cur, gain, "down", text, "verdict", to)
+    text = (f"disaggregation's modelled gain is {gain * 100:.1f}%: a required gain above that "
+            f"(now {cur * 100:g}%) would keep chunked prefill")
+    return Boundary("policy.min_disagg_gain", cur, gain, "up", text, "verdict", to)
+
+
+def verdict_boundaries(sc: Scenario, m: ModelResult | None = None) -> tuple[Boundary, ...]:
+    """Every boundary above for the workload as given (``m``: its evaluate() result, reused
+    for the TPOT-safe rate; computed when not given)."""
+    from advisor.core.rules import assess
+
+    if m is None:
+        from advisor.core.evaluate import evaluate
+
+        m = evaluate(sc)
+    a = assess(sc, m)
+    verdict = a.verdict
+    caps = sw._Capacities(sc)  # capacities shared by the searches that keep the scenario
+    out: list[Boundary] = [gpu_boundary(sc, verdict, "up", caps),
+                           gpu_boundary(sc, verdict, "down", caps)]
+    bw = bandwidth_boundary(sc, verdict)
+    if bw is not None:
+        out.append(bw)
+    rate = rate_boundary(sc, verdict, caps)
+    if rate is not None:
+        out.append(rate)
+    slo = tpot_rate_boundary(sc, m)
+    if slo is not None:
+        out.append(slo)
+    gain = gain_boundary(sc, verdict, a.disagg_gain, caps)
+    if gain is not None:
+        out.append(gain)
+    return tuple(out)
+
+
+def summary(boundaries: tuple[Boundary, ...]) -> str:
+    """One sentence joining the boundaries that exist, for reports."""
+    parts = [b.description for b in boundaries if b.flips_at is not None]
+    return "; ".join(parts)

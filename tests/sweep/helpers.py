@@ -1,0 +1,72 @@
+"""Shared loading and the scalar reference for the sweep tests."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from advisor.core import sweep as sw
+from advisor.core.scenario import Scenario
+from advisor.loading.catalog import ProfileCatalog
+from advisor.loading.resolve import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+THREE_PHASE = ROOT / "benchmarks" / "three-phase.yaml"
+PREFILL_HEAVY = EXAMPLES / "prefill-heavy-70b-ib.yaml"
+WORKLOADS = tuple(sorted(EXAMPLES.glob("*.yaml"))) + (THREE_PHASE,)
+
+RTOL = 1e-9
+NUMBERS = ("colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "colocated_headroom",
+           "disaggregated_headroom", "rounding_loss", "static_mix_loss")
+FLAGS = ("disaggregate", "gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok")
+
+
+@cache
+def catalog() -> ProfileCatalog:
+    """Built-in profiles, once per session."""
+    return ProfileCatalog()
+
+
+@cache
+def scenario(path: Path) -> Scenario:
+    """A workload file, resolved once per session."""
+    return load_scenario(path, catalog())
+
+
+@cache
+def reference(sc: Scenario) -> dict[str, Any]:
+    """``evaluate`` + ``assess`` of one scenario (cached by identity)."""
+    return sw.reference_point(sc)
+
+
+def close(a: float, b: float | None) -> bool:
+    """Equal to RTOL (NaN and None both mean 'undefined')."""
+    if b is None or (isinstance(b, float) and math.isnan(b)):
+        return a is None or math.isnan(a)
+    if math.isinf(b) or math.isinf(a):
+        return a == b
+    return math.isclose(a, b, rel_tol=RTOL, abs_tol=1e-12)
+
+
+def mismatches(metrics: dict[str, Any], index: Any, sc: Scenario) -> list[str]:
+    """Where the sweep's point ``index`` disagrees with the scalar model at ``sc``."""
+    ref = reference(sc)
+    out = []
+    for name in NUMBERS:
+        got = float(metrics[name][index])
+        if not close(got, ref[name]):
+            out.append(f"{name}: sweep {got!r} != evaluate {ref[name]!r}")
+    for name in FLAGS:
+        if bool(metrics[name][index]) != bool(ref[name]):
+            out.append(f"{name}: sweep {bool(metrics[name][index])} != {bool(ref[name])}")
+    ku = ref["kv_utilization"]
+    got = float(metrics["kv_utilization"][index])
+    if not close(got, ku):
+        out.append(f"kv_utilization: sweep {got!r} != evaluate {ku!r}")
+    gain = ref["gain"]
+    if not close(float(metrics["gain"][index]), gain):
+        out.append(f"gain: sweep {float(metrics['gain'][index])!r} != evaluate {gain!r}")
+    return out
