@@ -100,7 +100,18 @@ def _s(ms: float | None) -> float | None:
 
 
 def _colocated_plan(sc: Scenario, shape: _Shape, chunk: int | None, ph: TrafficPhase,
-                    per_instance_goodput: float) -> ColocatedPlan:
+                    per_instance_goodput: float, memo: dict | None = None) -> ColocatedPlan:
+    key = ("plan", shape.label, chunk, ph.name, per_instance_goodput)
+    if memo is not None and key in memo:
+        return memo[key]
+    plan = _colocated_plan_uncached(sc, shape, chunk, ph, per_instance_goodput)
+    if memo is not None:
+        memo[key] = plan
+    return plan
+
+
+def _colocated_plan_uncached(sc: Scenario, shape: _Shape, chunk: int | None, ph: TrafficPhase,
+                             per_instance_goodput: float) -> ColocatedPlan:
     inst = shape.instance
     n = _instances_in_cluster(sc, inst)
     rate_inst = ph.rate_rps / max(n, 1)
@@ -153,11 +164,12 @@ def _interference(sc: Scenario, shape: _Shape, chunk: int, ph: TrafficPhase,
                         chunked_safe_rate_rps=safe)
 
 
-def _best_colocated(sc: Scenario, shapes: list[_Shape], chunked: bool
+def _best_colocated(sc: Scenario, shapes: list[_Shape], chunked: bool, memo: dict
                     ) -> tuple[ColocatedPlan | None, dict[str, ColocatedPlan], _Shape | None, str]:
     """The best colocated plan (max of the worst phase's goodput/rate) and its per-phase views.
 
-    All shapes and token budgets are evaluated in one vectorised search per phase.
+    All shapes and token budgets are evaluated in one vectorised search per phase; every
+    per-instance goodput is kept in ``memo`` (the declared deployment reuses it).
     """
     usable = [s for s in shapes if _instances_in_cluster(sc, s.instance) > 0]
     if not usable:
@@ -174,6 +186,10 @@ def _best_colocated(sc: Scenario, shapes: list[_Shape], chunked: bool
         g = max_rate_meeting(stack, seqs, ph, chunks, sc.slo.quantile, _s(sc.slo.ttft_ms),
                              _s(sc.slo.tpot_ms))
         goods[ph.name] = g.reshape(len(usable), -1)  # (shapes, chunks)
+        for a, shape_a in enumerate(usable):
+            for b_, chunk_b in enumerate([None] if chunks is None else chunks):
+                c_key = None if chunk_b is None else int(chunk_b)
+                memo[("goodput", shape_a.label, c_key, ph.name)] = float(goods[ph.name][a, b_])
     headroom = np.min([goods[p.name] * counts[:, None] / p.rate_rps for p in sc.phases], axis=0)
     gpus = np.array([n * s.instance.gpus for n, s in zip(counts, usable)], dtype=float)
     per_gpu = goods[sc.phases[0].name] * counts[:, None] / gpus[:, None]
@@ -181,7 +197,7 @@ def _best_colocated(sc: Scenario, shapes: list[_Shape], chunked: bool
     i, k = np.unravel_index(order[0], headroom.shape)
     shape = usable[int(i)]
     chunk = int(chunks[int(k)]) if chunks is not None else None
-    per_phase = {p.name: _colocated_plan(sc, shape, chunk, p, float(goods[p.name][i, k]))
+    per_phase = {p.name: _colocated_plan(sc, shape, chunk, p, float(goods[p.name][i, k]), memo)
                  for p in sc.phases}
     binding = min(sc.phases, key=lambda p: per_phase[p.name].max_goodput_rps / p.rate_rps)
     return per_phase[binding.name], per_phase, shape, binding.name
@@ -399,7 +415,7 @@ def _disagg_gpus_needed(sc: Scenario, pools: dict[str, _PhasePools]) -> int | No
 # deployed
 
 
-def _deployed(sc: Scenario, shapes: list[_Shape], pools: dict[str, _PhasePools]
+def _deployed(sc: Scenario, shapes: list[_Shape], pools: dict[str, _PhasePools], memo: dict
               ) -> DeployedPrediction | None:
     dep = sc.deployment
     if dep is None:
@@ -417,10 +433,12 @@ def _deployed(sc: Scenario, shapes: list[_Shape], pools: dict[str, _PhasePools]
                                           ph.name, feasible=False,
                                           reason=f"TP{tp} instances cannot serve this workload")
             chunk = (dep.chunk_tokens or 2048) if dep.chunked_prefill else None
-            per = float(max_rate_meeting(shape.instance, shape.max_sequences[ph.name], ph,
-                                         None if chunk is None else np.array(float(chunk)), q,
-                                         _s(sc.slo.ttft_ms), _s(sc.slo.tpot_ms)))
-            plan = _colocated_plan(sc, shape, chunk, ph, per)
+            per = memo.get(("goodput", shape.label, chunk, ph.name))
+            if per is None:
+                per = float(max_rate_meeting(shape.instance, shape.max_sequences[ph.name], ph,
+                                             None if chunk is None else np.array(float(chunk)),
+                                             q, _s(sc.slo.ttft_ms), _s(sc.slo.tpot_ms)))
+            plan = _colocated_plan(sc, shape, chunk, ph, per, memo)
             pred = DeployedPrediction("colocated", tp, chunk, None, None, plan.max_goodput_rps,
                                       ph.rate_rps, sc.slo.percentile, plan.ttft_ms, plan.tpot_ms,
                                       plan.overloaded, _meets(sc, plan.ttft_ms, plan.tpot_ms,
@@ -491,8 +509,9 @@ def _meets(sc: Scenario, ttft_ms: float | None, tpot_ms: float | None, overloade
 def evaluate(sc: Scenario) -> ModelResult:
     """Run the whole cost model on a resolved scenario."""
     shapes, excluded = _shapes(sc)
-    coloc, coloc_phases, coloc_shape, c_binding = _best_colocated(sc, shapes, chunked=True)
-    unchunked, unchunked_phases, _, _ = _best_colocated(sc, shapes, chunked=False)
+    memo: dict = {}
+    coloc, coloc_phases, coloc_shape, c_binding = _best_colocated(sc, shapes, True, memo)
+    unchunked, unchunked_phases, _, _ = _best_colocated(sc, shapes, False, memo)
     if coloc is not None and coloc_shape is not None and coloc.chunk_tokens:
         binding = next(p for p in sc.phases if p.name == c_binding)
         coloc = _with_interference(coloc, _interference(sc, coloc_shape, coloc.chunk_tokens,
@@ -541,7 +560,7 @@ def evaluate(sc: Scenario) -> ModelResult:
         colocated_gpus_needed=_colocated_gpus_needed(sc, coloc_shape, coloc, coloc_phases),
         disaggregated_gpus_needed=_disagg_gpus_needed(sc, pools),
         colocated_headroom=float(coloc_headroom), disaggregated_headroom=float(disagg_headroom),
-        deployed=_deployed(sc, shapes, pools))
+        deployed=_deployed(sc, shapes, pools, memo))
 
 
 def _with_interference(plan: ColocatedPlan, inter: Interference) -> ColocatedPlan:
