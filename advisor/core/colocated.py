@@ -86,6 +86,7 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     c = c.astype(float)
 
     b = np.zeros_like(lam)
+    b_prev = b
     t_inf = inst.decode_step_s(1.0, ctx) + 0.0 * lam
     tau = t_inf
     need = np.zeros_like(lam)
@@ -122,9 +123,19 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
             t_inf = t_pre + t_dec
         # B = λ·Ō·τ(B) is increasing in B: iterating from 0 climbs monotonically to the
         # smallest fixed point, or past the cap (overload). The cap keeps numbers finite.
-        b_next = np.minimum(lam * o_mean * tau, 4.0 * max_sequences + 4.0)
+        cap = 4.0 * max_sequences + 4.0
+        b_next = np.minimum(lam * o_mean * tau, cap)
         settled = np.all(np.abs(b_next - b) <= 1e-5 * np.maximum(b_next, 1.0))
-        b = b_next
+        if it % 3 == 2:
+            # Aitken's Δ² on three successive iterates: where the map contracts (ratio of
+            # successive steps in [0, 0.95)), jump to the extrapolated fixed point.
+            d1, d2 = b - b_prev, b_next - b
+            ratio = np.divide(d2, d1, out=np.zeros_like(d2), where=np.abs(d1) > 1e-12)
+            safe = (ratio >= 0.0) & (ratio < 0.95)
+            jump = np.where(safe, b_next + d2 * np.where(safe, ratio, 0.0)
+                            / (1.0 - np.where(safe, ratio, 0.0)), b_next)
+            b_next = np.minimum(jump, cap)
+        b_prev, b = b, b_next
         if settled and it > 2:
             break
     converged = np.abs(b - lam * o_mean * tau) <= 1e-3 * np.maximum(b, 1.0)
