@@ -39,6 +39,8 @@ FIXED_POINT_ITERATIONS = 40
 GRID_POINTS = 40
 GRID_PASSES = 3
 RATE_RANGE = 1e5
+BATCH_FLOOR = 1e-4
+"""Smallest decode batch of the chunked goodput search (a nearly idle instance)."""
 CHUNK_CANDIDATES = (256, 512, 1024, 2048, 4096, 8192, 16384)
 """Token budgets searched when the deployment does not pin one (powers of two, §4.3)."""
 
@@ -143,6 +145,16 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     if chunked:
         overloaded = overloaded | (c <= b)
 
+    return _metrics(inst, phase, quantile, chunked, lam, b, c, tau, f, t_dec, t_inf, phi,
+                    overloaded)
+
+
+def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: float,
+             chunked: bool, lam: np.ndarray, b: np.ndarray, c: np.ndarray, tau: np.ndarray,
+             f: np.ndarray, t_dec: np.ndarray, t_inf: np.ndarray, phi: np.ndarray,
+             overloaded: np.ndarray) -> ColocatedPoint:
+    """Percentiles of a solved steady state (shared by the rate and the batch parametrisation)."""
+    s_mean, s_q, o_mean, ctx, s_cv = _phase_numbers(phase, quantile)
     share_q = binomial_share_quantile(o_mean, f, quantile)
     tpot_q = t_dec + (t_inf - t_dec) * share_q
 
@@ -182,6 +194,83 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
                           tpot_q_s=np.where(overloaded, np.nan, tpot_q),
                           ttft_q_s=np.where(overloaded, np.nan, ttft_q),
                           overloaded=overloaded)
+
+
+def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
+                           phase: TrafficPhase, batch: np.ndarray, chunk_tokens: np.ndarray,
+                           quantile: float) -> tuple[ColocatedPoint, np.ndarray]:
+    """The chunked steady state whose decode batch is ``batch``, explicitly (no fixed point).
+
+    Little's law fixes λ·τ = B/Ō, so every quantity of the chunked model is explicit in B:
+    need = (B/Ō)·S̄/room, f = max(need, 1 − e^(−B/Ō)), q_eff = (B/Ō)·S̄/f,
+    τ = f·T_mix(q_eff) + (1 − f)·T_dec(B), λ = (B/Ō)/τ. Returns the point and a mask of the
+    *stable* branch: λ increases with B up to the first maximum; beyond it no arrival rate
+    settles there (overload).
+    """
+    s_mean, _, o_mean, ctx, _ = _phase_numbers(phase, quantile)
+    b, c = np.broadcast_arrays(np.asarray(batch, float), np.asarray(chunk_tokens, float))
+    b, c = b.astype(float), c.astype(float)
+    x = b / o_mean  # λ·τ
+    t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
+    room = np.maximum(c - b, 1.0)
+    need = x * s_mean / room
+    f = np.clip(np.maximum(need, -np.expm1(-x)), 0.0, 1.0)
+    q_eff = np.minimum(room, np.divide(x * s_mean, np.maximum(f, 1e-12)))
+    q_eff = np.maximum(q_eff, np.minimum(s_mean, room) * (f > 0))
+    seqs = np.maximum(q_eff / s_mean, 1.0)
+    earlier = np.where(s_mean > room, (s_mean - room) / 2.0, 0.0)
+    t_inf = inst.step_time_s(prefill_tokens=q_eff, prefill_seqs=seqs,
+                             prefill_context_tokens=earlier, decode_seqs=b,
+                             decode_context_tokens=ctx)
+    tau = f * t_inf + (1.0 - f) * t_dec
+    lam = x / tau
+    stable = np.concatenate([np.ones(lam.shape[:-1] + (1,), bool),
+                             np.diff(lam, axis=-1) > 0], axis=-1)
+    stable = np.logical_and.accumulate(stable, axis=-1)
+    overloaded = (need >= 1.0) | (b > max_sequences) | (c <= b) | ~stable
+    return _metrics(inst, phase, quantile, True, lam, b, c, tau, f, t_dec, t_inf, need,
+                    overloaded), stable
+
+
+def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
+                       phase: TrafficPhase, chunks: np.ndarray, quantile: float,
+                       ttft_slo_s: float | None, tpot_slo_s: float | None,
+                       lead: tuple[int, ...]) -> np.ndarray:
+    """Largest per-instance rate meeting the SLOs under chunked prefill, searched over B.
+
+    Nested grids over the decode batch (log-spaced first, then linear inside the bracket):
+    the feasible steady states form a prefix of the stable branch, and the goodput is the
+    rate of its last point.
+    """
+    seqs = np.asarray(max_sequences, dtype=float)
+    b_hi = np.minimum(np.broadcast_to(seqs.reshape(seqs.shape + (1,) * (len(lead) - seqs.ndim)), lead),
+                      chunks - 1.0)
+    lo = np.full(lead, np.log(BATCH_FLOOR))
+    hi = np.log(np.maximum(b_hi, BATCH_FLOOR * 2))
+    best = np.zeros(lead)
+    steps = np.linspace(0.0, 1.0, GRID_POINTS)
+    idx = np.indices(lead)
+    for pass_ in range(GRID_PASSES):
+        if pass_ == 0:
+            grid_b = np.exp(lo[..., None] + (hi - lo)[..., None] * steps)
+        else:
+            grid_b = lo[..., None] + (hi - lo)[..., None] * steps
+        pt, _ = chunked_state_at_batch(inst, seqs.reshape(seqs.shape + (1,) * (len(lead) + 1 - seqs.ndim)),
+                                       phase, grid_b, chunks[..., None], quantile)
+        ok = meets_slo(pt, ttft_slo_s, tpot_slo_s)
+        # feasible prefix: up to the first infeasible batch
+        prefix = np.logical_and.accumulate(ok, axis=-1)
+        count = prefix.sum(axis=-1)
+        last = np.maximum(count - 1, 0)
+        lam_last = pt.rate_rps[(*idx, last)]
+        best = np.where(count > 0, np.maximum(best, lam_last), best)
+        b_last = grid_b[(*idx, last)]
+        b_next = grid_b[(*idx, np.minimum(last + 1, GRID_POINTS - 1))]
+        if pass_ == 0:
+            lo, hi = np.where(count > 0, b_last, 0.0), np.where(count > 0, b_next, grid_b[..., 0])
+        else:
+            lo, hi = np.where(count > 0, b_last, lo), np.where(count > 0, b_next, lo)
+    return best
 
 
 def _residual_quantile(t_dec: np.ndarray, t_inf: np.ndarray, f: np.ndarray,
@@ -243,6 +332,17 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
     n_shapes = len(inst.instances) if stacked else 1
     chunks = None if chunk_tokens is None else np.atleast_1d(np.asarray(chunk_tokens, float))
     n_chunks = 1 if chunks is None else chunks.size
+    if chunks is not None and feasible_rate is None:
+        lead = (n_shapes, n_chunks)
+        seqs_b = (np.asarray(max_sequences, dtype=float).reshape(-1, 1) if stacked
+                  else np.full((1, 1), float(max_sequences)))
+        out = _max_rate_by_batch(inst, seqs_b, phase, np.broadcast_to(chunks, lead), quantile,
+                                 ttft_slo_s, tpot_slo_s, lead)
+        if not stacked:
+            out = out[0]
+        if np.ndim(chunk_tokens) == 0:
+            out = out[..., 0]
+        return out
     upper = np.broadcast_to(np.asarray(rate_upper_bound(inst, phase), dtype=float).reshape(-1, 1),
                             (n_shapes, n_chunks))
     if feasible_rate is not None and feasible_rate > 0:
