@@ -133,29 +133,42 @@ def integer_goodput(total_gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_ra
 def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
                      link_rate_per_prefill_gpu: float, gpus_per_node: int,
                      keep: int = 4) -> list[Allocation]:
-    """All feasible integer allocations, best first (distinct x:y and shapes), up to ``keep``."""
+    """All feasible integer allocations, best first (distinct x:y and shapes), up to ``keep``.
+
+    Every (prefill shape, decode shape, x) candidate is evaluated in one numpy pass; each pair
+    contributes its ``keep`` best x (ties: fewer prefill instances first), and those are
+    ranked by goodput, then fewer idle GPUs, then fewer prefill GPUs.
+    """
+    pairs = [(i, j, p, d) for i, p in enumerate(prefill) for j, d in enumerate(decode)
+             if p.gpus + d.gpus <= total_gpus and p.rate_rps > 0 and d.rate_rps > 0]
+    if not pairs:
+        return []
+    counts = np.array([(total_gpus - d.gpus) // p.gpus for _, _, p, d in pairs], dtype=np.int64)
+    pair = np.repeat(np.arange(len(pairs)), counts)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    x = np.arange(pair.size, dtype=np.int64) - starts + 1
+    gp = np.array([p.gpus for _, _, p, _ in pairs], dtype=np.int64)[pair]
+    gd = np.array([d.gpus for _, _, _, d in pairs], dtype=np.int64)[pair]
+    pr = np.array([p.rate_rps for _, _, p, _ in pairs])[pair]
+    dr = np.array([d.rate_rps for _, _, _, d in pairs])[pair]
+    y = (total_gpus - x * gp) // gd
+    ok = (y >= 1) & _nodes_ok(x, gp, y, gd, np.int64(total_gpus), gpus_per_node)
+    pre, dec = x * pr, y * dr
+    link = (x * gp * link_rate_per_prefill_gpu if link_rate_per_prefill_gpu > 0
+            else np.full(x.shape, np.inf))
+    good = np.where(ok, np.minimum(np.minimum(pre, dec), link), -1.0)
+    order = np.lexsort((x, -good, pair))
+    first = np.searchsorted(pair[order], pair[order], side="left")
+    rank = np.arange(order.size) - first
+    chosen = order[(rank < keep) & (good[order] >= 0)]
     rows: list[Allocation] = []
-    for i, p in enumerate(prefill):
-        for j, d in enumerate(decode):
-            if p.gpus + d.gpus > total_gpus or p.rate_rps <= 0 or d.rate_rps <= 0:
-                continue
-            max_x = (total_gpus - d.gpus) // p.gpus
-            x = np.arange(1, max_x + 1, dtype=np.int64)
-            y = (total_gpus - x * p.gpus) // d.gpus
-            ok = (y >= 1) & _nodes_ok(x, np.int64(p.gpus), y, np.int64(d.gpus),
-                                      np.int64(total_gpus), gpus_per_node)
-            pre = x * p.rate_rps
-            dec = y * d.rate_rps
-            link = (x * p.gpus * link_rate_per_prefill_gpu if link_rate_per_prefill_gpu > 0
-                    else np.full(x.shape, np.inf))
-            good = np.where(ok, np.minimum(np.minimum(pre, dec), link), -1.0)
-            top = np.argsort(-good, kind="stable")[:keep]
-            for k in top[good[top] >= 0]:
-                limit = ("kv-link" if link[k] <= min(pre[k], dec[k])
-                         else "prefill" if pre[k] <= dec[k] else "decode")
-                used_p, used_d = int(x[k]) * p.gpus, int(y[k]) * d.gpus
-                rows.append(Allocation(i, j, int(x[k]), int(y[k]), used_p, used_d,
-                                       total_gpus - used_p - used_d, float(good[k]), limit))
+    for k in chosen:
+        i, j, p, d = pairs[int(pair[k])]
+        limit = ("kv-link" if link[k] <= min(pre[k], dec[k])
+                 else "prefill" if pre[k] <= dec[k] else "decode")
+        used_p, used_d = int(x[k]) * p.gpus, int(y[k]) * d.gpus
+        rows.append(Allocation(i, j, int(x[k]), int(y[k]), used_p, used_d,
+                               total_gpus - used_p - used_d, float(good[k]), limit))
     rows.sort(key=lambda a: (-a.goodput_rps, a.idle_gpus, a.prefill_gpus))
     return rows[:keep]
 

@@ -120,7 +120,7 @@ def _colocated_plan_uncached(sc: Scenario, shape: _Shape, chunk: int | None, ph:
     capacity = max_rate_meeting(inst, shape.max_sequences[ph.name], ph,
                                 None if chunk is None else np.array(float(chunk)),
                                 sc.slo.quantile, None, None,
-                                feasible_rate=per_instance_goodput)
+                                feasible_rate=None if chunk is not None else per_instance_goodput)
     overloaded = bool(pt.overloaded) or n == 0
     goodput_total = per_instance_goodput * n
     gpus = n * inst.gpus

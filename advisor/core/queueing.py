@@ -16,7 +16,7 @@ All functions broadcast over numpy arrays.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from advisor.core.distributions import normal_quantile
 
@@ -35,15 +35,19 @@ def erlang_c(servers: np.ndarray | int, offered_load: np.ndarray | float) -> np.
     """Probability an arrival waits in M/M/c with offered load a = λ/μ (Erlang C).
 
     C = P(N ≥ c) of the Poisson(a) tail ratio form:
-        C = pois.pmf(c, a) · c/(c − a) / (pois.cdf(c − 1, a) + pois.pmf(c, a) · c/(c − a)).
+        C = pois.pmf(c, a) · c/(c − a) / (pois.cdf(c − 1, a) + pois.pmf(c, a) · c/(c − a)),
+    with the Poisson pmf from scipy's ``gammaln`` and the cdf as scipy's regularised upper
+    incomplete gamma, P(N ≤ c − 1) = Q(c, a) (the same functions ``scipy.stats.poisson``
+    uses, without its per-call argument checking).
     """
     c = np.asarray(servers, dtype=float)
     a = np.asarray(offered_load, dtype=float)
     if c.size == 1 and float(c) == 1.0:  # one server: the probability of waiting is ρ
         return np.clip(a, 0.0, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        top = stats.poisson.pmf(c, a) * c / (c - a)
-        prob = top / (stats.poisson.cdf(c - 1, a) + top)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pmf = np.exp(c * np.log(a) - a - special.gammaln(c + 1.0))
+        top = pmf * c / (c - a)
+        prob = top / (special.gammaincc(c, a) + top)
     return np.where(a >= c, 1.0, np.where(a <= 0, 0.0, prob))
 
 
