@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(repeats: int = 15) -> None:
     catalog = ProfileCatalog()
-    files = sorted((ROOT / "examples").glob("*.yaml"))
+    files = sorted((ROOT / "examples").glob("*.yaml")) + [ROOT / "benchmarks" / "three-phase.yaml"]
     print(f"{'workload':<34} {'phases':>6} {'median ms':>10} {'min ms':>8} {'max ms':>8}")
     for path in files:
         sc = load_scenario(path, catalog)

@@ -37,6 +37,8 @@ from advisor.core.scenario import TrafficPhase
 
 FIXED_POINT_ITERATIONS = 40
 GRID_POINTS = 40
+RATE_GRID_POINTS = 24
+"""Rates per pass of the rate-grid search (unchunked plans, capacity from a known goodput)."""
 GRID_PASSES = 3
 RATE_RANGE = 1e5
 BATCH_FLOOR = 1e-4
@@ -324,9 +326,10 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
     The result has shape (shapes?, chunks?) following the inputs.
 
     Every metric is monotone non-decreasing in the rate, so the feasible set is an interval
-    from zero. It is located by nested log-spaced grids (``GRID_POINTS`` rates per pass,
+    from zero. It is located by nested log-spaced grids (``RATE_GRID_POINTS`` rates per pass,
     ``GRID_PASSES`` passes, each zooming into the bracket the previous one found): relative
-    precision better than 1e-4 over a ``RATE_RANGE`` span below the upper bound.
+    precision better than 1e-3 over a ``RATE_RANGE`` span below the upper bound (chunked plans
+    without a known feasible rate use the batch search, ``_max_rate_by_batch``).
     """
     stacked = isinstance(inst, StackedInstances)
     n_shapes = len(inst.instances) if stacked else 1
@@ -353,7 +356,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
         passes = GRID_PASSES
     hi = np.log(upper).copy()
     found = np.zeros((n_shapes, n_chunks), dtype=bool)
-    steps = np.linspace(0.0, 1.0, GRID_POINTS)
+    steps = np.linspace(0.0, 1.0, RATE_GRID_POINTS)
     seqs = np.asarray(max_sequences, dtype=float).reshape(-1, 1, 1) if stacked else max_sequences
     rows = np.arange(n_shapes)[:, None]
     cols = np.arange(n_chunks)[None, :]
@@ -365,10 +368,10 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
         ok = meets_slo(evaluate_colocated(inst, seqs, phase, rates, cc, quantile),
                        ttft_slo_s, tpot_slo_s).reshape(grid.shape)
         any_ok = ok.any(axis=-1)
-        last = np.where(any_ok, GRID_POINTS - 1 - np.argmax(ok[..., ::-1], axis=-1), 0)
+        last = np.where(any_ok, RATE_GRID_POINTS - 1 - np.argmax(ok[..., ::-1], axis=-1), 0)
         found |= any_ok
         new_lo = grid[rows, cols, last]
-        new_hi = grid[rows, cols, np.minimum(last + 1, GRID_POINTS - 1)]
+        new_hi = grid[rows, cols, np.minimum(last + 1, RATE_GRID_POINTS - 1)]
         lo, hi = (np.where(any_ok, new_lo, lo - (hi - lo)),
                   np.where(any_ok, new_hi, grid[..., 0]))
     out = np.where(found, np.exp(lo), 0.0)
