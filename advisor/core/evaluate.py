@@ -236,22 +236,34 @@ def _phase_pools(sc: Scenario, shapes: list[_Shape], ph: TrafficPhase) -> _Phase
         wire = min(_bytes_per_request(s.instance, ph) / s.instance.gpus for s in shapes)
         link_rate = link.effective_bytes_per_s / max(wire * 1.0, 1.0)
 
-    def prefill_pools(servers: list[int]) -> tuple[list[alloc.PoolOption], list]:
-        caps = [prefill_capacity(s.instance, ph, sc.slo.quantile, _s(sc.slo.ttft_ms), link, n)
+    def prefill_pools(servers: list[int], ttft_slo_s: float | None
+                      ) -> tuple[list[alloc.PoolOption], list]:
+        caps = [prefill_capacity(s.instance, ph, sc.slo.quantile, ttft_slo_s, link, n)
                 for s, n in zip(shapes, servers)]
         return [alloc.PoolOption(s.instance.gpus, c.goodput_rps, s.label)
                 for s, c in zip(shapes, caps)], caps
 
     # Prefill instances share one queue (G/G/c), so their TTFT goodput depends on how many
-    # there are: size the pool from a first split with single-instance queues, then redo it.
-    prefill, pcaps = prefill_pools([1] * len(shapes))
+    # there are: size the pool from the ideal split of the prefill capacities (ρ → 1, the
+    # limit a large pooled queue approaches), then evaluate the TTFT goodput at that size.
+    prefill, pcaps = prefill_pools([1] * len(shapes), None)
+    fraction = prefill_sizing_fraction(pcaps, shapes, decode, link_rate)
+    if sc.slo.ttft_ms is not None and fraction > 0:
+        servers = [max(1, int(cl.gpus * fraction // s.instance.gpus)) for s in shapes]
+        prefill, pcaps = prefill_pools(servers, _s(sc.slo.ttft_ms))
+    elif sc.slo.ttft_ms is not None:
+        prefill, pcaps = prefill_pools([1] * len(shapes), _s(sc.slo.ttft_ms))
     result = alloc.split(cl.gpus, prefill, decode, link_rate, cl.gpus_per_node)
-    if sc.slo.ttft_ms is not None and result.ideal_prefill_fraction > 0:
-        servers = [max(1, int(cl.gpus * result.ideal_prefill_fraction // s.instance.gpus))
-                   for s in shapes]
-        prefill, pcaps = prefill_pools(servers)
-        result = alloc.split(cl.gpus, prefill, decode, link_rate, cl.gpus_per_node)
     return _PhasePools(prefill, decode, pcaps, dcaps, link_rate, result)
+
+
+def prefill_sizing_fraction(capacities: list, shapes: list[_Shape],
+                            decode: list[alloc.PoolOption], link_rate: float) -> float:
+    """Prefill share of the GPUs that sizes the pooled prefill queue: the ideal split of the
+    prefill capacities at full utilisation against the decode goodputs."""
+    full = [alloc.PoolOption(s.instance.gpus, c.max_rate_rps, s.label)
+            for s, c in zip(shapes, capacities)]
+    return alloc.ideal_split(full, decode, link_rate)[1]
 
 
 def _summary(shapes: list[_Shape], a: alloc.Allocation) -> AllocationSummary:

@@ -910,7 +910,8 @@ class _Capacities:
             if shapes:
                 wire = min(ev._bytes_per_request(s.instance, ph) / s.instance.gpus for s in shapes)
                 link_rate = link.effective_bytes_per_s / max(wire * 1.0, 1.0)
-            per_gpu, frac, _, _ = alloc.ideal_split(prefill, decode, link_rate)
+            per_gpu, _, _, _ = alloc.ideal_split(prefill, decode, link_rate)
+            frac = ev.prefill_sizing_fraction(pc, shapes, decode, link_rate)
             pooled = sc.slo.ttft_ms is not None and frac > 0
             s95 = ph.prompt_tokens.quantile(0.95)
             phases.append(_PhaseCaps(
