@@ -72,6 +72,27 @@ def _phase_numbers(phase: TrafficPhase, quantile: float) -> tuple[float, float, 
     return s_mean, s_q, o_mean, ctx, phase.prompt_tokens.cv
 
 
+def _mixed_steps(inst: Instance | StackedInstances, arrivals_per_step: np.ndarray,
+                 b: np.ndarray, room: np.ndarray, s_mean: float, ctx: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(budget share needed, share f of steps carrying prompt tokens, mixed-step seconds).
+
+    ``arrivals_per_step`` is λ·τ. The share of steps carrying prompt tokens is at least the
+    share needed to move λ·S̄ tokens/s in full budgets, and at least the chance that a prompt
+    arrived during a step (Poisson: 1 − e^(−λτ)); each carries q_eff = λ·τ·S̄/f tokens.
+    """
+    need = arrivals_per_step * s_mean / room
+    f = np.clip(np.maximum(need, -np.expm1(-arrivals_per_step)), 0.0, 1.0)
+    q_eff = np.minimum(room, np.divide(arrivals_per_step * s_mean, np.maximum(f, 1e-12)))
+    q_eff = np.maximum(q_eff, np.minimum(s_mean, room) * (f > 0))
+    seqs = np.maximum(q_eff / s_mean, 1.0)
+    earlier = np.where(s_mean > room, (s_mean - room) / 2.0, 0.0)
+    t_inf = inst.step_time_s(prefill_tokens=q_eff, prefill_seqs=seqs,
+                             prefill_context_tokens=earlier, decode_seqs=b,
+                             decode_context_tokens=ctx)
+    return need, f, t_inf
+
+
 def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndarray | int, phase: TrafficPhase,
                        rate_rps: np.ndarray | float, chunk_tokens: np.ndarray | float | None,
                        quantile: float) -> ColocatedPoint:
@@ -98,19 +119,8 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
         t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
         if chunked:
             room = np.maximum(c - b, 1.0)
-            # Share of steps that carry prompt tokens: at least the share needed to move
-            # λ·S̄ tokens/s in full budgets, and at least the chance that a prompt arrived
-            # during the previous step (Poisson: 1 − e^(−λτ)); the previous iterate's τ
-            # stands in for this one's.
-            need = lam * s_mean * tau / room
-            f = np.clip(np.maximum(need, -np.expm1(-lam * tau)), 0.0, 1.0)
-            q_eff = np.minimum(room, np.divide(lam * s_mean * tau, np.maximum(f, 1e-12)))
-            q_eff = np.maximum(q_eff, np.minimum(s_mean, room) * (f > 0))
-            seqs = np.maximum(q_eff / s_mean, 1.0)
-            earlier = np.where(s_mean > room, (s_mean - room) / 2.0, 0.0)
-            t_inf = inst.step_time_s(prefill_tokens=q_eff, prefill_seqs=seqs,
-                                     prefill_context_tokens=earlier, decode_seqs=b,
-                                     decode_context_tokens=ctx)
+            # the previous iterate's τ stands in for this one's in λ·τ
+            need, f, t_inf = _mixed_steps(inst, lam * tau, b, room, s_mean, ctx)
             tau = f * t_inf + (1.0 - f) * t_dec
             # the prompt "server" is the token budget: its utilisation is the share of the
             # budget prompts use, λ·S̄·τ/room (≥ 1 = overload)
@@ -215,15 +225,7 @@ def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.
     x = b / o_mean  # λ·τ
     t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
     room = np.maximum(c - b, 1.0)
-    need = x * s_mean / room
-    f = np.clip(np.maximum(need, -np.expm1(-x)), 0.0, 1.0)
-    q_eff = np.minimum(room, np.divide(x * s_mean, np.maximum(f, 1e-12)))
-    q_eff = np.maximum(q_eff, np.minimum(s_mean, room) * (f > 0))
-    seqs = np.maximum(q_eff / s_mean, 1.0)
-    earlier = np.where(s_mean > room, (s_mean - room) / 2.0, 0.0)
-    t_inf = inst.step_time_s(prefill_tokens=q_eff, prefill_seqs=seqs,
-                             prefill_context_tokens=earlier, decode_seqs=b,
-                             decode_context_tokens=ctx)
+    need, f, t_inf = _mixed_steps(inst, x, b, room, s_mean, ctx)
     tau = f * t_inf + (1.0 - f) * t_dec
     lam = x / tau
     stable = np.concatenate([np.ones(lam.shape[:-1] + (1,), bool),

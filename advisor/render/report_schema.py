@@ -15,7 +15,6 @@ The committed copy lives at ``advisor/schemas/report.schema.json``::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -291,29 +290,10 @@ def render_schema() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print, write or check the committed schema; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m advisor.render.report_schema",
-                                     description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--write", action="store_true", help=f"write {SCHEMA_PATH.name}")
-    group.add_argument("--check", action="store_true",
-                       help="exit 1 if the committed schema differs from this module")
-    args = parser.parse_args(argv)
-    text = render_schema()
-    if args.write:
-        SCHEMA_PATH.parent.mkdir(parents=True, exist_ok=True)
-        SCHEMA_PATH.write_text(text, encoding="utf-8")
-        print(f"wrote {SCHEMA_PATH}", file=sys.stderr)
-        return 0
-    if args.check:
-        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.is_file() else ""
-        if current != text:
-            print(f"{SCHEMA_PATH} is out of date; run "
-                  "`python -m advisor.render.report_schema --write`", file=sys.stderr)
-            return 1
-        print(f"{SCHEMA_PATH} is up to date", file=sys.stderr)
-        return 0
-    sys.stdout.write(text)
-    return 0
+    from advisor.schema_files import schema_file_main
+
+    return schema_file_main(argv, "python -m advisor.render.report_schema", __doc__.splitlines()[0], SCHEMA_PATH,
+                            render_schema(), "this module")
 
 
 if __name__ == "__main__":
