@@ -13,14 +13,14 @@ functions so that ``pd-advisor --help`` stays fast.
 from __future__ import annotations
 
 import enum
-import os
-import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
+    DEFAULT_WIDTH, EXIT_ERROR, fail, terminal_settings, write_output)
 from advisor.render.formats import Format, RecommendFormat  # light: enums only
 from advisor.render.launch import EmitEngine  # light: stdlib only
 
@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from advisor.loading.yaml_source import YamlDocument
 
 EXIT_OK = 0
-EXIT_ERROR = 2
-DEFAULT_WIDTH = 100
-"""Table width when stdout is not a terminal and ``COLUMNS`` is unset."""
 
 FORMAT_ENV = "PD_ADVISOR_FORMAT"
 
@@ -46,12 +43,6 @@ def debug_enabled() -> bool:
     from advisor.cli import app as app_module
 
     return bool(app_module._state.get("debug"))
-
-
-def fail(message: str) -> NoReturn:
-    """Print ``pd-advisor: error: ...`` on stderr and exit 2."""
-    sys.stderr.write(f"pd-advisor: error: {message}\n")
-    raise typer.Exit(EXIT_ERROR)
 
 
 def internal_error(exc: BaseException) -> str:
@@ -103,24 +94,6 @@ def locator(document: YamlDocument) -> Any:
     return locate
 
 
-def terminal_settings(to_stdout: bool) -> tuple[int, bool]:
-    """(width, colour) for the table: honours ``COLUMNS`` and ``NO_COLOR``.
-
-    Colour only on a terminal, without ``NO_COLOR`` and with ``TERM`` not ``dumb``; the width
-    is ``COLUMNS`` when set, else the terminal's, else 100 (CI logs, files).
-    """
-    tty = to_stdout and sys.stdout.isatty()
-    color = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) >= 40:
-        width = int(columns)
-    elif tty:
-        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-    else:
-        width = DEFAULT_WIDTH
-    return width, color
-
-
 def render_output(doc: dict[str, Any], fmt: Format, output: Path | None) -> str:
     """Render ``doc`` for stdout or a file."""
     from advisor.render.formats import render
@@ -128,19 +101,6 @@ def render_output(doc: dict[str, Any], fmt: Format, output: Path | None) -> str:
     to_stdout = output is None or str(output) == "-"
     width, color = terminal_settings(to_stdout)
     return render(doc, fmt, width=width, color=color)
-
-
-def write_output(text: str, output: Path | None) -> None:
-    """Write the report to stdout or ``output`` (exit 2 if the file cannot be written)."""
-    if output is None or str(output) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}")
-    sys.stderr.write(f"pd-advisor: wrote {output}\n")
 
 
 class RecommendOutput(str, enum.Enum):

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Self
 
 import typer
 
+from advisor.cli.output import terminal_settings
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -122,23 +124,9 @@ def register(app: typer.Typer) -> None:
             doc = simulation_document(shown, scenario.name, requests, seed, results, skipped)
             sys.stdout.write(render_json(doc))
         else:
-            width, color = _terminal()
+            width, color = terminal_settings(True)
             sys.stdout.write(render_table(shown, requests, seed, results, skipped, width, color))
         sys.stdout.flush()
-
-
-def _terminal() -> tuple[int, bool]:
-    import os
-    import shutil
-
-    tty = sys.stdout.isatty()
-    color = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) >= 40:
-        return int(columns), color
-    if tty:
-        return shutil.get_terminal_size((100, 24)).columns, color
-    return 100, color
 
 
 class _ProgressBar:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Self
 
 import typer
 
+from advisor.cli.output import terminal_settings, write_output
+
 if TYPE_CHECKING:
     from rich.progress import Progress
 
@@ -141,7 +143,7 @@ def register(app: typer.Typer) -> None:
             raise _fail(f"internal error: {type(exc).__name__}: {exc} "
                         "(run with --debug for the traceback)") from None
         text = _render(result, str(workload), current, fmt, output, max_rows)
-        _write(text, output)
+        write_output(text, output)
         if plot is not None:
             from advisor.render.plot import plot_sweep
 
@@ -161,34 +163,8 @@ def _render(result: Any, workload: str, current: dict[str, Any], fmt: SweepForma
     doc = rep.sweep_document(result, workload, current)
     if fmt is SweepFormat.json:
         return rep.render_json(doc)
-    width, color = _terminal(output is None or str(output) == "-")
+    width, color = terminal_settings(output is None or str(output) == "-")
     return rep.render_table(result, doc, width=width, color=color, max_rows=max_rows)
-
-
-def _write(text: str, output: Path | None) -> None:
-    if output is None or str(output) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
-    sys.stderr.write(f"pd-advisor: wrote {output}\n")
-
-
-def _terminal(to_stdout: bool) -> tuple[int, bool]:
-    import os
-    import shutil
-
-    tty = to_stdout and sys.stdout.isatty()
-    color = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) >= 40:
-        return int(columns), color
-    if tty:
-        return shutil.get_terminal_size((100, 24)).columns, color
-    return 100, color
 
 
 class _ProgressBar:

@@ -151,14 +151,14 @@ def test_terminal_settings(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
     import os
     import sys
 
-    from advisor.cli import recommend_cmd
+    from advisor.cli import output
 
     for name in ("NO_COLOR", "COLUMNS", "TERM"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty, raising=False)
-    monkeypatch.setattr(recommend_cmd.shutil, "get_terminal_size",
+    monkeypatch.setattr(output.shutil, "get_terminal_size",
                         lambda fallback=(100, 24): os.terminal_size((132, 40)))
-    assert recommend_cmd.terminal_settings(to_stdout=True) == expected
-    assert recommend_cmd.terminal_settings(to_stdout=False)[1] is False
+    assert output.terminal_settings(to_stdout=True) == expected
+    assert output.terminal_settings(to_stdout=False)[1] is False
