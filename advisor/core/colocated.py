@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.core.instance import Instance, StackedInstances
+from advisor.core.instance import Instance, StackedInstances, decode_step_lines
 from advisor.core.queueing import allen_cunneen_wait_s, binomial_share_quantile, wait_quantile_s
 from advisor.core.scenario import TrafficPhase
 
@@ -109,6 +109,9 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     lam, c = np.broadcast_arrays(lam, c)
     lam = lam.astype(float)
     c = c.astype(float)
+
+    if not chunked and inst.model.moe is None:
+        return _unchunked_explicit(inst, max_sequences, phase, lam, c, quantile)
 
     b = np.zeros_like(lam)
     b_prev = b
@@ -206,6 +209,43 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
                           tpot_q_s=np.where(overloaded, np.nan, tpot_q),
                           ttft_q_s=np.where(overloaded, np.nan, ttft_q),
                           overloaded=overloaded)
+
+
+def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
+                        phase: TrafficPhase, lam: np.ndarray, c: np.ndarray,
+                        quantile: float) -> ColocatedPoint:
+    """The unchunked steady state in closed form (dense models).
+
+    The prefill passes do not depend on the decode batch: φ = (λ/m)·T_pre(m prompts), m =
+    max(1, λ·T_pre(S̄)). Little's law then reads B = c₁·T_dec(B) with c₁ = λ·Ō/(1 − φ), and
+    T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B (``instance.decode_step_lines``), so the
+    smallest fixed point is max over the two lines of c₁·a/(1 − c₁·b) (or c₁·T_dec(1) when
+    that is below one sequence); none exists when c₁·b ≥ 1 for a line (overload).
+    """
+    s_mean, _, o_mean, ctx, _ = _phase_numbers(phase, quantile)
+    t_pre_single = inst.prefill_time_s(s_mean)
+    batch_prompts = np.maximum(1.0, lam * t_pre_single)
+    t_pre = inst.prefill_time_s(s_mean, batch_prompts)
+    passes = lam / batch_prompts
+    phi = passes * t_pre
+    phi_c = np.minimum(phi, 0.999999)
+    c1 = lam * o_mean / (1.0 - phi_c)
+    cc, m0, mm, r0, rr = decode_step_lines(inst.model, inst.params, ctx)
+    t_one = np.maximum(cc, m0 + mm) + r0 + rr
+    slope_c, slope_m = c1 * (cc + rr), c1 * (mm + rr)
+    no_fixed = (slope_c >= 1.0) | (slope_m >= 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        big = np.maximum(c1 * r0 / (1.0 - slope_c), c1 * (m0 + r0) / (1.0 - slope_m))
+    b = np.where(c1 * t_one < 1.0, c1 * t_one, big)
+    cap = 4.0 * np.asarray(max_sequences, dtype=float) + 4.0
+    b = np.where(no_fixed | ~np.isfinite(b), cap, np.minimum(b, cap))
+    t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
+    tau = t_dec / (1.0 - phi_c)
+    f = np.minimum(passes * tau, 1.0)
+    t_inf = t_pre + t_dec
+    overloaded = (phi >= 1.0) | (b > max_sequences) | no_fixed
+    return _metrics(inst, phase, quantile, False, lam, b, c, tau, f, t_dec, t_inf, phi,
+                    overloaded)
 
 
 def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,

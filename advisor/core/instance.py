@@ -109,6 +109,31 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     return np.maximum(compute_s, memory_s) + comm_s + q.step_overhead_s
 
 
+def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
+                      ) -> tuple[np.ndarray | float, ...]:
+    """A decode-only step as lines in the batch B (dense models): (cc, m0, mm, r0, rr) with
+
+        T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B,
+
+    the compute line, the memory line and the communication + overhead line of
+    :func:`step_time` for ``decode_seqs = B`` (MoE weight traffic is not linear in B).
+    """
+    if m.moe is not None:
+        raise ValueError("decode steps of MoE models are not linear in the batch")
+    ctx = float(context_tokens)
+    if m.sliding_window_tokens:
+        full_share = (m.num_layers - m.sliding_window_layers) / m.num_layers
+        ctx = (full_share * ctx + (1 - full_share) * min(ctx, m.sliding_window_tokens))
+    attn_width = float(m.num_layers * m.attention_width)
+    cc = (2.0 * m.matmul_params_per_token + 4.0 * attn_width * float(context_tokens)) \
+        / q.compute_flops_per_s
+    m0 = (q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu) / q.memory_bytes_per_s
+    mm = q.kv_bytes_per_token_per_gpu * (ctx + 1.0) / q.memory_bytes_per_s
+    r0 = q.tp_comm_latency_s + q.pp_comm_latency_s + q.step_overhead_s
+    rr = (q.tp_comm_s_per_byte + q.pp_comm_s_per_byte) * m.hidden_size * ACTIVATION_BYTES
+    return cc, m0, mm, r0, rr
+
+
 @dataclass(frozen=True)
 class Instance:
     """One serving engine instance: ``tensor_parallel`` GPUs per stage, ``pipeline_stages`` stages."""

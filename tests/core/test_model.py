@@ -111,3 +111,38 @@ def test_memory_exclusion_has_reason() -> None:
     m = evaluate(sc)
     reasons = {e.label: e.reason for e in m.excluded}
     assert "TP1" in reasons and "weights" in reasons["TP1"]
+
+
+@pytest.mark.parametrize("model,gpu,tp", [("llama-3.1-8b", "h100-sxm", 1),
+                                          ("llama-3.1-70b", "a100-80gb-sxm", 4),
+                                          ("mistral-7b", "l40s", 1), ("opt-13b", "a100-80gb-sxm", 2)])
+def test_decode_step_is_two_lines_in_the_batch(model: str, gpu: str, tp: int) -> None:
+    """The closed-form unchunked solve relies on T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B."""
+    from advisor.core.instance import decode_step_lines
+
+    inst = instance(model, gpu, tp)
+    batch = np.array([1.0, 3.0, 50.0, 700.0, 2000.0])
+    for ctx in (100.0, 3000.0, 9000.0):
+        cc, m0, mm, r0, rr = decode_step_lines(inst.model, inst.params, ctx)
+        lines = np.maximum(cc * batch, m0 + mm * batch) + r0 + rr * batch
+        np.testing.assert_allclose(lines, inst.decode_step_s(batch, ctx), rtol=1e-12)
+
+
+def test_chunked_goodput_search_agrees_with_the_rate_model() -> None:
+    """The batch-parametrised goodput search and the rate-parametrised model agree: just below
+    the goodput the SLOs hold, just above they do not."""
+    from advisor.core.colocated import evaluate_colocated, max_rate_meeting, meets_slo
+    from advisor.core.distributions import LengthDistribution
+    from advisor.core.memory import plan_memory
+    from advisor.core.scenario import TrafficPhase
+
+    inst = instance("llama-3.1-8b", "h100-sxm", 1)
+    phase = TrafficPhase("p", 1.0, 1.0, 1.0, LengthDistribution.fit(mean=1000, p95=2500),
+                         LengthDistribution.constant(300))
+    seqs = plan_memory(inst, 1150, 4000, 0.9).max_sequences
+    chunks = np.array([512.0, 2048.0, 8192.0])
+    goods = max_rate_meeting(inst, seqs, phase, chunks, 0.95, 0.5, 0.025)
+    for g, c in zip(goods, chunks):
+        below = evaluate_colocated(inst, seqs, phase, np.array(g * 0.998), np.array(c), 0.95)
+        above = evaluate_colocated(inst, seqs, phase, np.array(g * 1.002), np.array(c), 0.95)
+        assert bool(meets_slo(below, 0.5, 0.025)) and not bool(meets_slo(above, 0.5, 0.025))
