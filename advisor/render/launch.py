@@ -445,6 +445,12 @@ class _Context:
             "running sequences each;"),
             (f"{nodes} node{'s' * (nodes != 1)} of {self.gpus_per_node} x {self.gpu}; KV cache "
             f"moved by {transfer}{link}; memory fraction {self.memory_fraction:g}.")])
+        if self.engine is EmitEngine.sglang and p_tp != d_tp:
+            lines += _comment(
+                f"WARNING: SGLang disaggregation requires the same tensor parallelism on prefill "
+                f"and decode unless one side runs large expert parallelism (NVIDIA "
+                f"aiconfigurator require_same_tp, ai-dynamo/dynamo#5870); this plan uses TP{p_tp} "
+                f"/ TP{d_tp}: launch it with vLLM (--emit vllm) or re-plan with equal TPs.")
         shown, notes = self._listed(slots)
         lines.append("")
         for slot in shown:

@@ -311,3 +311,12 @@ def test_real_disaggregated_plan_numbers_come_from_the_report(engine: str) -> No
     assert gpus_used == plan["prefill_gpus"] + plan["decode_gpus"]
     assert f"prefill: {plan['prefill_instances']} x TP{plan['prefill_tensor_parallel']}" in \
         _comments(lines)
+
+
+def test_sglang_warns_when_prefill_and_decode_tp_differ() -> None:
+    """SGLang PD needs equal TP on both sides (performance-model.md §13): say so, loudly."""
+    lines = launch_commands(_report(verdict="disaggregate"), "sglang")
+    assert any("WARNING: SGLang disaggregation requires the same tensor parallelism" in line
+               for line in lines)
+    assert not any("WARNING: SGLang" in line for line in launch_commands(
+        _report(verdict="disaggregate"), "vllm"))
