@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.instance import Instance, StackedInstances, decode_step_lines
-from advisor.core.queueing import allen_cunneen_wait_s, binomial_share_quantile, wait_quantile_s
+from advisor.core.queueing import gg_c_wait_s, binomial_share_quantile, wait_quantile_s
 from advisor.core.scenario import TrafficPhase
 
 FIXED_POINT_ITERATIONS = 40
@@ -190,7 +190,7 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
     # the prompt work each request brings, in instance-seconds (its share of the busy time φ)
     with np.errstate(divide="ignore", invalid="ignore"):
         service = np.where(lam > 0, phi / lam, 0.0)
-    wait_mean, p_wait = allen_cunneen_wait_s(1, lam, service,
+    wait_mean, p_wait = gg_c_wait_s(1, lam, service,
                                              phase.burstiness, s_cv)
     wait_q = wait_quantile_s(wait_mean, p_wait, quantile)
     if chunked:

@@ -21,7 +21,7 @@ import numpy as np
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance
 from advisor.core.kv_transfer import transfer_seconds
-from advisor.core.queueing import allen_cunneen_wait_s, wait_quantile_s
+from advisor.core.queueing import gg_c_wait_s, wait_quantile_s
 from advisor.core.scenario import TrafficPhase
 
 SATURATION_GRID = np.array([512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0])
@@ -83,7 +83,7 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
     rho = lam * per_request
     extra = np.minimum(rho, 1.0) * max(lm - s_q, 0.0)
     own = inst.step_time_s(prefill_tokens=s_q + extra, prefill_seqs=1.0 + extra / s_mean)
-    wait, p_wait = allen_cunneen_wait_s(servers, lam * servers, per_request, phase.burstiness,
+    wait, p_wait = gg_c_wait_s(servers, lam * servers, per_request, phase.burstiness,
                                         phase.prompt_tokens.cv)
     wait_q = wait_quantile_s(wait, p_wait, quantile)
     bytes_q = s_q * inst.kv_bytes_per_token_wire

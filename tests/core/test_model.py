@@ -146,3 +146,23 @@ def test_chunked_goodput_search_agrees_with_the_rate_model() -> None:
         below = evaluate_colocated(inst, seqs, phase, np.array(g * 0.998), np.array(c), 0.95)
         above = evaluate_colocated(inst, seqs, phase, np.array(g * 1.002), np.array(c), 0.95)
         assert bool(meets_slo(below, 0.5, 0.025)) and not bool(meets_slo(above, 0.5, 0.025))
+
+
+def test_bursty_queue_reduces_to_known_cases() -> None:
+    """gg_c_wait_s: Poisson = Allen–Cunneen; one server, exponential service = exact GI/M/1."""
+    from advisor.core.queueing import gg_c_wait_s, renewal_wait_probability
+
+    for c, lam, cs in ((1, 0.5, 0.5), (4, 3.0, 0.3), (16, 12.0, 1.0)):
+        got = gg_c_wait_s(c, np.array(lam), np.array(1.0), 1.0, cs)
+        ref = allen_cunneen_wait_s(c, np.array(lam), np.array(1.0), 1.0, cs)
+        assert float(got[0]) == pytest.approx(float(ref[0]))
+        assert float(got[1]) == pytest.approx(float(ref[1]))
+    # gamma arrivals with CV 2.5 (shape 0.16) at rho 0.5: sigma solves
+    # sigma = (1 + (1 - sigma)/(0.16 * 0.5))^-0.16, and the GI/M/1 wait is sigma/(mu (1 - sigma))
+    sigma = float(renewal_wait_probability(np.array(0.5), 2.5))
+    assert sigma == pytest.approx((1 + (1 - sigma) / 0.08) ** -0.16, rel=1e-6)
+    assert 0.8 < sigma < 0.85
+    wait, p_wait = gg_c_wait_s(1, np.array(0.5), np.array(1.0), 2.5, 1.0)
+    assert float(wait) == pytest.approx(sigma / (1 - sigma), rel=1e-6)
+    assert float(p_wait) == pytest.approx(sigma, rel=1e-6)
+    assert float(wait) > float(kingman_wait_s(0.5, 1.0, 2.5, 1.0))  # Kingman understates it
