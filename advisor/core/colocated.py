@@ -170,7 +170,15 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
              overloaded: np.ndarray) -> ColocatedPoint:
     """Percentiles of a solved steady state (shared by the rate and the batch parametrisation)."""
     s_mean, s_q, o_mean, ctx, s_cv = _phase_numbers(phase, quantile)
-    share_q = binomial_share_quantile(o_mean, f, quantile)
+    # Inflated gaps come in runs: a prompt spans ⌈S̄/room⌉ consecutive mixed steps, and bursty
+    # arrivals bring prompts in clusters (runs longer by (1 + c_a²)/2, the burst factor of
+    # the queue), so a request's Ō gaps hold about Ō/run independent draws, not Ō.
+    burst = max((1.0 + phase.burstiness**2) / 2.0, 1.0)
+    if chunked:
+        run = np.maximum(s_mean / np.maximum(c - b, 1.0), 1.0) * burst
+    else:
+        run = burst
+    share_q = binomial_share_quantile(o_mean / run, f, quantile)
     tpot_q = t_dec + (t_inf - t_dec) * share_q
 
     # TTFT: a residual step, the q-quantile prompt's own prefill, and the queue ahead of it.

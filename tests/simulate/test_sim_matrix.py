@@ -11,10 +11,10 @@ be within ±25 % of the simulated ones, or the case is outside for a documented 
   is left is that a burst also swells the decode batch for a while, so every step of the
   burst's prefill is slower than the steady-state step the model uses.
 * ``CLUSTERED_MIXED_STEPS`` (TPOT, analytic below the simulation): the model's TPOT tail is
-  the binomial upper quantile of the share of a request's Ō gaps that land on a mixed/prefill
-  step, with gaps independent. In the simulation those steps come in runs — a prompt spans
-  ⌈S/room⌉ consecutive steps, a queue of prompts keeps every step mixed for a whole busy
-  period, and bursts make both longer — so the spread across requests exceeds the binomial.
+  the binomial upper quantile of the share of a request's gaps that land on a mixed step; the
+  gaps come in runs (a prompt spans ⌈S/room⌉ consecutive steps, bursts cluster prompts), which
+  the model now counts as Ō/run independent draws. The cases listed in ``TPOT_CLUSTERED`` were
+  outside before that and are inside now; the allowance stays for the idealised runs below.
 
 History: the first model queued every instance separately (G/G/1 at rate/instances), which put
 the analytic TTFT 32–224 % above the JSQ simulation; the disaggregated prefill pool is now a
