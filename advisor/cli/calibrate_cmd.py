@@ -24,16 +24,18 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from advisor.cli.output import fail as _fail
+from advisor.cli.output import write_output
 
 if TYPE_CHECKING:
     from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
     from advisor.core.instance import Instance
     from advisor.core.scenario import Scenario
 
-EXIT_ERROR = 2
 DEFAULT_OUTPUT = Path("calibration.yaml")
 
 _FIELD_LABELS = {
@@ -42,11 +44,6 @@ _FIELD_LABELS = {
     "decode_bandwidth_efficiency": "decode bandwidth efficiency",
     "step_overhead_s": "per-step overhead",
 }
-
-
-def _fail(message: str) -> NoReturn:
-    sys.stderr.write(f"pd-advisor: error: {message}\n")
-    raise typer.Exit(EXIT_ERROR)
 
 
 def _warn(message: str) -> None:
@@ -291,12 +288,6 @@ def register(app: typer.Typer) -> None:
             gpu=scenario.cluster.gpu.id, engine=scenario.engine, precision=scenario.precision,
             model=scenario.model.id, tensor_parallel=inst.tensor_parallel, chunk_tokens=budget,
             factors=kept, source=source, fit=fit)
-        if to_stdout:
-            sys.stdout.write(text)
-            return
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
-        sys.stderr.write(f"pd-advisor: wrote {output}; add `calibration: {output}` to the "
-                         "workload (path relative to the workload file)\n")
+        write_output(text, None if to_stdout else output,
+                     wrote=f"; add `calibration: {output}` to the workload (path relative to "
+                     "the workload file)")

@@ -13,12 +13,14 @@ an existing file is only replaced with ``--force``. ``-o -`` prints the file ins
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from advisor.cli.output import fail as _fail
+from advisor.cli.output import write_output
 
 from advisor import __version__
 
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from advisor.core.model_arch import ModelSpec
     from advisor.loading.catalog import ProfileCatalog
 
-EXIT_ERROR = 2
 DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_GPU = "h100-sxm"
 DEFAULT_OUTPUT = Path("workload.yaml")
@@ -40,11 +41,6 @@ at the release tag); ``pd-advisor schema`` prints the same document."""
 
 REFERENCE_CONTEXT = 4096
 """Context the example lengths are written for; smaller windows scale them down."""
-
-
-def _fail(message: str) -> NoReturn:
-    sys.stderr.write(f"pd-advisor: error: {message}\n")
-    raise typer.Exit(EXIT_ERROR)
 
 
 def _fits(catalog: ProfileCatalog, model: ModelSpec, gpu: GpuSpec, precision: str, tp: int,
@@ -220,12 +216,6 @@ def register(app: typer.Typer) -> None:
                                gpu=gpu_spec, gpus=count, precision=precision,
                                tensor_parallel=tp, fits=fits)
         _validate(text)
-        if to_stdout:
-            sys.stdout.write(text)
-            return
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
-        sys.stderr.write(f"pd-advisor: wrote {output} ({model_spec.id}, {count} x {gpu_spec.id}, "
-                         f"{precision}, TP{tp}); next: pd-advisor recommend {output}\n")
+        write_output(text, None if to_stdout else output,
+                     wrote=f" ({model_spec.id}, {count} x {gpu_spec.id}, {precision}, TP{tp}); "
+                     f"next: pd-advisor recommend {output}")

@@ -21,6 +21,13 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_ERROR)
 
 
+def debug_enabled() -> bool:
+    """Whether ``--debug`` was given to the root command."""
+    from advisor.cli import app as app_module
+
+    return bool(app_module._state.get("debug"))
+
+
 def terminal_settings(to_stdout: bool) -> tuple[int, bool]:
     """(width, colour) for tables: honours ``COLUMNS`` and ``NO_COLOR``.
 
@@ -37,8 +44,11 @@ def terminal_settings(to_stdout: bool) -> tuple[int, bool]:
     return DEFAULT_WIDTH, color
 
 
-def write_output(text: str, output: Path | None) -> None:
-    """Write a report to stdout or ``output`` (exit 2 if the file cannot be written)."""
+def write_output(text: str, output: Path | None, wrote: str = "") -> None:
+    """Write a report to stdout or ``output`` (exit 2 if the file cannot be written).
+
+    ``wrote`` is appended to the ``pd-advisor: wrote FILE`` line on stderr.
+    """
     if output is None or str(output) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -47,4 +57,4 @@ def write_output(text: str, output: Path | None) -> None:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
-    sys.stderr.write(f"pd-advisor: wrote {output}\n")
+    sys.stderr.write(f"pd-advisor: wrote {output}{wrote}\n")

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from advisor.cli.output import fail as _fail
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.profile_schema import GpuProfile, LinkProfile, ModelProfile
 
-EXIT_ERROR = 2
-"""Could not evaluate (same contract as ``advisor.cli.app.EXIT_ERROR``)."""
 
 GB = 1e9
 GIB = 2.0**30
@@ -57,12 +57,6 @@ ProfilesOption = Annotated[
 
 
 # ---- helpers -------------------------------------------------------------------------------
-def _fail(message: str) -> NoReturn:
-    """Print ``pd-advisor: error: ...`` on stderr and exit 2."""
-    typer.echo(f"pd-advisor: error: {message}", err=True)
-    raise typer.Exit(EXIT_ERROR)
-
-
 def _catalog(profiles: list[Path] | None) -> ProfileCatalog:
     from advisor.loading.catalog import ProfileCatalog
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
-    DEFAULT_WIDTH, EXIT_ERROR, fail, terminal_settings, write_output)
+    DEFAULT_WIDTH, debug_enabled, fail, terminal_settings, write_output)
 from advisor.render.formats import Format, RecommendFormat  # light: enums only
 from advisor.render.launch import EmitEngine  # light: stdlib only
 
@@ -38,13 +38,6 @@ OUTPUT_HELP = "Write the report to FILE instead of stdout ('-' means stdout)."
 
 
 # --------------------------------------------------------------------------- shared helpers
-def debug_enabled() -> bool:
-    """Whether ``--debug`` was given to the root command."""
-    from advisor.cli import app as app_module
-
-    return bool(app_module._state.get("debug"))
-
-
 def internal_error(exc: BaseException) -> str:
     """One line describing an unexpected exception (the traceback needs ``--debug``)."""
     return (f"internal error: {type(exc).__name__}: {exc} "

@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Self
 
 import typer
 
-from advisor.cli.output import terminal_settings
+from advisor.cli.output import debug_enabled, fail, terminal_settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rich.progress import Progress
 
-EXIT_ERROR = 2
 DEFAULT_REQUESTS = 20_000
 PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
                  "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
@@ -44,17 +43,6 @@ class SimFormat(str, enum.Enum):
 
     table = "table"
     json = "json"
-
-
-def _fail(message: str) -> typer.Exit:
-    sys.stderr.write(f"pd-advisor: error: {message}\n")
-    return typer.Exit(EXIT_ERROR)
-
-
-def _debug() -> bool:
-    from advisor.cli import app as app_module
-
-    return bool(app_module._state.get("debug"))
 
 
 def register(app: typer.Typer) -> None:
@@ -97,8 +85,8 @@ def register(app: typer.Typer) -> None:
             for problem in exc.problems:
                 sys.stderr.write(problem.format() + "\n")
             count = len(exc.problems)
-            raise _fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing simulated"
-                        ) from None
+            fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing simulated"
+                        )
         try:
             model = evaluate(scenario)
             results, skipped = [], []
@@ -110,15 +98,15 @@ def register(app: typer.Typer) -> None:
                                                 progress=callback, model=model))
                     except PlanError as exc:
                         if len(wanted) == 1:
-                            raise _fail(f"{workload}: {mode}: {exc}") from None
+                            fail(f"{workload}: {mode}: {exc}")
                         skipped.append((mode, str(exc)))
         except typer.Exit:
             raise
         except Exception as exc:
-            if _debug():
+            if debug_enabled():
                 raise
-            raise _fail(f"internal error: {type(exc).__name__}: {exc} "
-                        "(run with --debug for the traceback)") from None
+            fail(f"internal error: {type(exc).__name__}: {exc} "
+                        "(run with --debug for the traceback)")
         shown = str(workload)
         if fmt is SimFormat.json:
             doc = simulation_document(shown, scenario.name, requests, seed, results, skipped)

@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Self
 
 import typer
 
-from advisor.cli.output import terminal_settings, write_output
+from advisor.cli.output import debug_enabled, fail, terminal_settings, write_output
 
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-EXIT_ERROR = 2
 PROGRESS_AFTER_S = 1.0
 PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
                  "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
@@ -45,17 +44,6 @@ class SweepFormat(str, enum.Enum):
     table = "table"
     json = "json"
     csv = "csv"
-
-
-def _fail(message: str) -> typer.Exit:
-    sys.stderr.write(f"pd-advisor: error: {message}\n")
-    return typer.Exit(EXIT_ERROR)
-
-
-def _debug() -> bool:
-    from advisor.cli import app as app_module
-
-    return bool(app_module._state.get("debug"))
 
 
 def _split_vary(text: str) -> tuple[str, str]:
@@ -99,14 +87,14 @@ def register(app: typer.Typer) -> None:
         from advisor.loading.resolve import load_scenario
 
         if not 1 <= len(vary) <= 2:
-            raise _fail("give --vary once (a line) or twice (a grid)")
+            fail("give --vary once (a line) or twice (a grid)")
         if plot is not None:
             from advisor.render.plot import PlotUnavailable, require_matplotlib
 
             try:
                 require_matplotlib()
             except PlotUnavailable as exc:
-                raise _fail(str(exc)) from None
+                fail(str(exc))
         catalog = ProfileCatalog(extra_dirs=profiles or [])
         try:
             scenario = load_scenario(workload, catalog)
@@ -114,8 +102,8 @@ def register(app: typer.Typer) -> None:
             for problem in exc.problems:
                 sys.stderr.write(problem.format() + "\n")
             count = len(exc.problems)
-            raise _fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing swept"
-                        ) from None
+            fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing swept"
+                        )
         try:
             axes = []
             for text in vary:
@@ -128,20 +116,20 @@ def register(app: typer.Typer) -> None:
                         try:
                             links[ref] = catalog.link(ref)
                         except ProfileNotFoundError as exc:
-                            raise ValueError(f"{key}: {exc}") from None
+                            raise ValueError(f"{key}: {exc}")
                 axes.append(sw.make_axis(key, spec, links))
             current = {a.key: sw.current_value(scenario, a.key) for a in axes}
             with _ProgressBar(progress) as bar:
                 result = sw.sweep(scenario, axes, progress=bar.update, workload=scenario.name)
         except (ValueError, sw.SweepError) as exc:
-            raise _fail(f"{workload}: {exc}") from None
+            fail(f"{workload}: {exc}")
         except typer.Exit:
             raise
         except Exception as exc:  # exit 2, never a traceback
-            if _debug():
+            if debug_enabled():
                 raise
-            raise _fail(f"internal error: {type(exc).__name__}: {exc} "
-                        "(run with --debug for the traceback)") from None
+            fail(f"internal error: {type(exc).__name__}: {exc} "
+                        "(run with --debug for the traceback)")
         text = _render(result, str(workload), current, fmt, output, max_rows)
         write_output(text, output)
         if plot is not None:
@@ -150,7 +138,7 @@ def register(app: typer.Typer) -> None:
             try:
                 plot_sweep(result, plot, current)
             except OSError as exc:
-                raise _fail(f"cannot write {plot}: {exc.strerror or exc}") from None
+                fail(f"cannot write {plot}: {exc.strerror or exc}")
             sys.stderr.write(f"pd-advisor: wrote {plot}\n")
 
 

@@ -129,12 +129,7 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
             # budget prompts use, λ·S̄·τ/room (≥ 1 = overload)
             phi = lam * s_mean * tau / room
         else:
-            t_pre_single = inst.prefill_time_s(s_mean)
-            batch_prompts = np.maximum(1.0, lam * t_pre_single)
-            t_pre = inst.prefill_time_s(s_mean, batch_prompts)
-            passes = lam / batch_prompts
-            phi = passes * t_pre
-            phi_c = np.minimum(phi, 0.999999)
+            t_pre, passes, phi, phi_c = _prefill_passes(inst, lam, s_mean)
             tau = t_dec / (1.0 - phi_c)
             f = np.minimum(passes * tau, 1.0)
             t_inf = t_pre + t_dec
@@ -219,6 +214,19 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
                           overloaded=overloaded)
 
 
+def _prefill_passes(inst: Instance | StackedInstances, lam: np.ndarray, s_mean: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Unchunked prompt passes: (pass seconds, passes/s, busy share φ, φ capped below 1).
+
+    Prompts arriving during a pass batch into the next one: m = max(1, λ·T_pre(S̄)) per pass.
+    """
+    batch_prompts = np.maximum(1.0, lam * inst.prefill_time_s(s_mean))
+    t_pre = inst.prefill_time_s(s_mean, batch_prompts)
+    passes = lam / batch_prompts
+    phi = passes * t_pre
+    return t_pre, passes, phi, np.minimum(phi, 0.999999)
+
+
 def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                         phase: TrafficPhase, lam: np.ndarray, c: np.ndarray,
                         quantile: float) -> ColocatedPoint:
@@ -231,12 +239,7 @@ def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.nda
     that is below one sequence); none exists when c₁·b ≥ 1 for a line (overload).
     """
     s_mean, _, o_mean, ctx, _ = _phase_numbers(phase, quantile)
-    t_pre_single = inst.prefill_time_s(s_mean)
-    batch_prompts = np.maximum(1.0, lam * t_pre_single)
-    t_pre = inst.prefill_time_s(s_mean, batch_prompts)
-    passes = lam / batch_prompts
-    phi = passes * t_pre
-    phi_c = np.minimum(phi, 0.999999)
+    t_pre, passes, phi, phi_c = _prefill_passes(inst, lam, s_mean)
     c1 = lam * o_mean / (1.0 - phi_c)
     cc, m0, mm, r0, rr = decode_step_lines(inst.model, inst.params, ctx)
     t_one = np.maximum(cc, m0 + mm) + r0 + rr
