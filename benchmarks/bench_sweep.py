@@ -11,7 +11,11 @@
    point — against the scalar ``evaluate`` + ``assess`` per point.
 
 Median of repeats after one warm-up, on one core (numpy's own loops; no threads are used).
-Run: ``python benchmarks/bench_sweep.py``. Not a test: machines are shared.
+Run: ``python benchmarks/bench_sweep.py``. Not a test: machines are shared. ``kernel`` and
+``end_to_end`` return the figures for ``benchmarks/run.py``.
+
+Targets (issue #5): ≥ 1,000,000 design points/s on one core for the allocation/rounding part;
+the 4,096-point sweep of the three-phase workload in under one second end to end.
 """
 
 from __future__ import annotations
@@ -20,43 +24,89 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, too
-
-import numpy as np
-
-from advisor.core import allocation as alloc
-from advisor.core import sweep as sw
-from advisor.core.evaluate import evaluate
-from advisor.core.rules import assess
-from advisor.loading.catalog import ProfileCatalog
-from advisor.loading.resolve import load_scenario
-
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the checkout, not an installed copy
+
+if TYPE_CHECKING:
+    from advisor.loading.catalog import ProfileCatalog
+
 KERNEL_POINTS = 100_000
 SWEEP_SPEC = "1:4096"
+SCALAR_SAMPLE = range(1000, 1200)
+SCALAR_PROBE = (64, 512, 1024, 2048, 4096)
+TARGET_KERNEL_POINTS_PER_S = 1_000_000
+TARGET_SWEEP_S = 1.0
 
 
-def _median(fn, repeats: int) -> float:  # type: ignore[no-untyped-def]
+@dataclass(frozen=True)
+class KernelResult:
+    """The vectorised allocation/rounding kernel against the scalar ``allocation.split``."""
+
+    shapes: int
+    pairs: int
+    points: int
+    seconds: float
+    scalar_seconds_per_point: float
+
+    @property
+    def points_per_s(self) -> float:
+        return self.points / self.seconds
+
+    @property
+    def splits_per_s(self) -> float:
+        return self.points * self.pairs / self.seconds
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The end-to-end ``cluster.gpus`` sweep against the scalar model per point."""
+
+    workload: str
+    phases: int
+    spec: str
+    points: int
+    seconds: float
+    seconds_with_load: float
+    scalar_seconds_per_point: float
+
+    @property
+    def points_per_s(self) -> float:
+        return self.points / self.seconds
+
+
+def _median(fn: Callable[[], object], repeats: int) -> float:
     fn()
     times = []
-    for _ in range(repeats):
+    for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
-def kernel(catalog: ProfileCatalog, repeats: int = 7) -> None:
+def kernel(catalog: ProfileCatalog, repeats: int = 7, points: int = KERNEL_POINTS,
+           scalar_sample: Sequence[int] = SCALAR_SAMPLE, scalar_repeats: int = 3) -> KernelResult:
+    """Time the best-split kernel over ``points`` cluster sizes, and the scalar split."""
+    import numpy as np
+
+    from advisor.core import allocation as alloc
+    from advisor.core import sweep as sw
+    from advisor.loading.resolve import load_scenario
+
     sc = load_scenario(ROOT / "examples" / "prefill-heavy-70b-ib.yaml", catalog)
     caps = sw._Capacities(sc)
     grp = caps.group(int(caps.group_codes(np.array([1024]))[0]), 1024)
     pc = grp.phases[0]
     pi, pj = grp.pairs[0]
-    G = np.arange(128, 128 + KERNEL_POINTS, dtype=np.int64)
+    G = np.arange(128, 128 + points, dtype=np.int64)
 
     def run() -> None:
         sp = sw.best_splits(G, grp.gpus[pi], pc.prefill[pi], grp.gpus[pj], pc.decode[pj],
@@ -67,49 +117,65 @@ def kernel(catalog: ProfileCatalog, repeats: int = 7) -> None:
     t = _median(run, repeats)
     pre = [alloc.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.prefill)]
     dec = [alloc.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.decode)]
-    sample = range(1000, 1200)
 
     def scalar() -> None:
-        for g in sample:
+        for g in scalar_sample:
             alloc.split(g, pre, dec, pc.link_rate, sc.cluster.gpus_per_node)
 
-    ts = _median(scalar, 3) / len(sample)
-    print(f"allocation/rounding kernel ({len(grp.shapes)} shapes, {pi.size} pairs, "
-          f"{KERNEL_POINTS:,} cluster sizes 128…{128 + KERNEL_POINTS - 1:,}):")
-    print(f"  vectorised: {KERNEL_POINTS / t:>13,.0f} design points/s "
-          f"({KERNEL_POINTS * pi.size / t:,.0f} size × pair splits/s; {t * 1000:.1f} ms)")
-    print(f"  scalar allocation.split: {1 / ts:>8,.0f} design points/s at ~1,100 GPUs "
-          f"({ts * 1e3:.2f} ms each)")
+    ts = _median(scalar, scalar_repeats) / len(scalar_sample)
+    return KernelResult(len(grp.shapes), int(pi.size), points, t, ts)
 
 
-def end_to_end(catalog: ProfileCatalog, repeats: int = 5) -> None:
+def end_to_end(catalog: ProfileCatalog, repeats: int = 5, spec: str = SWEEP_SPEC,
+               probe: Sequence[int] = SCALAR_PROBE) -> SweepResult:
+    """Time a ``cluster.gpus`` sweep of the three-phase workload (with and without loading
+    the file) and the scalar ``evaluate`` + ``assess`` at a few ``probe`` sizes."""
+    from advisor.core import sweep as sw
+    from advisor.core.evaluate import evaluate
+    from advisor.core.rules import assess
+    from advisor.loading.resolve import load_scenario
+
     path = ROOT / "benchmarks" / "three-phase.yaml"
     sc = load_scenario(path, catalog)
-    axis = sw.make_axis("cluster.gpus", SWEEP_SPEC)
+    axis = sw.make_axis("cluster.gpus", spec)
     t = _median(lambda: sw.sweep(sc, [axis]), repeats)
 
     def with_load() -> None:
-        sw.sweep(load_scenario(path, catalog), [sw.make_axis("cluster.gpus", SWEEP_SPEC)])
+        sw.sweep(load_scenario(path, catalog), [sw.make_axis("cluster.gpus", spec)])
 
     t_load = _median(with_load, repeats)
-    probe = [64, 512, 1024, 2048, 4096]
     t0 = time.perf_counter()
     for g in probe:
         s = sw.apply_value(sc, "cluster.gpus", g)
         assess(s, evaluate(s))
-    per_point = (time.perf_counter() - t0) / len(probe)
-    n = len(axis)
-    print(f"end to end: {n:,}-point cluster.gpus sweep ({SWEEP_SPEC}) of {path.name} "
-          f"({len(sc.phases)} phases, static pools):")
-    print(f"  sweep: {t:.3f} s ({n / t:,.0f} points/s); with loading the file: {t_load:.3f} s")
-    print(f"  scalar evaluate + assess: {per_point * 1000:.0f} ms a point, "
-          f"≈ {per_point * n:,.0f} s for the same sweep")
+    per_point = (time.perf_counter() - t0) / max(1, len(probe))
+    return SweepResult(path.name, len(sc.phases), spec, len(axis), t, t_load, per_point)
+
+
+def print_kernel(k: KernelResult) -> None:
+    print(f"allocation/rounding kernel ({k.shapes} shapes, {k.pairs} pairs, "
+          f"{k.points:,} cluster sizes 128…{128 + k.points - 1:,}):")
+    print(f"  vectorised: {k.points_per_s:>13,.0f} design points/s "
+          f"({k.splits_per_s:,.0f} size × pair splits/s; {k.seconds * 1000:.1f} ms)")
+    print(f"  scalar allocation.split: {1 / k.scalar_seconds_per_point:>8,.0f} design points/s "
+          f"at ~1,100 GPUs ({k.scalar_seconds_per_point * 1e3:.2f} ms each)")
+
+
+def print_end_to_end(r: SweepResult) -> None:
+    print(f"end to end: {r.points:,}-point cluster.gpus sweep ({r.spec}) of {r.workload} "
+          f"({r.phases} phases, static pools):")
+    print(f"  sweep: {r.seconds:.3f} s ({r.points_per_s:,.0f} points/s); "
+          f"with loading the file: {r.seconds_with_load:.3f} s")
+    print(f"  scalar evaluate + assess: {r.scalar_seconds_per_point * 1000:.0f} ms a point, "
+          f"≈ {r.scalar_seconds_per_point * r.points:,.0f} s for the same sweep")
 
 
 def main() -> None:
+    from advisor.loading.catalog import ProfileCatalog
+
     catalog = ProfileCatalog()
-    kernel(catalog)
-    end_to_end(catalog)
+    print_kernel(kernel(catalog))
+    print_end_to_end(end_to_end(catalog))
     sys.stdout.flush()
 
 

@@ -7,8 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# ---- Hypothesis profiles ---------------------------------------------------------------------
+# "ci" (the default) is deterministic: the same examples on every run. "thorough" draws ten
+# times as many, at random, for local bug hunts (add --hypothesis-seed=N to replay a run):
+#     python -m pytest tests/fuzz --hypothesis-profile=thorough
+# Tests that set max_examples themselves keep it; the fuzz tests scale theirs with the
+# profile's (tests/fuzz/test_fuzz_cli.py).
+settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=1000, deadline=None, derandomize=False,
+                          suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+settings.load_profile("ci")  # the pytest option --hypothesis-profile=NAME overrides this
 
 
 @pytest.fixture(autouse=True)

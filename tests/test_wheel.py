@@ -1,21 +1,38 @@
 """Build the wheel, install it in a fresh venv, and run the CLI from outside the source tree.
 
 Proves the package is self-contained: the built-in profiles travel inside the wheel
-(``advisor/profiles``) and the console script works. The venv uses ``--system-site-packages``
-so the dependencies need no download; the wheel itself is installed with ``--no-deps``.
+(``advisor/profiles``), the console script works, and ``recommend`` and ``check`` give on every
+file of ``examples/`` (copied to a directory outside the repository) the same exit code and the
+same JSON as the source tree. Also pins what a cold start imports: ``import advisor``,
+``--version``, ``--help``, and ``recommend`` and ``check`` on the examples load neither scipy
+nor matplotlib.
+
+The venv uses ``--system-site-packages`` so the dependencies need no download; the wheel itself
+is installed with ``--no-deps``. The wheel is built and installed once per module.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.yaml"))
+HEAVY = ("scipy", "matplotlib")  # module-name prefixes a cold start must not import
+SUBCOMMANDS = ("recommend", "check", "sweep", "simulate", "calibrate", "init", "validate",
+               "schema", "profiles")
+
+pytestmark = pytest.mark.slow
 
 
 def _run(args: list[str], cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -45,13 +62,71 @@ def _build_wheel(dist: Path, cwd: Path) -> Path:
     pytest.fail("could not build the wheel (is hatchling installed?):\n" + "\n".join(logs))
 
 
-@pytest.mark.slow
-def test_installed_wheel_runs_outside_the_source_tree(tmp_path: Path) -> None:
-    outside = tmp_path / "cwd"
-    outside.mkdir()
-    wheel = _build_wheel(tmp_path / "dist", outside)
+@dataclass(frozen=True)
+class Installed:
+    """The wheel installed in a fresh venv, and places outside the source tree to run it."""
 
-    env_dir = tmp_path / "venv"
+    env_dir: Path
+    python: Path
+    cli: Path
+    outside: Path  # an empty working directory
+    examples: Path  # copies of examples/*.yaml
+
+    def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """``pd-advisor ARGS`` through the venv's console script."""
+        return _run([str(self.cli), *args], cwd or self.outside)
+
+    def modules_after(self, argvs: list[list[str]]) -> tuple[list[int], list[str]]:
+        """Exit codes of ``main()`` for each argv (run one after another in one fresh venv
+        interpreter, output discarded) and every module imported by then. With no argvs, just
+        ``import advisor``."""
+        out = self.outside / "probe.json"
+        out.unlink(missing_ok=True)
+        probe = _run([str(self.python), "-c", _PROBE, json.dumps(argvs), str(out)],
+                     self.examples)
+        if probe.returncode != 0 or not out.exists():
+            pytest.fail(f"probe failed (exit {probe.returncode}):\n{probe.stderr[-3000:]}")
+        result = json.loads(out.read_text(encoding="utf-8"))
+        if not Path(result["file"]).resolve().is_relative_to(self.env_dir.resolve()):
+            pytest.fail(f"imported {result['file']}, not the installed wheel")
+        return result["codes"], result["modules"]
+
+
+# Run in the venv's interpreter: argv[1] is a JSON list of argument lists for the console
+# entry point (empty: only ``import advisor``), argv[2] the file for the result.
+_PROBE = r"""
+import contextlib, io, json, sys
+argvs, out = json.loads(sys.argv[1]), sys.argv[2]
+codes = []
+import advisor
+if argvs:
+    from advisor.cli.app import main
+    for args in argvs:
+        sys.argv = ["pd-advisor", *args]
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                main()
+                codes.append(0)
+            except SystemExit as exc:
+                codes.append(exc.code if isinstance(exc.code, int) else int(exc.code is not None))
+with open(out, "w", encoding="utf-8") as fh:
+    json.dump({"codes": codes, "modules": sorted(sys.modules), "file": advisor.__file__}, fh)
+"""
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [name for name in modules if name.startswith(HEAVY)]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    base = tmp_path_factory.mktemp("wheel")
+    assert not base.resolve().is_relative_to(REPO_ROOT.resolve())
+    outside = base / "cwd"
+    outside.mkdir()
+    wheel = _build_wheel(base / "dist", outside)
+
+    env_dir = base / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / "python"
@@ -59,24 +134,90 @@ def test_installed_wheel_runs_outside_the_source_tree(tmp_path: Path) -> None:
                     "--force-reinstall", str(wheel)], outside)
     assert install.returncode == 0, install.stderr
 
-    # the installed copy, not the source tree, is imported
-    where = _run([str(python), "-c", "import advisor, sys; print(advisor.__file__)"], outside)
-    assert where.returncode == 0, where.stderr
-    assert Path(where.stdout.strip()).resolve().is_relative_to(env_dir.resolve())
+    examples = base / "examples"
+    examples.mkdir()
+    for path in EXAMPLES:
+        shutil.copy2(path, examples / path.name)
+    return Installed(env_dir, python, bin_dir / "pd-advisor", outside, examples)
 
-    cli = bin_dir / "pd-advisor"
-    version = _run([str(cli), "--version"], outside)
+
+def test_installed_wheel_runs_outside_the_source_tree(installed: Installed) -> None:
+    # the installed copy, not the source tree, is imported
+    where = _run([str(installed.python), "-c", "import advisor; print(advisor.__file__)"],
+                 installed.outside)
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()).resolve().is_relative_to(installed.env_dir.resolve())
+
+    version = installed.run("--version")
     assert version.returncode == 0, version.stderr
     assert version.stdout.startswith("pd-advisor ")
 
-    listing = _run([str(cli), "profiles", "list"], outside)
+    listing = installed.run("profiles", "list")
     assert listing.returncode == 0, listing.stderr
     assert "h100-sxm" in listing.stdout and "llama-3.1-8b" in listing.stdout
 
     example = (REPO_ROOT / "examples" / "chat-8b-single-node.yaml").resolve()
-    validated = _run([str(cli), "validate", str(example)], outside)
+    validated = installed.run("validate", str(example))
     assert validated.returncode == 0, validated.stderr
     assert "chat-8b-single-node" in validated.stdout and "Traceback" not in validated.stderr
 
-    schema = _run([str(cli), "schema"], outside)
+    schema = installed.run("schema")
     assert schema.returncode == 0 and '"$schema"' in schema.stdout
+
+    # the default (table) report of the console script, outside the tree
+    table = installed.run("recommend", example.name, cwd=installed.examples)
+    assert table.returncode == 0, table.stderr
+    assert "chat-8b-single-node" in table.stdout and "Traceback" not in table.stderr
+
+
+def _same_as_source_tree(installed: Installed, run_cli: Callable[..., Any],
+                         monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """Run ``pd-advisor ARGS --format json`` with the installed wheel and with the source tree
+    (in process), both in the directory of the example copies; assert the same exit code and
+    the same JSON document, and return the exit code."""
+    wheel = installed.run(*args, "--format", "json", cwd=installed.examples)
+    assert "Traceback" not in wheel.stderr, wheel.stderr
+    monkeypatch.chdir(installed.examples)
+    tree = run_cli(*args, "--format", "json")
+    assert wheel.returncode == tree.exit_code, (wheel.stderr, tree.stderr)
+    assert json.loads(wheel.stdout) == json.loads(tree.stdout)
+    return wheel.returncode
+
+
+@pytest.mark.parametrize("example", [p.name for p in EXAMPLES])
+def test_installed_recommend_matches_source_tree(
+        installed: Installed, run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
+        example: str) -> None:
+    assert _same_as_source_tree(installed, run_cli, monkeypatch, "recommend", example) == 0
+
+
+@pytest.mark.parametrize("example", [p.name for p in EXAMPLES])
+def test_installed_check_matches_source_tree(
+        installed: Installed, run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
+        example: str) -> None:
+    # 0 = the deployment passes every gate, 1 = a gate failed; 2 would be a crash
+    assert _same_as_source_tree(installed, run_cli, monkeypatch, "check", example) in (0, 1)
+
+
+@pytest.mark.parametrize("argvs", [
+    pytest.param([], id="import-advisor"),
+    pytest.param([["--version"]], id="version"),
+    pytest.param([["--help"]], id="help"),
+    pytest.param([[name, "--help"] for name in SUBCOMMANDS], id="subcommand-help"),
+])
+def test_cold_start_imports_no_scipy_or_matplotlib(installed: Installed,
+                                                   argvs: list[list[str]]) -> None:
+    codes, modules = installed.modules_after(argvs)
+    assert codes == [0] * len(argvs)
+    assert "advisor" in modules
+    assert _heavy(modules) == []
+
+
+@pytest.mark.parametrize("command", ["recommend", "check"])
+def test_recommend_and_check_import_no_scipy(installed: Installed, command: str) -> None:
+    """The common path (and the CI gate) evaluates without scipy or matplotlib (issue #8)."""
+    codes, modules = installed.modules_after(
+        [[command, p.name, "--format", "json"] for p in EXAMPLES])
+    allowed = (0,) if command == "recommend" else (0, 1)
+    assert all(code in allowed for code in codes), codes
+    assert _heavy(modules) == []

@@ -20,8 +20,9 @@ the searched range flips it.
 * ``traffic.rate_rps`` (``verdict``) — the rate moves only the KV link: utilisation is
   proportional to it and the exposed transfer grows with it, while goodput/rate headrooms
   scale together (their ratio, the gain, does not move). So the verdict flips exactly where
-  the KV precondition does: the root of ``max(U/U_max, share/share_max) − 1``, found by scipy
-  ``brentq``; up from disaggregate, down to it when the KV link is the only thing in the way.
+  the KV precondition does: the root of ``max(U/U_max, share/share_max) − 1`` in the log of
+  the rate multiplier, bracketed by six nested grids of 32 multipliers (each grid one
+  vectorised sweep evaluation) to ~1e-9 of the log-range; up from disaggregate, down to it when the KV link is the only thing in the way.
 * ``traffic.rate_rps`` (``slo``) — the colocated plan's ``chunked_safe_rate_rps`` (the rate up
   to which chunked prefill keeps the TPOT percentile within the SLO, docs/model.md §5),
   expressed as the peak phase's rate.
@@ -36,7 +37,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import optimize
 
 from advisor.core import sweep as sw
 from advisor.core.results import ModelResult
@@ -194,19 +194,56 @@ def bandwidth_boundary(sc: Scenario, verdict: str) -> Boundary | None:
     return Boundary(key, 1.0, flips, direction, text, "verdict", to)
 
 
-def _kv_margin(caps: sw._Capacities, sc: Scenario, scale: float) -> tuple[float, bool]:
-    """(max(U/U_max, share/share_max) − 1, disaggregate) at all rates × ``scale``."""
-    rates = np.array([[ph.rate_rps * scale for ph in sc.phases]])
-    res = sw._points(caps, np.array([sc.cluster.gpus], dtype=np.int64), rates)
+_RATE_GRID = 32
+"""Scales per pass of the rate-boundary search (one vectorised evaluation per pass)."""
+_RATE_PASSES = 6
+"""Passes: the bracket shrinks 31× a pass, to ~1e-9 of ln(1000) after six."""
+
+
+def _over(value: np.ndarray, limit: float) -> np.ndarray:
+    """value/limit − 1 (> 0: over the limit); a zero limit admits only zero."""
+    if limit > 0:
+        return value / limit - 1.0
+    return np.where(value > 0, np.inf, -1.0)
+
+
+def _kv_margins(caps: sw._Capacities, sc: Scenario, scales: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(max(U/U_max, share/share_max) − 1, disaggregate) with all rates × each scale."""
+    scales = np.asarray(scales, dtype=float)
+    rates = scales[:, None] * np.array([ph.rate_rps for ph in sc.phases])[None, :]
+    res = sw._points(caps, np.full(scales.size, sc.cluster.gpus, dtype=np.int64), rates)
     pol = sc.policy
-    util = float(res["kv_utilization"][0])
-    if math.isnan(util):
-        return math.inf, bool(res["disaggregate"][0])
-    margin = util / pol.max_kv_link_utilization - 1.0
-    share = float(res["kv_transfer_share_of_ttft"][0])
-    if not math.isnan(share):
-        margin = max(margin, share / pol.max_kv_transfer_share_of_ttft - 1.0)
-    return margin, bool(res["disaggregate"][0])
+    util = np.asarray(res["kv_utilization"], dtype=float)
+    share = np.asarray(res["kv_transfer_share_of_ttft"], dtype=float)
+    margin = _over(util, pol.max_kv_link_utilization)
+    margin = np.where(np.isnan(share), margin,
+                      np.maximum(margin, _over(share, pol.max_kv_transfer_share_of_ttft)))
+    margin = np.where(np.isnan(util), np.inf, margin)
+    return margin, np.asarray(res["disaggregate"], dtype=bool)
+
+
+def _margin_root(caps: sw._Capacities, sc: Scenario, lo: float, hi: float) -> float:
+    """The log-scale in [lo, hi] where the KV margin changes sign (it does between the ends).
+
+    Nested grids: each pass evaluates ``_RATE_GRID`` log-scales across the bracket in one
+    vectorised call and keeps the first sub-interval whose ends differ in sign.
+    """
+    positive_lo = bool(_kv_margins(caps, sc, np.array([math.exp(lo)]))[0][0] > 0)
+    for _ in range(_RATE_PASSES):
+        grid = np.linspace(lo, hi, _RATE_GRID)
+        positive = _kv_margins(caps, sc, np.exp(grid))[0] > 0
+        k = int(np.argmax(positive != positive_lo))
+        if k == 0:  # no sign change inside (rounding at the ends): keep the bracket
+            break
+        lo, hi = float(grid[k - 1]), float(grid[k])
+    return (lo + hi) / 2.0
+
+
+def _kv_margin(caps: sw._Capacities, sc: Scenario, scale: float) -> tuple[float, bool]:
+    """``_kv_margins`` at one scale."""
+    margin, dis = _kv_margins(caps, sc, np.array([scale]))
+    return float(margin[0]), bool(dis[0])
 
 
 def rate_boundary(sc: Scenario, verdict: str,
@@ -234,16 +271,14 @@ def rate_boundary(sc: Scenario, verdict: str,
                         "verdict (only the KV link depends on it, and it is not what fails)",
                         "verdict", None)
 
-    def f(log_scale: float) -> float:
-        return _kv_margin(caps, sc, math.exp(log_scale))[0]
-
     end = math.log(bound)
-    if (f(end) > 0) == (f(0.0) > 0):
+    at_ends = _kv_margins(caps, sc, np.array([1.0, bound]))[0] > 0
+    if at_ends[0] == at_ends[1]:
         span = (f"{_num(peak)}–{_num(peak * RATE_RANGE)} req/s" if direction == "up"
                 else f"{_num(peak / RATE_RANGE)}–{_num(peak)} req/s")
         return Boundary(key, peak, None, direction,
                         f"no rate in {span} changes the verdict", "verdict", None)
-    root = optimize.brentq(f, min(0.0, end), max(0.0, end), xtol=1e-12, rtol=1e-12)
+    root = _margin_root(caps, sc, 0.0, end)
     flips = peak * math.exp(root)
     # the verdict must really flip across the root (the gain does not move with the rate)
     eps = 1e-6

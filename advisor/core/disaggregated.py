@@ -27,8 +27,10 @@ from advisor.core.scenario import TrafficPhase
 SATURATION_GRID = np.array([512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0])
 SATURATION_SHARE = 0.9
 BISECTION_STEPS = 48
-GRID_POINTS = 40
+GRID_POINTS = 24
 GRID_PASSES = 3
+"""The TTFT-SLO goodput search: GRID_PASSES nested grids of GRID_POINTS rates (23³ ≈ 1.2e4
+steps across (0, max_rate), i.e. the goodput to 1e-4 of the instance's capacity)."""
 
 
 @dataclass(frozen=True)
@@ -65,20 +67,30 @@ def saturating_tokens(inst: Instance, mean_prompt_tokens: float) -> float:
     return float(max(SATURATION_GRID[idx], mean_prompt_tokens))
 
 
+def prefill_service(inst: Instance, mean_prompt_tokens: float,
+                    lm: float | None = None) -> tuple[float, float]:
+    """(saturating tokens L_m, seconds of a pass's time per request) for mean prompts:
+    prompts batched up to L_m, so a request costs T(L_m)·S̄/L_m of the instance."""
+    lm = saturating_tokens(inst, mean_prompt_tokens) if lm is None else lm
+    per_pass = float(inst.prefill_time_s(mean_prompt_tokens, lm / mean_prompt_tokens))
+    return lm, per_pass * mean_prompt_tokens / lm
+
+
 def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quantile: float,
                  link: LinkSpec, link_utilization: np.ndarray | float = 0.0,
-                 lm: float | None = None, servers: int = 1
+                 lm: float | None = None, servers: int | np.ndarray = 1,
+                 per_request: float | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(TTFT_q seconds, utilisation ρ, exposed transfer seconds) of a prefill instance.
 
     ``rate_rps`` is per instance; ``servers`` instances share the arrivals (G/G/c wait,
-    Allen–Cunneen, as behind a shortest-queue router).
+    Allen–Cunneen, as behind a shortest-queue router). ``lm`` and ``per_request`` are
+    :func:`prefill_service`'s, when the caller has them.
     """
     s_mean = phase.prompt_tokens.mean
     s_q = phase.prompt_tokens.quantile(quantile)
-    lm = saturating_tokens(inst, s_mean) if lm is None else lm
-    per_pass = float(inst.prefill_time_s(s_mean, lm / s_mean))
-    per_request = per_pass * s_mean / lm
+    if lm is None or per_request is None:
+        lm, per_request = prefill_service(inst, s_mean, lm)
     lam = np.asarray(rate_rps, dtype=float)
     rho = lam * per_request
     extra = np.minimum(rho, 1.0) * max(lm - s_q, 0.0)
@@ -96,27 +108,60 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
 def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
                      ttft_slo_s: float | None, link: LinkSpec, servers: int = 1) -> PrefillCapacity:
     """Capacity and TTFT-SLO goodput of one prefill instance in a pool of ``servers``."""
-    s_mean = phase.prompt_tokens.mean
-    lm = saturating_tokens(inst, s_mean)
-    per_request = float(inst.prefill_time_s(s_mean, lm / s_mean)) * s_mean / lm
+    lm, per_request = prefill_service(inst, phase.prompt_tokens.mean)
     max_rate = 1.0 / per_request
     if ttft_slo_s is None:
         return PrefillCapacity(inst, lm, max_rate, max_rate * 0.999)
-    # TTFT is non-decreasing in the rate: nested grids over (0, max_rate), GRID_PASSES passes
-    lo, hi = 0.0, max_rate
+    best = float(_goodputs(inst, phase, quantile, ttft_slo_s, link, np.array([servers]),
+                           lm, per_request)[0])
+    return PrefillCapacity(inst, lm, max_rate, best)
+
+
+def prefill_goodputs(inst: Instance, phase: TrafficPhase, quantile: float,
+                     ttft_slo_s: float | None, link: LinkSpec, servers: np.ndarray) -> np.ndarray:
+    """The TTFT-SLO goodput (req/s per instance) of a prefill instance for many pool sizes.
+
+    TTFT is non-decreasing in the rate, so the goodput is found on nested grids over
+    (0, max_rate), every pool size at once: each pass keeps the largest grid rate meeting the
+    SLO and refines the bracket above it; a pool size whose grid has no such rate stops (its
+    goodput stays at the last one found, 0 at first). Every pool size follows the same
+    arithmetic alone or in a batch, so a scalar :func:`prefill_capacity` and the sweep agree
+    exactly.
+    """
+    lm, per_request = prefill_service(inst, phase.prompt_tokens.mean)
+    if ttft_slo_s is None:
+        return np.full(np.size(servers), (1.0 / per_request) * 0.999)
+    return _goodputs(inst, phase, quantile, ttft_slo_s, link, servers, lm, per_request)
+
+
+def _goodputs(inst: Instance, phase: TrafficPhase, quantile: float, ttft_slo_s: float,
+              link: LinkSpec, servers: np.ndarray, lm: float, per_request: float) -> np.ndarray:
+    """:func:`prefill_goodputs` with the prefill service already known."""
+    n_srv = np.asarray(servers, dtype=np.int64).ravel()
+    max_rate = 1.0 / per_request
+    n = n_srv.size
+    rows = np.arange(n)
+    lo = np.zeros((n, 1))
+    hi = np.full((n, 1), max_rate)
     steps = np.linspace(0.0, 1.0, GRID_POINTS)
-    best = 0.0
+    best = np.zeros(n)
+    active = np.ones(n, dtype=bool)
+    pool: int | np.ndarray = int(n_srv[0]) if n == 1 else n_srv[:, None]
     for _ in range(GRID_PASSES):
         rates = lo + (hi - lo) * steps
-        ttft, _, _ = prefill_ttft(inst, phase, np.maximum(rates, 1e-12), quantile, link, 0.0, lm,
-                                  servers)
+        ttft = prefill_ttft(inst, phase, np.maximum(rates, 1e-12), quantile, link, 0.0, lm,
+                            pool, per_request)[0]
         ok = ttft <= ttft_slo_s
-        if not ok.any():
+        step = active & ok.any(axis=1)
+        last = GRID_POINTS - 1 - np.argmax(ok[:, ::-1], axis=1)
+        best = np.where(step, rates[rows, last], best)
+        lo = np.where(step[:, None], rates[rows, last][:, None], lo)
+        hi = np.where(step[:, None],
+                      rates[rows, np.minimum(last + 1, GRID_POINTS - 1)][:, None], hi)
+        active = step
+        if not active.any():
             break
-        last = int(GRID_POINTS - 1 - np.argmax(ok[::-1]))
-        best = float(rates[last])
-        lo, hi = rates[last], rates[min(last + 1, GRID_POINTS - 1)]
-    return PrefillCapacity(inst, lm, max_rate, best)
+    return best
 
 
 def decode_capacity(inst: Instance, max_sequences: int, phase: TrafficPhase,

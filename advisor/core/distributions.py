@@ -4,10 +4,18 @@ A length given as one integer is a constant. Two or more statistics ({mean, p50,
 define a lognormal (docs/model.md §2):
 
 * mean + p50: σ² = 2·ln(mean/p50), μ = ln p50;
-* mean + p95: solve ln(p95/mean) = z95·σ − σ²/2 for the smaller root σ (scipy ``brentq``);
+* mean + p95: the smaller root of ln(p95/mean) = z95·σ − σ²/2, σ = z95 − √(z95² − 2·ln(p95/mean));
 * p50 + p95: σ = ln(p95/p50)/z95, μ = ln p50;
-* all three: μ and σ by least squares on the three log-statistics (scipy ``least_squares``);
+* all three: μ and σ by least squares on the three log-statistics. For a given σ the best μ
+  is the mean of the three residual offsets, which leaves a quartic in σ; its minimum over
+  σ ≥ 0 is at σ = 0 or a real root of the cubic derivative (``numpy.roots``), so the global
+  least-squares fit is exact and needs no iterative solver;
 * ``max`` truncates the distribution (quantiles are clipped at max).
+
+Only the standard library and numpy are used: this module is on the path of every
+``recommend``, whose cold start may not pay for importing scipy (issue #8). The normal
+quantile is :class:`statistics.NormalDist` (Wichura's AS 241, accurate to ~1e-16);
+tests/core/test_numerics.py checks every function here against scipy.
 """
 
 from __future__ import annotations
@@ -15,16 +23,40 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 
-from scipy import optimize, stats
+import numpy as np
 
-Z95 = float(stats.norm.ppf(0.95))
+_STANDARD_NORMAL = NormalDist()
 
 
 @lru_cache(maxsize=256)
 def normal_quantile(q: float) -> float:
-    """Standard normal q-quantile (cached: scipy's ppf costs ~0.2 ms a call)."""
-    return float(stats.norm.ppf(q))
+    """Standard normal q-quantile."""
+    return _STANDARD_NORMAL.inv_cdf(q)
+
+
+Z95 = normal_quantile(0.95)
+
+
+def _three_statistic_fit(log_mean: float, log_p50: float, log_p95: float) -> tuple[float, float]:
+    """(μ, σ ≥ 0) minimising the squared misfit of the three lognormal log-statistics.
+
+    Residuals r = (μ + σ²/2 − ln mean, μ − ln p50, μ + z·σ − ln p95) = μ + d(σ) − t. The best
+    μ is mean(t − d(σ)), and the remaining misfit Σ(e − ē)², e = d(σ) − t, is a quartic
+    polynomial in σ; its global minimum on σ ≥ 0 is at 0 or at a real root of its derivative.
+    """
+    targets = np.array([log_mean, log_p50, log_p95])
+    # e_i(σ) = a_i·σ² + b_i·σ − t_i as coefficient rows (σ², σ, 1)
+    coeffs = np.array([[0.5, 0.0, -targets[0]], [0.0, 0.0, -targets[1]],
+                       [0.0, Z95, -targets[2]]])
+    centred = coeffs - coeffs.mean(axis=0)
+    quartic = sum(np.polymul(row, row) for row in centred)
+    candidates = [0.0] + [float(r.real) for r in np.roots(np.polyder(quartic))
+                          if abs(r.imag) < 1e-9 and r.real > 0.0]
+    sigma = min(candidates, key=lambda x: float(np.polyval(quartic, x)))
+    mu = float(np.mean(targets - np.array([sigma**2 / 2, 0.0, Z95 * sigma])))
+    return mu, sigma
 
 
 @dataclass(frozen=True)
@@ -50,34 +82,24 @@ class LengthDistribution:
         if mean is None and p95 is None and p50 is not None:
             return cls(mean=float(p50), mu=math.log(p50), sigma=0.0, max_tokens=max_tokens)
         if mean is not None and p50 is not None and p95 is not None:
-            targets = (math.log(mean), math.log(p50), math.log(p95))
-
-            def residual(x: list[float]) -> list[float]:
-                mu, sigma = x[0], abs(x[1])
-                return [mu + sigma**2 / 2 - targets[0], mu - targets[1], mu + Z95 * sigma - targets[2]]
-
-            sol = optimize.least_squares(residual, x0=[targets[1], 0.5])
-            mu, sigma = float(sol.x[0]), abs(float(sol.x[1]))
+            mu, sigma = _three_statistic_fit(math.log(mean), math.log(p50), math.log(p95))
         elif mean is not None and p50 is not None:
             sigma = math.sqrt(max(0.0, 2.0 * math.log(mean / p50)))
             mu = math.log(p50)
         elif p50 is not None and p95 is not None:
             sigma = max(0.0, math.log(p95 / p50) / Z95)
             mu = math.log(p50)
-        else:
-            assert mean is not None and p95 is not None
+        elif mean is not None and p95 is not None:
             gap = math.log(p95 / mean)
             if gap <= 0:
                 sigma = 0.0
             else:
                 # gap = z·σ − σ²/2 has a real root only while gap ≤ z²/2; beyond that the
                 # heaviest lognormal with this mean puts p95 at mean·e^(z²/2): use σ = z.
-                top = Z95
-                if gap >= Z95 * top - top**2 / 2:
-                    sigma = top
-                else:
-                    sigma = float(optimize.brentq(lambda s: Z95 * s - s * s / 2 - gap, 0.0, top))
+                sigma = Z95 - math.sqrt(max(0.0, Z95 * Z95 - 2.0 * gap))
             mu = math.log(mean) - sigma**2 / 2
+        else:
+            raise ValueError("a p95 alone does not fix a lognormal: give the mean or the p50 too")
         mean_value = float(mean) if mean is not None else math.exp(mu + sigma**2 / 2)
         return cls(mean=mean_value, mu=mu, sigma=sigma, max_tokens=max_tokens)
 

@@ -13,6 +13,28 @@ from advisor.core.distributions import LengthDistribution
 from advisor.core.hardware import GpuSpec, LinkSpec, Precision
 from advisor.core.model_arch import ModelSpec
 
+# ---- the domain the model is evaluated on (the workload format and `sweep --vary` refuse
+# values outside it, so nothing downstream overflows)
+MAX_GPUS = 100_000
+"""Largest cluster (and node) evaluated. The integer prefill:decode split enumerates every
+pool size, so time and memory grow with the GPU count: 100,000 GPUs take ~3 s and ~300 MB,
+a million ~20 s and ~2 GB, and int64 arithmetic overflows long before 10**30."""
+
+MIN_RATE_RPS = 1e-6
+MAX_RATE_RPS = 1e9
+"""Arrival rates accepted, requests/s (one every 12 days to a billion a second): beyond
+them capacity/rate ratios and KV demand (rate × bytes) leave the floating-point range.
+(The workload format checks the lower bound apart from its "must be greater than 0", so
+zero and negative rates keep that plain message.)"""
+
+MAX_BURSTINESS = 1000.0
+"""Largest coefficient of variation of inter-arrival times (the queueing squares it)."""
+
+MAX_TOKENS = 10_000_000
+"""Longest token length (prompt, output, any statistic) and chunk accepted: ten million, far
+past every context window, while token counts still convert to floats (10**400 does not)."""
+
+
 Engine = Literal["vllm", "sglang", "trtllm"]
 DeploymentMode = Literal["colocated", "disaggregated"]
 

@@ -72,19 +72,24 @@ import numpy as np
 from advisor.core import allocation as alloc
 from advisor.core import evaluate as ev
 from advisor.core.colocated import CHUNK_CANDIDATES, max_rate_meeting
-from advisor.core.disaggregated import GRID_PASSES as PREFILL_GRID_PASSES
-from advisor.core.disaggregated import GRID_POINTS as PREFILL_GRID_POINTS
 from advisor.core.disaggregated import (
     decode_capacity,
     prefill_capacity,
-    prefill_ttft,
-    saturating_tokens,
+    prefill_goodputs,
 )
 from advisor.core.distributions import LengthDistribution
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import StackedInstances
 from advisor.core.kv_transfer import pool_link, transfer_seconds
-from advisor.core.scenario import Scenario, TrafficPhase
+from advisor.core.scenario import (
+    MAX_BURSTINESS,
+    MAX_GPUS,
+    MAX_RATE_RPS,
+    MAX_TOKENS,
+    MIN_RATE_RPS,
+    Scenario,
+    TrafficPhase,
+)
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)`` in design points."""
@@ -125,16 +130,16 @@ class KeyInfo:
 
 
 KEYS: dict[str, KeyInfo] = {k.name: k for k in (
-    KeyInfo("cluster.gpus", "int", False, "GPUs", 1,
+    KeyInfo("cluster.gpus", "int", False, "GPUs", 1, MAX_GPUS,
             help="GPUs in the cluster"),
-    KeyInfo("traffic.rate_rps", "float", False, "req/s", 0.0, strict_minimum=True,
+    KeyInfo("traffic.rate_rps", "float", False, "req/s", MIN_RATE_RPS, MAX_RATE_RPS,
             help="arrival rate of the peak phase (other phases scale with it)"),
-    KeyInfo("traffic.prompt_tokens", "float", True, "tokens", 1.0,
+    KeyInfo("traffic.prompt_tokens", "float", True, "tokens", 1.0, MAX_TOKENS,
             help="mean prompt length of the peak phase (distributions keep their shape; "
                  "other phases scale with it)"),
-    KeyInfo("traffic.output_tokens", "float", True, "tokens", 1.0,
+    KeyInfo("traffic.output_tokens", "float", True, "tokens", 1.0, MAX_TOKENS,
             help="mean output length of the peak phase (as prompt_tokens)"),
-    KeyInfo("traffic.burstiness", "float", True, "CV", 0.0,
+    KeyInfo("traffic.burstiness", "float", True, "CV", 0.0, MAX_BURSTINESS,
             help="inter-arrival CV of the peak phase (other phases scale with it)"),
     KeyInfo("slo.ttft_ms", "float", True, "ms", 0.0, strict_minimum=True,
             help="TTFT target"),
@@ -778,55 +783,6 @@ def _static_score(x: np.ndarray, G: np.ndarray, gp: Any, gd: Any, P: Sequence[An
 
 # ---------------------------------------------------------------------------------------------
 # per-group capacities
-
-
-def prefill_goodputs(inst: Any, phase: TrafficPhase, quantile: float, ttft_slo_s: float | None,
-                     link: LinkSpec, servers: np.ndarray) -> np.ndarray:
-    """``disaggregated.prefill_capacity(..., servers=n).goodput_rps`` for many pool sizes n.
-
-    The same nested rate grids, run for every pool size at once (an element whose grid has no
-    rate within the SLO stops, as the scalar search breaks). Tested equal to the scalar one.
-    """
-    n_srv = np.asarray(servers, dtype=np.int64).ravel()
-    s_mean = phase.prompt_tokens.mean
-    lm = saturating_tokens(inst, s_mean)
-    per_request = float(inst.prefill_time_s(s_mean, lm / s_mean)) * s_mean / lm
-    max_rate = 1.0 / per_request
-    if ttft_slo_s is None:
-        return np.full(n_srv.shape, max_rate * 0.999)
-    n = n_srv.size
-    rows = np.arange(n)
-    lo = np.zeros((n, 1))
-    hi = np.full((n, 1), max_rate)
-    steps = np.linspace(0.0, 1.0, PREFILL_GRID_POINTS)
-    best = np.zeros(n)
-    active = np.ones(n, dtype=bool)
-    # a pool of one takes queueing.erlang_c's one-server branch, as a scalar call does; so
-    # does any single pool size (evaluated as a scalar, exactly like prefill_capacity)
-    one = n_srv == 1
-    for _ in range(PREFILL_GRID_PASSES):
-        rates = lo + (hi - lo) * steps
-        ttft = np.empty_like(rates)
-        for mask, size in ((one, 1), (~one, None)):
-            sel = np.flatnonzero(mask)
-            if sel.size == 0:
-                continue
-            srv = (size if size is not None else
-                   int(n_srv[sel[0]]) if sel.size == 1 else n_srv[sel][:, None])
-            ttft[sel] = prefill_ttft(inst, phase, np.maximum(rates[sel], 1e-12), quantile, link,
-                                     0.0, lm, srv)[0]
-        ok = ttft <= ttft_slo_s
-        step = active & ok.any(axis=1)
-        last = PREFILL_GRID_POINTS - 1 - np.argmax(ok[:, ::-1], axis=1)
-        best = np.where(step, rates[rows, last], best)
-        new_lo = rates[rows, last][:, None]
-        new_hi = rates[rows, np.minimum(last + 1, PREFILL_GRID_POINTS - 1)][:, None]
-        lo = np.where(step[:, None], new_lo, lo)
-        hi = np.where(step[:, None], new_hi, hi)
-        active = step
-        if not active.any():
-            break
-    return best
 
 
 @dataclass

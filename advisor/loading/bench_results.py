@@ -117,6 +117,10 @@ def split_objects(text: str, source: str) -> list[dict[str, Any]]:
             hint = (": the file ends inside a JSON object (truncated, or still being written?)"
                     if not text.rstrip().endswith("}") else "")
             raise BenchResultError(source, f"invalid JSON at {where} ({exc.msg}){hint}") from None
+        except RecursionError:
+            line = text.count("\n", 0, position) + 1
+            raise BenchResultError(source, f"invalid JSON at line {line}: nested too deeply for a "
+                                           "benchmark result") from None
         if not isinstance(obj, dict):
             raise BenchResultError(source, f"expected a JSON object per run, got "
                                            f"{type(obj).__name__} (run {len(objects) + 1})")

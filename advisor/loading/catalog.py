@@ -285,35 +285,59 @@ _LOADER: type | None = None
 
 
 def load_yaml(path: Path) -> Any:
-    """Parse one YAML file; syntax errors and duplicate keys raise :class:`ProfileInvalidError`."""
+    """Parse one YAML file; any problem raises :class:`ProfileInvalidError`.
+
+    Profiles and calibration overlays get the protections of workload files
+    (:mod:`advisor.loading.yaml_source`): at most 1 MiB is read, and documents that expand
+    past the alias or nesting limits, recursive aliases and non-plain-data tags are refused
+    with their position. Syntax errors and duplicate keys are reported likewise.
+    """
     import yaml
+
+    from advisor.loading.yaml_source import UnreadableFileError, compose_guarded, read_yaml_text
 
     global _LOADER
     if _LOADER is None:
         _LOADER = _yaml_loader()
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ProfileInvalidError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+        text = read_yaml_text(path)
+    except UnreadableFileError as exc:
+        raise ProfileInvalidError(path, [f"{exc.line}:{exc.col}: {exc.message}"]) from None
+    loader = _LOADER(text)
     try:
-        return yaml.load(text, Loader=_LOADER)  # a SafeLoader subclass
+        composed = compose_guarded(loader)
+        if composed.tag_errors:
+            raise ProfileInvalidError(path, [_yaml_problem(e) for e in composed.tag_errors])
+        return loader.construct_document(composed.root) if composed.root is not None else None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{mark.line + 1}:{mark.column + 1}: " if mark is not None else ""
-        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        raise ProfileInvalidError(path, [f"{where}YAML error: {problem}"]) from None
+        raise ProfileInvalidError(path, [_yaml_problem(exc)]) from None
     except yaml.YAMLError as exc:
         raise ProfileInvalidError(path, [f"YAML error: {exc}"]) from None
+    finally:
+        loader.dispose()
+
+
+def _yaml_problem(exc: Any) -> str:
+    """``LINE:COL: YAML error: ...`` for a PyYAML error with a position."""
+    mark = exc.problem_mark or exc.context_mark
+    where = f"{mark.line + 1}:{mark.column + 1}: " if mark is not None else ""
+    problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+    return f"{where}YAML error: {problem}"
 
 
 def _position(text: str, loc: Sequence[str | int]) -> tuple[int, int] | None:
     """1-based (line, column) of the deepest YAML node along ``loc`` (None if unknown)."""
     import yaml
 
+    from advisor.loading.yaml_source import compose_guarded
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
-        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        node = compose_guarded(loader).root
     except yaml.YAMLError:
         return None
+    finally:
+        loader.dispose()
     mark = node.start_mark if node is not None else None
     for part in loc:
         if isinstance(node, yaml.MappingNode):

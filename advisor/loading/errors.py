@@ -28,9 +28,39 @@ class InputProblem:
     """What is wrong and, where possible, how to fix it."""
 
     def format(self) -> str:
-        """Render as ``path:line:col: error: key: message`` (``key: `` omitted when empty)."""
-        prefix = f"{self.path}:{self.line}:{self.col}: error: "
-        return prefix + (f"{self.key}: {self.message}" if self.key else self.message)
+        """Render as ``path:line:col: error: key: message`` (``key: `` omitted when empty).
+
+        The result is always one line of printable text, whatever the input held: see
+        :func:`one_line` and :func:`shown_key`.
+        """
+        prefix = f"{one_line(self.path)}:{self.line}:{self.col}: error: "
+        message = one_line(self.message)
+        return prefix + (f"{shown_key(self.key)}: {message}" if self.key else message)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character escaped as in a Python string literal.
+
+    Keys and values quoted in messages come from the user's file and may hold line breaks
+    (``\\n``, ``\\u2028``), control characters (``\\x1b``) or bidirectional overrides; escaped,
+    they can neither split a problem over several lines nor rewrite the terminal.
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def shown_key(key: str) -> str:
+    """A dotted key as shown in a problem line: quoted (``' '``) unless it reads unambiguously.
+
+    A key is quoted when a part is empty or has surrounding blanks, or when it holds ``": "``
+    (the separator before the message) or a non-printable character.
+    """
+    parts = key.split(".")
+    if (all(part and part == part.strip() for part in parts) and ": " not in key
+            and key.isprintable()):
+        return key
+    return repr(key)
 
 
 def sort_problems(problems: Iterable[InputProblem]) -> list[InputProblem]:

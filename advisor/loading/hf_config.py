@@ -96,7 +96,8 @@ def load_hf_profile(path: Path) -> Any:
     JSON, unsupported architecture, missing or mistyped fields).
     """
     try:
-        raw = path.read_bytes()[: MAX_CONFIG_BYTES + 1]
+        with path.open("rb") as handle:  # never more than the limit, however big the file
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ProfileInvalidError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
     if len(raw) > MAX_CONFIG_BYTES:
@@ -108,6 +109,9 @@ def load_hf_profile(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise ProfileInvalidError(path, [f"{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"]
                                   ) from None
+    except RecursionError:
+        raise ProfileInvalidError(
+            path, ["invalid JSON: nested too deeply; not a model config.json"]) from None
     if not isinstance(data, dict):
         raise ProfileInvalidError(path, [("expected a JSON object (a model config.json) at the "
                                          f"top level, got {type(data).__name__}")])

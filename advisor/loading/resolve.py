@@ -26,9 +26,15 @@ from advisor.core.distributions import LengthDistribution
 from advisor.loading import workload_schema as ws
 from advisor.loading.catalog import ProfileCatalog, ProfileInvalidError, ProfileNotFoundError
 from advisor.loading.errors import InputError, InputProblem
-from advisor.loading.yaml_source import YamlDocument, parse_yaml
+from advisor.loading.yaml_source import (
+    MAX_YAML_BYTES,
+    UnreadableFileError,
+    YamlDocument,
+    parse_yaml,
+    read_yaml_text,
+)
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = MAX_YAML_BYTES
 """Largest workload or config file read (1 MiB); bigger ones are refused unread."""
 
 CONFIG_FILE_NAME = ".pd-advisor.yaml"
@@ -45,36 +51,21 @@ _KIND_LABEL = {"gpus": "GPU profile", "interconnects": "interconnect profile",
 def read_document(path: Path, display: str | None = None) -> YamlDocument:
     """Read and parse one YAML file; raise :class:`InputError` for anything that stops it.
 
-    ``display`` is the name used in problem reports (default: ``str(path)``).
+    ``display`` is the name used in problem reports (default: ``str(path)``). The file is
+    read by :func:`~advisor.loading.yaml_source.read_yaml_text` (at most 1 MiB; a missing
+    file, a directory or a symbolic-link loop is named as such) and parsed with the limits
+    of :func:`~advisor.loading.yaml_source.compose_guarded` (alias expansion, nesting depth,
+    recursive aliases, tags).
     """
     name = str(path) if display is None else display
-
-    def fail(message: str, line: int = 1, col: int = 1) -> InputError:
-        return InputError([InputProblem(name, line, col, "", message)])
-
-    if not path.exists():
-        raise fail("file not found")
-    if path.is_dir():
-        raise fail("is a directory, not a file")
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise fail(f"cannot read file: {exc.strerror or exc}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        size = path.stat().st_size
-        shown = f"{size:,} bytes" if size > MAX_FILE_BYTES else "more than 1 MiB"
-        raise fail(f"file is too large ({shown}); the limit is 1 MiB ({MAX_FILE_BYTES:,} bytes)")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise fail(f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
-                   line, col) from None
+        text = read_yaml_text(path, MAX_FILE_BYTES)
+    except UnreadableFileError as exc:
+        raise InputError([InputProblem(name, exc.line, exc.col, "", exc.message)]) from None
     document = parse_yaml(text, name)
     if document.root is None:
-        raise fail("file is empty; expected a YAML mapping that starts with 'version: 1'")
+        raise InputError([InputProblem(
+            name, 1, 1, "", "file is empty; expected a YAML mapping that starts with 'version: 1'")])
     return document
 
 

@@ -40,7 +40,14 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from advisor.core.scenario import Policy
+from advisor.core.scenario import (  # the limits of the model's domain
+    MAX_BURSTINESS,
+    MAX_GPUS,
+    MAX_RATE_RPS,
+    MAX_TOKENS,
+    MIN_RATE_RPS,
+    Policy,
+)
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Workload/config format versions this release reads."""
@@ -61,11 +68,12 @@ class _Model(BaseModel):
 class LengthStats(_Model):
     """Statistics of a token-length distribution; a lognormal is fitted to them."""
 
-    mean: float | None = Field(None, ge=1, description="Mean length in tokens.")
-    p50: float | None = Field(None, ge=1, description="Median length in tokens.")
-    p95: float | None = Field(None, ge=1, description="95th-percentile length in tokens.")
+    mean: float | None = Field(None, ge=1, le=MAX_TOKENS, description="Mean length in tokens.")
+    p50: float | None = Field(None, ge=1, le=MAX_TOKENS, description="Median length in tokens.")
+    p95: float | None = Field(None, ge=1, le=MAX_TOKENS,
+                              description="95th-percentile length in tokens.")
     max: float | None = Field(
-        None, ge=1,
+        None, ge=1, le=MAX_TOKENS,
         description="Longest length in tokens; the fitted distribution is clipped here.")
 
     @model_validator(mode="after")
@@ -92,7 +100,8 @@ def _length_tag(value: Any) -> str | None:
 
 
 TokenLength = Annotated[
-    Annotated[StrictInt, Field(ge=1), Tag(_TAG_TOKENS)] | Annotated[LengthStats, Tag(_TAG_STATS)],
+    Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS), Tag(_TAG_TOKENS)]
+    | Annotated[LengthStats, Tag(_TAG_STATS)],
     Discriminator(
         _length_tag,
         custom_error_type="token_length_type",
@@ -109,9 +118,9 @@ class Cluster(_Model):
 
     gpu: str = Field(min_length=1, description="GPU profile id (see `pd-advisor profiles list`) "
                      "or path to a GPU profile YAML, relative to this file.")
-    gpus: StrictInt = Field(ge=1, description="Total GPUs the deployment may use.")
+    gpus: StrictInt = Field(ge=1, le=MAX_GPUS, description="Total GPUs the deployment may use.")
     gpus_per_node: StrictInt | None = Field(
-        None, ge=1, description="GPUs per node; default from the GPU profile.")
+        None, ge=1, le=MAX_GPUS, description="GPUs per node; default from the GPU profile.")
     intra_node: str | None = Field(
         None, min_length=1, description="Interconnect profile between GPUs of one node "
         "(e.g. nvlink4); default from the GPU profile.")
@@ -126,9 +135,11 @@ class TrafficPhase(_Model):
     name: str = Field(min_length=1, description="Phase name, unique within the workload.")
     share: float = Field(gt=0, le=1, description="Fraction of the day this phase lasts; "
                          "the shares of all phases add up to 1.")
-    rate_rps: float | None = Field(None, gt=0, description="Mean arrival rate in this phase, "
+    rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
+                                   description="Mean arrival rate in this phase, "
                                    "requests/s (default: traffic.rate_rps).")
-    burstiness: float | None = Field(None, ge=0, description="Coefficient of variation of "
+    burstiness: float | None = Field(None, ge=0, le=MAX_BURSTINESS,
+                                     description="Coefficient of variation of "
                                      "inter-arrival times (default: traffic.burstiness).")
     prompt_tokens: TokenLength | None = Field(
         None, description="Prompt length in this phase (default: traffic.prompt_tokens).")
@@ -139,9 +150,11 @@ class TrafficPhase(_Model):
 class Traffic(_Model):
     """Arrivals and request lengths; `phases` describes a mix that shifts over the day."""
 
-    rate_rps: float | None = Field(None, gt=0, description="Mean arrival rate, requests/s. "
+    rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
+                                   description="Mean arrival rate, requests/s. "
                                    "Required unless every phase gives its own.")
-    burstiness: float = Field(1.0, ge=0, description="Coefficient of variation of inter-arrival "
+    burstiness: float = Field(1.0, ge=0, le=MAX_BURSTINESS,
+                              description="Coefficient of variation of inter-arrival "
                               "times: 0 = evenly spaced, 1 = Poisson, >1 = bursty.")
     prompt_tokens: TokenLength | None = Field(
         None, description="Prompt length: an integer, or {mean, p50, p95, max}. "
@@ -180,7 +193,7 @@ class Deployment(_Model):
     chunked_prefill: StrictBool = Field(True, description="Whether prefills are split into "
                                         "chunks and batched with decodes.")
     chunk_tokens: StrictInt | None = Field(
-        None, ge=1, description="Chunk size in tokens when chunked_prefill is on "
+        None, ge=1, le=MAX_TOKENS, description="Chunk size in tokens when chunked_prefill is on "
         "(omitted: the advisor searches for the best one).")
     tensor_parallel: StrictInt | None = Field(
         None, ge=1, description="Tensor-parallel degree of each replica (colocated only).")
@@ -327,7 +340,10 @@ def describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"{str(value).lower()} (boolean)"
     if isinstance(value, int):
-        return f"{value} (integer)"
+        digits = str(value)
+        if len(digits) > 24:
+            return f"{digits[:12]}... (a {len(digits)}-digit integer)"
+        return f"{digits} (integer)"
     if isinstance(value, float):
         return f"{value:g} (number)"
     if isinstance(value, str):
@@ -493,7 +509,9 @@ def _fmt(value: float) -> str:
 def length_issues(length: Any, loc: Loc) -> list[SchemaIssue]:
     """Consistency of one length's statistics (nothing to check for a constant).
 
-    The empty-mapping case is reported at ``loc``; the others at the offending statistic.
+    A distribution needs a central statistic (mean or p50; docs/model.md §2 fits nothing to
+    p95 alone). The empty-mapping case is reported at ``loc``; the others at the offending
+    statistic.
     """
     if not isinstance(length, LengthStats):
         return []
@@ -502,6 +520,10 @@ def length_issues(length: Any, loc: Loc) -> list[SchemaIssue]:
     if mean is None and p50 is None and p95 is None:
         issues.append(SchemaIssue(loc, dotted(loc), "give at least one of mean, p50, p95"))
         return issues
+    if mean is None and p50 is None:  # a tail alone fixes neither the centre nor the spread
+        issues.append(SchemaIssue((*loc, "p95"), dotted((*loc, "p95")),
+                                  "p95 alone does not define a length distribution; give mean "
+                                  "or p50 as well"))
     if mean is not None and p50 is not None and p50 > mean:
         issues.append(SchemaIssue((*loc, "p50"), dotted((*loc, "p50")),
                                   f"p50 ({_fmt(p50)}) is above mean ({_fmt(mean)}); lengths are "
@@ -526,11 +548,20 @@ def length_issues(length: Any, loc: Loc) -> list[SchemaIssue]:
 
 
 def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
-    """Phase shares and names, inheritance of rate and lengths.
+    """The smallest rate, phase shares and names, inheritance of rate and lengths.
 
     (The consistency of each length's statistics is checked by :class:`LengthStats` itself.)
     """
     issues: list[SchemaIssue] = []
+    rated = [((*loc, "rate_rps"), traffic.rate_rps)] + [
+        ((*loc, "phases", index, "rate_rps"), phase.rate_rps)
+        for index, phase in enumerate(traffic.phases or ())]
+    for rate_loc, rate in rated:
+        if rate is not None and rate < MIN_RATE_RPS:
+            issues.append(SchemaIssue(rate_loc, dotted(rate_loc),
+                                      f"{_fmt(rate)} requests/s is below the smallest rate "
+                                      f"evaluated, {_fmt(MIN_RATE_RPS)} (one request every 12 "
+                                      "days)"))
     inherited = ("rate_rps", "prompt_tokens", "output_tokens")
     if not traffic.phases:
         for name in inherited:

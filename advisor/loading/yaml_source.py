@@ -12,14 +12,37 @@ PyYAML's defaults are wrong for a strictly validated input format, so this modul
 * resolves plain scalars with the YAML 1.2 core schema instead of YAML 1.1: only
   ``true``/``false`` are booleans (``yes``, ``no``, ``on``, ``off`` stay strings), ``010`` is
   ten, ``1e3`` is a number, ``1_000`` and ``12:30`` are strings, and dates are not parsed.
+
+Hostile input. Every YAML file pd-advisor reads (workloads, ``.pd-advisor.yaml``, profiles,
+calibration overlays) is read by :func:`read_yaml_text` and composed by
+:func:`compose_guarded`, which replaces PyYAML's recursive composer with an iterative one
+that refuses, with the position of the offending node:
+
+* files larger than :data:`MAX_YAML_BYTES` (1 MiB), before reading them in full;
+* documents that would expand to more than :data:`MAX_EXPANDED_NODES` nodes, counting each
+  use of an alias (``*a``, also in a ``<<:`` merge) as a full copy of what it names: PyYAML
+  shares aliased nodes, but merge keys, validation and any walk over the data see the
+  expanded tree, so a few hundred bytes of nested aliases ("billion laughs") would otherwise
+  take minutes and gigabytes;
+* nesting deeper than :data:`MAX_DEPTH` levels (again counting what aliases stand for):
+  PyYAML's C composer recurses once per level and crashes the interpreter on a deeply
+  nested file;
+* recursive aliases (``&a [*a]``), which have no finite expansion;
+* explicit tags other than the plain-data ones (``!!str``, ``!!int``, ``!!float``,
+  ``!!bool``, ``!!null``, ``!!seq``, ``!!map``): custom tags (``!foo``) and Python object
+  tags (``!!python/object/apply:...``) are never constructed.
 """
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
@@ -37,6 +60,23 @@ _BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _NULL_RE = re.compile(r"^(?:~|null|Null|NULL|)$")
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
+_STANDARD_TAG_PREFIX = "tag:yaml.org,2002:"
+
+MAX_YAML_BYTES = 1024 * 1024
+"""Largest YAML file read (1 MiB); bigger ones are refused after reading 1 MiB + 1 byte."""
+
+MAX_EXPANDED_NODES = 100_000
+"""Most nodes (mappings, lists, keys and scalars) a document may hold once every alias is
+expanded; the example workloads have at most 79, the built-in profiles at most 113."""
+
+MAX_DEPTH = 100
+"""Most levels a document may nest: nodes on a path from the root to a scalar, both included,
+counting what aliases stand for; the examples and profiles have at most six."""
+
+PLAIN_DATA_TAGS: frozenset[str] = frozenset(
+    _STANDARD_TAG_PREFIX + name for name in ("str", "int", "float", "bool", "null", "seq", "map",
+                                             "merge"))
+"""The only tags a document may name explicitly (``!!str 10``); anything else is refused."""
 
 
 class _Core12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -137,7 +177,9 @@ def parse_yaml(text: str, path: str) -> YamlDocument:
     loader = _Core12Loader(text)
     try:
         try:
-            root = loader.get_single_node()
+            composed = compose_guarded(loader)
+        except YamlGuardError as exc:
+            raise InputError([_guard_problem(path, exc)]) from None
         except yaml.MarkedYAMLError as exc:
             raise InputError([_syntax_problem(path, exc, text)]) from None
         except yaml.reader.ReaderError as exc:
@@ -147,6 +189,9 @@ def parse_yaml(text: str, path: str) -> YamlDocument:
                                      "(no control characters except tab and newline)")]) from None
         except yaml.YAMLError as exc:
             raise InputError([InputProblem(path, 1, 1, "", f"invalid YAML: {exc}")]) from None
+        if composed.tag_errors:
+            raise InputError([_guard_problem(path, exc) for exc in composed.tag_errors])
+        root = composed.root
         problems: list[InputProblem] = []
         if root is not None:
             _check_keys(root, path, problems, set())
@@ -237,3 +282,275 @@ def _check_keys(node: yaml.Node, path: str, problems: list[InputProblem],
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _check_keys(item, path, problems, seen, (*keys, str(index)))
+
+
+# --------------------------------------------------------------------------- reading files
+class UnreadableFileError(Exception):
+    """A YAML file that cannot be read as text: missing, a directory, too large, not UTF-8."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
+        self.message = message
+        self.line = line
+        self.col = col
+        super().__init__(message)
+
+
+def read_yaml_text(path: Path, limit_bytes: int = MAX_YAML_BYTES) -> str:
+    """The text of a YAML file, or :class:`UnreadableFileError` saying why not.
+
+    At most ``limit_bytes + 1`` bytes are read, so a huge file costs no time or memory. A
+    path that does not lead to a file (missing, a broken symbolic link, a symbolic-link loop,
+    a directory) is named as such. A UTF-8 byte-order mark is dropped.
+    """
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise UnreadableFileError(_stat_failure(path, exc)) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise UnreadableFileError("is a directory, not a file")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(limit_bytes + 1)
+    except OSError as exc:
+        raise UnreadableFileError(f"cannot read file: {exc.strerror or exc}") from None
+    if len(raw) > limit_bytes:
+        shown = (f"{info.st_size:,} bytes" if info.st_size > limit_bytes
+                 else f"more than {_size_label(limit_bytes)}")
+        raise UnreadableFileError(f"file is too large ({shown}); the limit is "
+                                  f"{_size_label(limit_bytes)} ({limit_bytes:,} bytes)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise UnreadableFileError(f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at "
+                                  f"offset {exc.start})", line, col) from None
+
+
+def _stat_failure(path: Path, exc: OSError) -> str:
+    """Why ``stat`` failed, in the user's terms."""
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop: the path never reaches a file (too many levels of links)"
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        if path.is_symlink():
+            return f"file not found (broken symbolic link to '{os.readlink(path)}')"
+        return "file not found"
+    return f"cannot read file: {exc.strerror or exc}"
+
+
+def _size_label(size_bytes: int) -> str:
+    """``1 MiB`` for whole mebibytes, else the byte count."""
+    mib = 1024 * 1024
+    return f"{size_bytes // mib} MiB" if size_bytes % mib == 0 else f"{size_bytes:,} bytes"
+
+
+# --------------------------------------------------------------------------- guarded composing
+class YamlGuardError(yaml.MarkedYAMLError):
+    """A document refused by a guard of :func:`compose_guarded` (size, depth, recursion, tag).
+
+    A :class:`yaml.MarkedYAMLError`, so callers that report PyYAML errors with their
+    position report these too; ``key`` is the dotted path of the offending node.
+    """
+
+    def __init__(self, message: str, mark: Any, key: str) -> None:
+        super().__init__(None, None, message, mark)
+        self.message = message
+        self.key = key
+
+
+@dataclass
+class ComposedDocument:
+    """The result of :func:`compose_guarded`."""
+
+    root: yaml.Node | None
+    """The node tree (None for an empty stream)."""
+    tag_errors: list[YamlGuardError]
+    """One error per node with a refused explicit tag; construct nothing when non-empty."""
+
+
+@dataclass
+class _Anchor:
+    """What an anchor names, and its size once every alias inside it is expanded."""
+
+    node: yaml.Node
+    expanded_nodes: int = 1
+    height: int = 1
+    open: bool = True
+    """Still being composed: an alias to it now would be recursive."""
+
+
+@dataclass
+class _Frame:
+    """A collection being composed."""
+
+    node: yaml.SequenceNode | yaml.MappingNode
+    anchor: _Anchor | None
+    expanded_nodes: int = 1
+    height: int = 1
+    key: yaml.Node | None = None
+    """Mapping only: the key whose value comes next."""
+    has_key: bool = False
+
+
+def compose_guarded(loader: Any, *, max_nodes: int = MAX_EXPANDED_NODES,
+                    max_depth: int = MAX_DEPTH) -> ComposedDocument:
+    """Compose the single document of ``loader``'s stream, iteratively and with limits.
+
+    Builds the same node tree as PyYAML's ``get_single_node`` (``loader`` is any PyYAML
+    loader instance: its events and tag resolver are used) but raises
+    :class:`YamlGuardError` at the first alias or node that takes the document past
+    ``max_nodes`` expanded nodes or ``max_depth`` levels, and at the first recursive alias.
+    Explicit tags outside :data:`PLAIN_DATA_TAGS` are collected in
+    :attr:`ComposedDocument.tag_errors`. PyYAML's own errors (syntax, undefined alias,
+    duplicate anchor, several documents) propagate as :class:`yaml.MarkedYAMLError`.
+    """
+    loader.get_event()  # stream start
+    root = None
+    tag_errors: list[YamlGuardError] = []
+    if not loader.check_event(yaml.StreamEndEvent):
+        root = _compose_document(loader, max_nodes, max_depth, tag_errors)
+    if not loader.check_event(yaml.StreamEndEvent):
+        event: Any = loader.get_event()
+        raise yaml.composer.ComposerError(
+            "expected a single document in the stream",
+            root.start_mark if root is not None else None, "but found another document",
+            event.start_mark)
+    loader.get_event()  # stream end
+    return ComposedDocument(root=root, tag_errors=tag_errors)
+
+
+def _compose_document(loader: Any, max_nodes: int, max_depth: int,
+                      tag_errors: list[YamlGuardError]) -> yaml.Node:
+    """Compose one document from the event after its DOCUMENT-START to its DOCUMENT-END."""
+    loader.get_event()  # document start
+    anchors: dict[str, _Anchor] = {}
+    stack: list[_Frame] = []
+    total_nodes = 0
+    root: yaml.Node | None = None
+
+    def attach(node: yaml.Node, expanded_nodes: int, height: int) -> None:
+        nonlocal root
+        if not stack:
+            root = node
+            return
+        parent = stack[-1]
+        parent.expanded_nodes += expanded_nodes
+        parent.height = max(parent.height, height + 1)
+        if isinstance(parent.node, yaml.SequenceNode):
+            parent.node.value.append(node)
+        elif not parent.has_key:
+            parent.key, parent.has_key = node, True
+        else:
+            parent.node.value.append((parent.key, node))
+            parent.key, parent.has_key = None, False
+
+    while root is None:
+        event: Any = loader.get_event()
+        mark: Any = event.start_mark  # a yaml.Mark or the C loader's Mark
+        end_mark: Any = event.end_mark
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            frame = stack.pop()
+            frame.node.end_mark = end_mark
+            if frame.anchor is not None:
+                frame.anchor.expanded_nodes = frame.expanded_nodes
+                frame.anchor.height = frame.height
+                frame.anchor.open = False
+            attach(frame.node, frame.expanded_nodes, frame.height)
+            continue
+        if isinstance(event, yaml.AliasEvent):
+            name = str(event.anchor)
+            target = anchors.get(name)
+            if target is None:
+                raise yaml.composer.ComposerError(None, None, f"found undefined alias {name!r}",
+                                                  mark)
+            if target.open:
+                raise YamlGuardError(
+                    f"alias '*{name}' refers to the node anchored '&{name}' that contains it; "
+                    "recursive structures are not allowed", mark, _key_path(stack))
+            total_nodes += target.expanded_nodes
+            if total_nodes > max_nodes:
+                raise YamlGuardError(
+                    f"alias '*{name}' takes the document past {max_nodes:,} nodes once "
+                    "expanded (each use of an alias counts every node it stands for); "
+                    "refusing an alias bomb", mark, _key_path(stack))
+            if len(stack) + target.height > max_depth:
+                raise YamlGuardError(
+                    f"alias '*{name}' nests the document deeper than {max_depth} levels once "
+                    "expanded", mark, _key_path(stack))
+            attach(target.node, target.expanded_nodes, target.height)
+            continue
+        # a scalar, or the start of a sequence or mapping
+        total_nodes += 1
+        if total_nodes > max_nodes:
+            raise YamlGuardError(f"the document has more than {max_nodes:,} nodes",
+                                 mark, _key_path(stack))
+        if len(stack) + 1 > max_depth:
+            raise YamlGuardError(f"the document nests deeper than {max_depth} levels",
+                                 mark, _key_path(stack))
+        if event.anchor is not None and event.anchor in anchors:
+            raise yaml.composer.ComposerError(
+                f"found duplicate anchor {event.anchor!r}; first occurrence",
+                anchors[event.anchor].node.start_mark, "second occurrence", mark)
+        tag = event.tag
+        if tag is not None and tag != "!" and tag not in PLAIN_DATA_TAGS:
+            tag_errors.append(YamlGuardError(_tag_message(tag), mark,
+                                             _key_path(stack)))
+        node: yaml.Node
+        if isinstance(event, yaml.ScalarEvent):
+            if tag is None or tag == "!":
+                tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            node = yaml.ScalarNode(tag, event.value, mark, end_mark,
+                                   style=event.style)
+            if event.anchor is not None:
+                anchors[event.anchor] = _Anchor(node, open=False)
+            attach(node, 1, 1)
+            continue
+        kind: type[yaml.SequenceNode | yaml.MappingNode] = (
+            yaml.SequenceNode if isinstance(event, yaml.SequenceStartEvent) else yaml.MappingNode)
+        if tag is None or tag == "!":
+            tag = loader.resolve(kind, None, event.implicit)
+        collection = kind(tag, [], mark, None, flow_style=event.flow_style)
+        anchor = None
+        if event.anchor is not None:
+            anchor = anchors[event.anchor] = _Anchor(collection)
+        stack.append(_Frame(collection, anchor))
+    loader.get_event()  # document end
+    return root
+
+
+_KEY_PATH_PARTS = 8
+"""Longest dotted key shown for a guard error (deeper ones end in ``…``)."""
+
+
+def _key_path(stack: Sequence[_Frame]) -> str:
+    """The dotted key of the node about to be attached to the innermost open collection."""
+    parts: list[str] = []
+    for frame in stack:
+        if isinstance(frame.node, yaml.SequenceNode):
+            parts.append(str(len(frame.node.value)))
+        elif frame.has_key:
+            key = frame.key
+            parts.append(str(key.value) if isinstance(key, yaml.ScalarNode) else "?")
+        else:
+            break  # the node is a key: name the mapping that holds it
+        if len(parts) > _KEY_PATH_PARTS:
+            return ".".join(parts[:_KEY_PATH_PARTS]) + "…"
+    return ".".join(parts)
+
+
+def _tag_message(tag: str) -> str:
+    """Why an explicit tag is refused."""
+    short = ("!!" + tag[len(_STANDARD_TAG_PREFIX):] if tag.startswith(_STANDARD_TAG_PREFIX)
+             else tag)
+    plain = ("only plain data is read (strings, numbers, true/false, null, lists and "
+             "mappings); remove the tag")
+    if short.startswith("!!python/"):
+        return f"tag '{short}' is not allowed: Python objects are never loaded; {plain}"
+    return f"tag '{short}' is not allowed; {plain}"
+
+
+def _guard_problem(path: str, exc: YamlGuardError) -> InputProblem:
+    """A guard error as a located problem."""
+    mark = exc.problem_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    return InputProblem(path, line, col, exc.key, exc.message)

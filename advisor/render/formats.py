@@ -7,7 +7,6 @@ returns text; ``recommend`` offers :data:`RECOMMEND_FORMATS`, ``check`` all of t
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, assert_never
 
@@ -37,8 +36,10 @@ RECOMMEND_FORMATS: tuple[Format, ...] = tuple(Format(f.value) for f in Recommend
 
 
 def render_json(doc: Mapping[str, Any]) -> str:
-    """The canonical document itself: indented, key order kept, NaN refused."""
-    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The document as indented JSON, floats rounded (``report_json.json_text``)."""
+    from advisor.render.report_json import json_text
+
+    return json_text(doc)
 
 
 def renderer(fmt: Format, width: int = 100, color: bool = False) -> Renderer:

@@ -3,11 +3,14 @@
 The checks are :data:`~advisor.render.report_json.GATE_CHECKS`; a check with findings is a
 ``<failure>``, a file that could not be evaluated has one ``<error>`` case instead, and a
 check that does not apply (the split of a colocated deployment) is ``<skipped>``. Built with
-:mod:`xml.etree.ElementTree`, so every attribute and text is escaped. Pure: returns a string.
+:mod:`xml.etree.ElementTree`, so every attribute and text is escaped; characters XML 1.0
+cannot hold at all (control characters that input problems may quote from a workload file)
+are written as Python-style escapes (``\\x08``) first. Pure: returns a string.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +18,20 @@ from typing import Any
 from advisor.render.report_json import GATE_CHECK_TITLES, GATE_CHECKS, as_check
 
 _DISAGG_ONLY = ("preconditions", "split")
+
+_NOT_XML_RE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""A character outside XML 1.0's ``Char`` production."""
+
+
+def xml_safe(value: Any) -> Any:
+    """``value`` (a document or any part of it) with every string made XML 1.0 clean."""
+    if isinstance(value, str):
+        return _NOT_XML_RE.sub(lambda m: repr(m.group(0))[1:-1], value)
+    if isinstance(value, Mapping):
+        return {key: xml_safe(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [xml_safe(item) for item in value]
+    return value
 
 
 def _suite(f: Mapping[str, Any]) -> ET.Element:
@@ -58,6 +75,7 @@ def render_junit(doc: Mapping[str, Any]) -> str:
     """The JUnit XML document."""
     if doc.get("kind") != "check":
         doc = as_check(doc)
+    doc = xml_safe(doc)
     root = ET.Element("testsuites", name="pd-advisor check")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for f in doc["files"]:

@@ -11,11 +11,21 @@ Rules for both: units live in key names (``_ms``, ``_rps``, ``_bytes_per_s``); f
 fractions (0.05, never 5); a value that does not exist (an overloaded plan's latency, a plan
 that cannot be built) is ``null``; no NaN or infinity ever appears (:func:`sanitize`).
 Keys may be added within schema version 1; none are renamed or removed.
+
+Numbers: every float is rounded to :data:`SIGNIFICANT_DIGITS` (6) significant digits by
+:func:`json_number` (``0.30000000000000004`` is written ``0.3``, ``0.08192875127430543``
+``0.0819288``), and ``-0.0`` is written ``0.0``; integers are written exactly. The rule is
+applied by :func:`sanitize`, so the in-memory documents every other format renders from carry
+the same numbers, and every JSON output (recommendation, check run, sweep, simulation) is
+written by :func:`json_text`. The same input thus gives byte-identical JSON on every run,
+whatever ``PYTHONHASHSEED``, and last-bit differences of floating-point libraries between
+platforms do not show unless a value lies on a rounding boundary.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -65,14 +75,30 @@ MISSING_DEPLOYMENT_MESSAGE = (
 
 
 # --------------------------------------------------------------------------- helpers
+SIGNIFICANT_DIGITS = 6
+"""Significant digits of every float in a JSON document (far beyond the model's accuracy;
+the simulator's figures have always used the same rule)."""
+
+
+def json_number(value: float) -> float | None:
+    """The one rounding rule of JSON output: :data:`SIGNIFICANT_DIGITS` significant digits.
+
+    None for NaN and infinities; ``-0.0`` becomes ``0.0``. Idempotent.
+    """
+    if not math.isfinite(value):
+        return None
+    return float(f"{value:.{SIGNIFICANT_DIGITS}g}") + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
 def sanitize(value: Any) -> Any:
-    """A JSON-safe copy: non-finite floats become None, numpy scalars plain Python values."""
+    """A JSON-safe copy: floats rounded by :func:`json_number` (non-finite ones become None),
+    numpy scalars plain Python values."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        return float(value) if math.isfinite(value) else None
+        return json_number(value)
     if isinstance(value, Mapping):
         return {str(k): sanitize(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -80,6 +106,11 @@ def sanitize(value: Any) -> Any:
     if hasattr(value, "item"):  # numpy scalar
         return sanitize(value.item())
     raise TypeError(f"cannot put {type(value).__name__} in a report")
+
+
+def json_text(doc: Any) -> str:
+    """Every JSON document pd-advisor writes: :func:`sanitize`-d, indented, key order kept."""
+    return json.dumps(sanitize(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def finding_check(finding_id: str) -> str:
@@ -117,7 +148,7 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
     return {
         "name": sc.name,
         "model": {"id": sc.model.id, "name": sc.model.name,
-                  "total_params": sc.model.total_params},
+                  "total_params": round(sc.model.total_params)},  # a count: exact
         "precision": sc.precision,
         "engine": sc.engine,
         "cluster": {

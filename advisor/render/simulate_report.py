@@ -7,7 +7,6 @@ significant digits so the output of a seed is stable across platforms.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from io import StringIO
@@ -124,8 +123,10 @@ def simulation_document(workload: str, scenario: str | None, requests: int, seed
 
 
 def render_json(doc: dict[str, Any]) -> str:
-    """The document as indented JSON (NaN refused)."""
-    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The document as indented JSON, floats rounded (``report_json.json_text``)."""
+    from advisor.render.report_json import json_text
+
+    return json_text(doc)
 
 
 # ------------------------------------------------------------------------------ table

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Mapping, Sequence
 from io import StringIO
@@ -104,7 +103,6 @@ def sweep_document(result: SweepResult, workload: str,
         "axes": [{"key": a.key, "values": [_value(v) for v in a.values], "log": a.log,
                   "current": _value(current.get(a.key))} for a in result.axes],
         "points_total": result.size,
-        "seconds": round(result.seconds, 4),
         "policy": None if pol is None else {
             "max_rounding_loss": pol.max_rounding_loss,
             "max_kv_link_utilization": pol.max_kv_link_utilization,
@@ -118,8 +116,10 @@ def sweep_document(result: SweepResult, workload: str,
 
 
 def render_json(doc: Mapping[str, Any]) -> str:
-    """The document, indented; NaN refused."""
-    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The document as indented JSON, floats rounded (``report_json.json_text``)."""
+    from advisor.render.report_json import json_text
+
+    return json_text(doc)
 
 
 def render_csv(result: SweepResult) -> str:

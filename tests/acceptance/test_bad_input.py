@@ -127,6 +127,33 @@ CASES: dict[str, list[str]] = {
         "14:15: error: slo.percentile: must be less than or equal to 99.9, got 100 (integer)",
         "15:1: error: polcy: unknown key 'polcy'; did you mean 'policy'?",
     ],
+    # hostile YAML (tests/acceptance/test_hostile_input.py measures time and memory)
+    "alias-bomb.yaml": [
+        ("8:8: error: f.0: alias '*e' takes the document past 100,000 nodes once expanded "
+         "(each use of an alias counts every node it stands for); refusing an alias bomb"),
+    ],
+    "merge-key-bomb.yaml": [
+        ("8:33: error: e.<<.5: alias '*d' takes the document past 100,000 nodes once expanded "
+         "(each use of an alias counts every node it stands for); refusing an alias bomb"),
+    ],
+    "recursive-alias.yaml": [
+        ("7:9: error: cluster.self: alias '*cluster' refers to the node anchored '&cluster' "
+         "that contains it; recursive structures are not allowed"),
+    ],
+    "custom-tag.yaml": [
+        ("3:8: error: model: tag '!model' is not allowed; only plain data is read (strings, "
+         "numbers, true/false, null, lists and mappings); remove the tag"),
+        ("5:40: error: traffic.prompt_tokens: tag '!!binary' is not allowed; only plain data is "
+         "read (strings, numbers, true/false, null, lists and mappings); remove the tag"),
+    ],
+    "python-tag.yaml": [
+        ("3:8: error: model: tag '!!python/object/apply:os.system' is not allowed: Python "
+         "objects are never loaded; only plain data is read (strings, numbers, true/false, "
+         "null, lists and mappings); remove the tag"),
+    ],
+    "deep-nesting.yaml": [
+        "3:107: error: model.0.0.0.0.0.0.0…: the document nests deeper than 100 levels",
+    ],
 }
 
 SUBPROCESS_CASES = ("syntax-error.yaml", "unknown-profile.yaml", "several-problems.yaml")

@@ -175,6 +175,10 @@ def test_top_level_must_be_a_mapping(data: Any) -> None:
     ({"mean": 800, "p95": 2000, "max": 1000}, "max",
      "max (1000) is below p95 (2000); max must be >= p95"),
     ({"mean": 800, "max": 700}, "max", "max (700) is below mean (800); max must be >= mean"),
+    ({"p95": 3000}, "p95",
+     "p95 alone does not define a length distribution; give mean or p50 as well"),
+    ({"p95": 3000, "max": 5000}, "p95",
+     "p95 alone does not define a length distribution; give mean or p50 as well"),
 ])
 def test_length_statistics_must_be_consistent(stats: dict, key: str, message: str) -> None:
     issues = ws.check_workload(_with("traffic.output_tokens", stats)).issues
@@ -202,6 +206,34 @@ def test_length_problems_are_found_even_when_a_sibling_is_bad() -> None:
 ])
 def test_consistent_statistics_are_accepted(stats: dict) -> None:
     assert _issues(_with("traffic.output_tokens", stats)) == []
+
+
+# ---- bounds ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("path", "value", "message"), [
+    ("cluster.gpus", 100_001, "must be less than or equal to 100000, got 100001 (integer)"),
+    ("cluster.gpus", 10 ** 30,
+     "must be less than or equal to 100000, got 100000000000... (a 31-digit integer)"),
+    ("traffic.rate_rps", 2e9, "must be less than or equal to 1000000000, got 2e+09 (number)"),
+    ("traffic.phases.1.rate_rps", 1e-9,
+     "1e-09 requests/s is below the smallest rate evaluated, 1e-06 (one request every 12 days)"),
+    ("traffic.burstiness", 1e200, "must be less than or equal to 1000, got 1e+200 (number)"),
+    ("traffic.phases.0.prompt_tokens", 10_000_001,
+     "must be less than or equal to 10000000, got 10000001 (integer)"),
+    ("deployment.chunk_tokens", 10 ** 12,
+     "must be less than or equal to 10000000, got 1000000000000 (integer)"),
+])
+def test_numbers_beyond_what_the_model_evaluates_are_refused(path: str, value: Any,
+                                                             message: str) -> None:
+    assert _issues(_with(path, value)) == [(path, message)]
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    ("cluster.gpus", 100_000), ("traffic.rate_rps", 1e9), ("traffic.phases.0.rate_rps", 1e-6),
+    ("traffic.burstiness", 1000.0), ("traffic.output_tokens", 10_000_000),
+    ("traffic.prompt_tokens", {"mean": 10_000_000}),
+])
+def test_numbers_at_the_bounds_are_accepted(path: str, value: Any) -> None:
+    assert _issues(_with(path, value)) == []
 
 
 # ---- traffic and phases --------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from advisor.core import sweep as sw
+from advisor.render.report_json import json_number
 from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, scenario
 
 RunCli = Callable[..., Any]
@@ -55,7 +56,7 @@ def test_json_has_every_point(run_cli: RunCli) -> None:
                           "rounding_loss", "kv_utilization", "gain", "split", "colocated"}
     for point, i in zip(doc["points"], range(len(want.axes[0]))):
         assert point["verdict"] == str(want.verdict[i])
-        assert point["rounding_loss"] == float(want["rounding_loss"][i])
+        assert point["rounding_loss"] == json_number(float(want["rounding_loss"][i]))
     assert doc["transitions"][0] == {"at": cross.value, "verdict": "disaggregate"}
 
 

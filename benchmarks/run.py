@@ -1,0 +1,375 @@
+"""Every pd-advisor benchmark in one table, with the targets of issues #3, #5, #6 and #8.
+
+    python benchmarks/run.py [--runs N] [--quick] [--markdown FILE|-]
+
+1. Cold start: the wall time of a fresh process running ``pd-advisor --version`` and
+   ``pd-advisor recommend EXAMPLE`` (default table format, stdout to /dev/null) for every file in
+   ``examples/``, beside the *floor*: ``python -c "import numpy, yaml, pydantic, typer,
+   rich.console"`` in the same environment — what any CLI built on these libraries pays before
+   doing anything. Each command runs as ``sys.executable -m advisor …`` (the interpreter running
+   this script, with the checkout first on ``PYTHONPATH``), not through the ``pd-advisor``
+   console script or a pyenv/asdf shim, whose own start-up would distort the figures. One
+   untimed warm-up of each command (it also writes the bytecode cache, to a temporary
+   ``PYTHONPYCACHEPREFIX``: no run pays for compiling, as after a pip install), then ``--runs``
+   interleaved rounds; the median is shown.
+   Target (#8): ``recommend`` ≤ 1.5 × the floor.
+2. Throughput, in this process after imports and a warm-up, on one core (numpy threads = 1):
+   model evaluations (``bench_evaluate.measure``; target #3: < 50 ms for the three-phase
+   workload), sweep design points (``bench_sweep.kernel``, ``bench_sweep.end_to_end``; targets
+   #5: ≥ 1,000,000 design points/s, a 4,096-point sweep of the three-phase workload < 1 s) and
+   simulated requests (``bench_simulate.measure``; target #6: ≥ 1,000,000 requests/min,
+   colocated chunked).
+
+Prints the machine (CPU model, cores, Python) first. ``--markdown FILE`` also writes the
+tables as markdown (``-`` for stdout), for the README's Performance section. Exit status 1 when
+a target is missed. Not a test: machines are noisy, so no test asserts these times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+for _p in (str(HERE), str(ROOT)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+import bench_evaluate
+import bench_simulate
+import bench_sweep
+
+FLOOR_IMPORTS = "import numpy, yaml, pydantic, typer, rich.console"
+FLOOR = "floor"
+VERSION = "--version"
+TARGET_COLD_RATIO = 1.5
+
+
+# ---- machine ---------------------------------------------------------------------------------
+def cpu_model() -> str:
+    """The CPU model from /proc/cpuinfo (Linux; with family/model, clock, and whether it is a
+    virtual machine), else what ``platform`` knows."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return platform.processor() or platform.machine() or "unknown CPU"
+    info: dict[str, str] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        info.setdefault(key.strip(), " ".join(value.split()))
+    name = next((info[k] for k in ("model name", "Model", "Hardware", "cpu model")
+                 if info.get(k)), platform.processor() or platform.machine() or "unknown CPU")
+    extra = []
+    if info.get("cpu family") and info.get("model"):
+        extra.append(f"family {info['cpu family']} model {info['model']}")
+    if info.get("cpu MHz"):
+        extra.append(f"{float(info['cpu MHz']):,.0f} MHz")
+    if "hypervisor" in info.get("flags", "").split():
+        extra.append("virtual machine")
+    return f"{name} ({', '.join(extra)})" if extra else name
+
+
+def machine() -> dict[str, str]:
+    """CPU model, core counts, Python, OS and the checkout measured."""
+    logical = os.cpu_count() or 0
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = logical
+    cores = f"{logical} logical cores" + (f" ({usable} usable)" if usable != logical else "")
+    from advisor import __version__
+
+    return {
+        "cpu": cpu_model(),
+        "cores": cores,
+        "python": f"{platform.python_implementation()} {platform.python_version()} "
+                  f"({sys.executable})",
+        "os": platform.platform(terse=True),
+        "advisor": f"{__version__} from {ROOT}{_git_describe()}",
+        "date": datetime.date.today().isoformat(),
+        "load": _load(),
+    }
+
+
+def _load() -> str:
+    try:
+        one, five, _ = os.getloadavg()
+    except (AttributeError, OSError):
+        return "unknown"
+    return f"{one:.2f} (1 min), {five:.2f} (5 min) at the start; other work skews the figures"
+
+
+def _git_describe() -> str:
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10, check=False)
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if head.returncode != 0:
+        return ""
+    return f" (git {head.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''})"
+
+
+# ---- cold start ------------------------------------------------------------------------------
+def cold_start_commands(examples: Sequence[Path] | None = None) -> dict[str, list[str]]:
+    """Label → argv: the floor, ``--version``, and ``recommend`` on each example."""
+    if examples is None:
+        examples = sorted((ROOT / "examples").glob("*.yaml"))
+    py = sys.executable
+    commands = {FLOOR: [py, "-c", FLOOR_IMPORTS], VERSION: [py, "-m", "advisor", "--version"]}
+    for path in examples:
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        commands[f"recommend {shown}"] = [py, "-m", "advisor", "recommend", str(path)]
+    return commands
+
+
+def _cold_env(pycache: str) -> dict[str, str]:
+    """The checkout first on PYTHONPATH; bytecode cached in ``pycache`` (written by the
+    warm-up run whatever PYTHONDONTWRITEBYTECODE says, so no run pays for compiling, as after
+    a pip install, and nothing is written into the checkout)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PD_ADVISOR_PROFILES", "PYTHONDONTWRITEBYTECODE")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def time_commands(commands: Mapping[str, Sequence[str]], runs: int = 7,
+                  warmup: bool = True) -> dict[str, list[float]]:
+    """Wall seconds of each command as a fresh process; rounds interleave the commands so a
+    slow patch of the machine hits all of them alike. A failing command raises."""
+    with tempfile.TemporaryDirectory(prefix="pd-advisor-pycache-") as pycache:
+        return _time_commands(commands, runs, warmup, _cold_env(pycache))
+
+
+def _time_commands(commands: Mapping[str, Sequence[str]], runs: int, warmup: bool,
+                   env: Mapping[str, str]) -> dict[str, list[float]]:
+    def once(label: str, argv: Sequence[str]) -> float:
+        t0 = time.perf_counter()
+        proc = subprocess.run(list(argv), cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
+                              timeout=300)
+        elapsed = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{label}: exit {proc.returncode}\n"
+                               f"{proc.stderr.decode(errors='replace')[-2000:]}")
+        return elapsed
+
+    if warmup:
+        for label, argv in commands.items():
+            once(label, argv)
+    times: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(max(1, runs)):
+        for label, argv in commands.items():
+            times[label].append(once(label, argv))
+    return times
+
+
+# ---- tables ----------------------------------------------------------------------------------
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    align: str  # one letter a column: l(eft) or r(ight)
+    rows: list[list[str]] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class Figures:
+    """Everything measured, for ``tables``."""
+
+    cold: dict[str, list[float]] | None = None
+    evaluate: list[bench_evaluate.EvaluateTiming] = field(default_factory=list)
+    kernel: bench_sweep.KernelResult | None = None
+    sweep: bench_sweep.SweepResult | None = None
+    simulate: bench_simulate.SimulateResult | None = None
+
+
+def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
+    """The cold-start and throughput tables (pass/fail beside each target), and the list
+    of missed targets."""
+    out = []
+    failures: list[str] = []
+
+    def verdict(ok: bool, what: str) -> str:
+        if not ok:
+            failures.append(what)
+        return "pass" if ok else "**FAIL**"
+
+    if figures.cold:
+        floor = statistics.median(figures.cold[FLOOR])
+        cold = Table(
+            f"Cold start (wall time of a fresh process, median of {runs} runs)",
+            ["command", "median", "min", "× floor", "target", "result"], "lrrrll",
+            note="Run as `sys.executable -m advisor …` (no console-script or pyenv shim), the "
+                 "checkout first on PYTHONPATH, bytecode cached by an untimed warm-up run; "
+                 "`recommend` prints its default table to /dev/null. The floor is "
+                 "`python -c \"" + FLOOR_IMPORTS + "\"`.")
+        for label, samples in figures.cold.items():
+            med = statistics.median(samples)
+            ratio = med / floor
+            if label == FLOOR:
+                name, target, result = f"floor: `{FLOOR_IMPORTS}`", "", ""
+            elif label == VERSION:
+                name, target, result = "`pd-advisor --version`", "", ""
+            else:
+                name = f"`pd-advisor {label}`"
+                target = f"≤ {TARGET_COLD_RATIO:g}× floor"
+                result = verdict(ratio <= TARGET_COLD_RATIO, f"cold start: {label}")
+            cold.rows.append([name, f"{med:.3f} s", f"{min(samples):.3f} s", f"{ratio:.2f}×",
+                              target, result])
+        out.append(cold)
+
+    thr = Table("Throughput (in process, after imports and a warm-up, one core)",
+                ["benchmark", "figure", "target", "result"], "lrrl")
+    for t in figures.evaluate:
+        fig = f"{t.median_ms:.1f} ms ({t.evaluations_per_s:,.0f} evaluations/s)"
+        if t.name == bench_evaluate.THREE_PHASE.name:
+            target = f"< {bench_evaluate.TARGET_THREE_PHASE_MS:g} ms"
+            result = verdict(t.median_ms < bench_evaluate.TARGET_THREE_PHASE_MS,
+                             f"evaluate {t.name}")
+        else:
+            target = result = ""
+        thr.rows.append([f"evaluate `{t.name}` ({t.phases} phase{'s' if t.phases > 1 else ''})",
+                         fig, target, result])
+    if figures.kernel is not None:
+        k = figures.kernel
+        thr.rows.append([
+            f"sweep allocation/rounding kernel ({k.pairs} shape pairs, {k.points:,} sizes)",
+            f"{k.points_per_s:,.0f} design points/s",
+            f"≥ {bench_sweep.TARGET_KERNEL_POINTS_PER_S:,}/s",
+            verdict(k.points_per_s >= bench_sweep.TARGET_KERNEL_POINTS_PER_S, "sweep kernel")])
+    if figures.sweep is not None:
+        s = figures.sweep
+        thr.rows.append([
+            f"sweep end to end: {s.points:,}-point `cluster.gpus` of `{s.workload}`",
+            f"{s.seconds:.2f} s ({s.points_per_s:,.0f} points/s)",
+            f"< {bench_sweep.TARGET_SWEEP_S:g} s",
+            verdict(s.seconds < bench_sweep.TARGET_SWEEP_S, "sweep end to end")])
+    if figures.simulate is not None:
+        m = figures.simulate
+        target_ok = m.mode != "chunked" or m.requests_per_min >= bench_simulate.TARGET_PER_MINUTE
+        thr.rows.append([
+            f"simulate `{m.workload}` [{m.mode}], {m.runs[0].requests:,} requests a run",
+            f"{m.requests_per_s:,.0f} requests/s = {m.requests_per_min / 1e6:,.2f} M/min",
+            f"≥ {bench_simulate.TARGET_PER_MINUTE:,}/min" if m.mode == "chunked" else "",
+            verdict(target_ok, "simulate") if m.mode == "chunked" else ""])
+    if thr.rows:
+        out.append(thr)
+    return out, failures
+
+
+def render_text(info: Mapping[str, str], tabs: Sequence[Table]) -> str:
+    lines = [f"{k:<8} {v}" for k, v in info.items()]
+    for tab in tabs:
+        rows = [tab.headers] + [[c.replace("**", "").replace("`", "") for c in r]
+                                for r in tab.rows]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(tab.headers))]
+        lines += ["", tab.title]
+        for n, row in enumerate(rows):
+            cells = [c.rjust(w) if a == "r" else c.ljust(w)
+                     for c, w, a in zip(row, widths, tab.align)]
+            lines.append("  ".join(cells).rstrip())
+            if n == 0:
+                lines.append("  ".join("-" * w for w in widths))
+        if tab.note:
+            lines += textwrap.wrap(tab.note.replace("`", ""), 100)
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(info: Mapping[str, str], tabs: Sequence[Table]) -> str:
+    head = (f"Measured on {info['cpu']}, {info['cores']}, {info['python'].split(' (')[0]}, "
+            f"{info['os']}; pd-advisor {info['advisor']}, {info['date']}, load average "
+            f"{info['load'].split(' ')[0]} (`python benchmarks/run.py`).")
+    lines = [head, ""]
+    for tab in tabs:
+        lines += [f"**{tab.title}**", "", "| " + " | ".join(tab.headers) + " |",
+                  "|" + "|".join("---:" if a == "r" else "---" for a in tab.align) + "|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
+                  for row in tab.rows]
+        if tab.note:
+            lines += ["", tab.note]
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# ---- main ------------------------------------------------------------------------------------
+def collect(runs: int, quick: bool, progress: Callable[[str], None]) -> Figures:
+    """Measure everything (``quick``: fewer repeats, smaller simulations)."""
+    from advisor.loading.catalog import ProfileCatalog
+
+    figures = Figures()
+    progress(f"cold start: {runs} runs of each command …")
+    figures.cold = time_commands(cold_start_commands(), runs)
+    catalog = ProfileCatalog()
+    progress("evaluate …")
+    figures.evaluate = [bench_evaluate.measure(p, 5 if quick else 15, catalog)
+                        for p in bench_evaluate.workloads()]
+    progress("sweep kernel …")
+    figures.kernel = bench_sweep.kernel(catalog, repeats=3 if quick else 7)
+    progress("sweep end to end …")
+    figures.sweep = bench_sweep.end_to_end(catalog, repeats=2 if quick else 5)
+    progress("simulate …")
+    figures.simulate = bench_simulate.measure(requests=50_000 if quick else 200_000,
+                                              runs=3 if quick else 5)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=None,
+                        help="cold-start runs of each command (default 7; 3 with --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repeats and smaller simulations (a rough look)")
+    parser.add_argument("--markdown", metavar="FILE",
+                        help="also write the tables as markdown to FILE ('-' = stdout)")
+    args = parser.parse_args(argv)
+    runs = args.runs if args.runs is not None else (3 if args.quick else 7)
+
+    info = machine()
+    print("\n".join(f"{k:<8} {v}" for k, v in info.items()), flush=True)
+
+    def progress(msg: str) -> None:
+        print(f"  … {msg}", file=sys.stderr, flush=True)
+
+    figures = collect(runs, args.quick, progress)
+    tabs, failures = tables(figures, runs)
+    text = render_text(info, tabs)
+    print(text.split("\n", len(info))[-1], end="")  # the machine lines are printed already
+    if args.markdown:
+        md = render_markdown(info, tabs)
+        if args.markdown == "-":
+            print()
+            print(md, end="")
+        else:
+            Path(args.markdown).write_text(md, encoding="utf-8")
+            print(f"markdown written to {args.markdown}")
+    print(f"load     {_load().split(' at ')[0]} at the end")
+    if failures:
+        print(f"missed {len(failures)} target(s): {'; '.join(failures)}")
+        return 1
+    print("every target met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""A problem is always one line of printable text, with a key that reads unambiguously."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from advisor.loading.errors import InputProblem, one_line, shown_key
+from advisor.render.junit import xml_safe
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("plain text: fine", "plain text: fine"),
+    ("a\nb", "a\\nb"),
+    ("line\u2028separator", "line\\u2028separator"),
+    ("next\x85line", "next\\x85line"),
+    ("\x1b[31mred", "\\x1b[31mred"),
+    ("right\u202eto-left", "right\\u202eto-left"),
+    ("tab\there", "tab\\there"),
+    ("caf\u00e9 \u4e2d\u6587 \U0001f600", "caf\u00e9 \u4e2d\u6587 \U0001f600"),
+])
+def test_one_line_escapes_what_is_not_printable(text: str, shown: str) -> None:
+    assert one_line(text) == shown
+
+
+@pytest.mark.parametrize(("key", "shown"), [
+    ("traffic.phases.0.share", "traffic.phases.0.share"),
+    ("slo.my key", "slo.my key"),
+    (" ", "' '"),
+    ("cluster. gpus", "'cluster. gpus'"),
+    ("cluster.", "'cluster.'"),
+    ("a: b", "'a: b'"),
+    ("ttft\nms", "'ttft\\nms'"),
+])
+def test_shown_key_quotes_ambiguous_keys(key: str, shown: str) -> None:
+    assert shown_key(key) == shown
+
+
+def test_problem_with_line_breaks_is_one_line() -> None:
+    problem = InputProblem("w.yaml", 3, 5, "slo.ttft\nms", "unknown key 'ttft\nms'")
+    assert problem.format() == "w.yaml:3:5: error: 'slo.ttft\\nms': unknown key 'ttft\\nms'"
+
+
+def test_xml_safe_keeps_xml_parsable() -> None:
+    element = ET.Element("e", message=xml_safe("bad \x08 and \x00 and \ufffe; fine \u00e9\t"))
+    parsed = ET.fromstring(ET.tostring(element, encoding="unicode"))
+    assert parsed.get("message") == "bad \\x08 and \\x00 and \\ufffe; fine \u00e9\t"

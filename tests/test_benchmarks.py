@@ -1,0 +1,67 @@
+"""Smoke test of ``benchmarks/``: every measuring function runs with tiny counts and returns
+sane positive figures, and ``run.py`` renders its tables. No timing is asserted (machines are
+noisy); ``python benchmarks/run.py`` is the benchmark."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def run() -> Iterator[ModuleType]:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        yield importlib.import_module("run")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def _positive(*values: float) -> bool:
+    return all(math.isfinite(v) and v > 0 for v in values)
+
+
+def test_benchmark_functions_return_positive_figures(run: ModuleType) -> None:
+    from advisor.loading.catalog import ProfileCatalog
+
+    catalog = ProfileCatalog()
+    ev = run.bench_evaluate.measure(run.bench_evaluate.THREE_PHASE, repeats=1, catalog=catalog)
+    assert ev.phases == 3 and _positive(ev.median_ms, ev.evaluations_per_s)
+
+    k = run.bench_sweep.kernel(catalog, repeats=1, points=1_000, scalar_sample=range(1000, 1002),
+                               scalar_repeats=1)
+    assert k.points == 1_000 and k.pairs > 0
+    assert _positive(k.points_per_s, k.splits_per_s, k.scalar_seconds_per_point)
+
+    sw = run.bench_sweep.end_to_end(catalog, repeats=1, spec="1:32", probe=(16,))
+    assert sw.points == 32 and sw.phases == 3
+    assert _positive(sw.seconds, sw.seconds_with_load, sw.scalar_seconds_per_point)
+
+    sim = run.bench_simulate.measure(requests=500, runs=1)
+    assert sim.mode == "chunked" and len(sim.runs) == 1 and sim.runs[0].steps > 0
+    assert _positive(sim.requests_per_s, sim.requests_per_min)
+
+    commands = run.cold_start_commands([])
+    assert set(commands) == {run.FLOOR, run.VERSION}
+    version = run.time_commands({run.VERSION: commands[run.VERSION]}, runs=1, warmup=False)
+    assert len(version[run.VERSION]) == 1 and _positive(*version[run.VERSION])
+    cold = {run.FLOOR: [0.25], **version}  # the floor is not timed here: too slow uncached
+
+    figures = run.Figures(cold=cold, evaluate=[ev], kernel=k, sweep=sw, simulate=sim)
+    tabs, failures = run.tables(figures, runs=1)
+    assert [len(t.rows) for t in tabs] == [2, 4]
+    assert isinstance(failures, list)
+    info = run.machine()
+    assert info["cpu"] and info["python"]
+    text = run.render_text(info, tabs)
+    markdown = run.render_markdown(info, tabs)
+    assert "design points/s" in text and "requests/s" in text and "× floor" in text
+    assert markdown.count("\n|---|") == 2 and "≥ 1,000,000/min" in markdown
