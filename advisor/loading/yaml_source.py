@@ -408,7 +408,16 @@ def compose_guarded(loader: Any, *, max_nodes: int = MAX_EXPANDED_NODES,
     root = None
     tag_errors: list[YamlGuardError] = []
     if not loader.check_event(yaml.StreamEndEvent):
-        root = _compose_document(loader, max_nodes, max_depth, tag_errors)
+        try:
+            root = _compose_document(loader, max_nodes, max_depth, tag_errors)
+        except yaml.scanner.ScannerError as exc:
+            # libyaml ≥ 0.2.5 (bundled with PyYAML 6.0.4 wheels) scans flow collections ahead
+            # of its events and stops at 1,000 levels itself, before this guard sees level
+            # max_depth + 1: the same refusal, at libyaml's position, without a key path
+            if "maximum nesting depth" not in str(exc.problem):
+                raise
+            raise YamlGuardError(f"the document nests deeper than {max_depth} levels",
+                                 exc.problem_mark, "") from None
     if not loader.check_event(yaml.StreamEndEvent):
         event: Any = loader.get_event()
         raise yaml.composer.ComposerError(

@@ -168,8 +168,11 @@ def test_deep_nesting_is_refused_not_a_crash() -> None:
     """PyYAML's C composer recurses per level; 300,000 levels crash the interpreter."""
     text = "a: " + "[" * 300_000 + "]" * 300_000 + "\n"
     [problem] = _problems(text)
-    assert problem == (f"w.yaml:1:{4 + MAX_DEPTH - 1}: error: a.0.0.0.0.0.0.0…: the document "
-                       f"nests deeper than {MAX_DEPTH} levels")
+    # the guard's refusal at level 101 or, with PyYAML ≥ 6.0.4 wheels, the same refusal where
+    # libyaml's own 1,000-level scanner limit stops first (see compose_guarded)
+    assert problem in (f"w.yaml:1:{4 + MAX_DEPTH - 1}: error: a.0.0.0.0.0.0.0…: the document "
+                       f"nests deeper than {MAX_DEPTH} levels",
+                       f"w.yaml:1:1003: error: the document nests deeper than {MAX_DEPTH} levels")
 
 
 def test_depth_limit_is_exact() -> None:
@@ -293,14 +296,18 @@ def test_profile_loader_refuses_bombs_tags_depth_and_size(tmp_path: Path) -> Non
         "rec.yaml": ("a: &a [*a]\n", "1:8: YAML error: alias '*a' refers to the node"),
         "tag.yaml": ("id: !!python/name:os.system x\n",
                      "1:5: YAML error: tag '!!python/name:os.system' is not allowed"),
-        "deep.yaml": ("a: " + "[" * 200_000 + "]" * 200_000, ("1:103: YAML error: the document "
+        "deep.yaml": ("a: " + "[" * 200_000 + "]" * 200_000, ("YAML error: the document "
                                                              "nests deeper than 100 levels")),
         "big.yaml": ("# padding\n" * 110_000, "1:1: file is too large (1,100,000 bytes)"),
     }
     for name, (text, start) in cases.items():
         with pytest.raises(ProfileInvalidError) as info:
             _write_and_load(tmp_path / name, text)
-        assert info.value.problems[0].startswith(start), (name, info.value.problems)
+        problem = info.value.problems[0]
+        if name == "deep.yaml":  # at level 101, or where libyaml ≥ 0.2.5 stops (1,000)
+            assert problem in (f"1:103: {start}", f"1:1003: {start}"), problem
+        else:
+            assert problem.startswith(start), (name, info.value.problems)
 
 
 def test_profile_loader_still_reads_profiles_and_rejects_duplicates(tmp_path: Path) -> None:
