@@ -203,7 +203,8 @@ _RATE_PASSES = 6
 def _over(value: np.ndarray, limit: float) -> np.ndarray:
     """value/limit − 1 (> 0: over the limit); a zero limit admits only zero."""
     if limit > 0:
-        return value / limit - 1.0
+        with np.errstate(over="ignore"):  # a tiny limit: far over it is +inf, as it should be
+            return value / limit - 1.0
     return np.where(value > 0, np.inf, -1.0)
 
 
