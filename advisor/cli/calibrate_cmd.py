@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from advisor.cli.output import fail as _fail
-from advisor.cli.output import write_output
+from advisor.cli.output import fail_with_problems, write_output
 
 if TYPE_CHECKING:
     from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
@@ -247,10 +247,7 @@ def register(app: typer.Typer) -> None:
         try:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or ()))
         except InputError as exc:
-            for problem in exc.problems:
-                sys.stderr.write(problem.format() + "\n")
-            _fail(f"{workload}: {len(exc.problems)} problem"
-                  f"{'s' * (len(exc.problems) != 1)}; nothing fitted")
+            fail_with_problems(workload, exc.problems, "nothing fitted")
         runs = _load_runs(results)
         inst = _instance(scenario, runs, tensor_parallel)
         budget = _token_budget(scenario, chunk_tokens)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -19,6 +20,15 @@ def fail(message: str) -> NoReturn:
     """Print ``pd-advisor: error: ...`` on stderr and exit 2."""
     sys.stderr.write(f"pd-advisor: error: {message}\n")
     raise typer.Exit(EXIT_ERROR)
+
+
+def fail_with_problems(path: Path, problems: Sequence[Any], outcome: str) -> NoReturn:
+    """Print every input problem (``path:line:col: error: ...``) on stderr, then
+    ``pd-advisor: error: PATH: N problems; OUTCOME`` (e.g. "nothing evaluated"), exit 2."""
+    for problem in problems:
+        sys.stderr.write(problem.format() + "\n")
+    count = len(problems)
+    fail(f"{path}: {count} problem{'s' * (count != 1)}; {outcome}")
 
 
 def debug_enabled() -> bool:

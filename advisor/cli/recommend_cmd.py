@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
-    DEFAULT_WIDTH, debug_enabled, fail, terminal_settings, write_output)
+    DEFAULT_WIDTH,
+    debug_enabled,
+    fail,
+    fail_with_problems,
+    terminal_settings,
+    write_output,
+)
 from advisor.render.formats import Format, RecommendFormat  # light: enums only
 from advisor.render.launch import EmitEngine  # light: stdlib only
 
@@ -62,11 +68,10 @@ def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None =
     from advisor.core.boundaries import verdict_boundaries
     from advisor.core.evaluate import evaluate
     from advisor.core.rules import assess
-    from advisor.loading.resolve import load_scenario, read_document
+    from advisor.loading.resolve import load_scenario_and_document
     from advisor.render.report_json import build_report
 
-    scenario = load_scenario(path, catalog)
-    document = read_document(path)
+    scenario, document = load_scenario_and_document(path, catalog)
     data = path.read_bytes()
     model = evaluate(scenario)
     assessment = assess(scenario, model)
@@ -139,10 +144,7 @@ def register(app: typer.Typer) -> None:
         try:
             report, document = build_file_report(workload, catalog_for(profiles or []))
         except InputError as exc:
-            for problem in exc.problems:
-                sys.stderr.write(problem.format() + "\n")
-            count = len(exc.problems)
-            fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing evaluated")
+            fail_with_problems(workload, exc.problems, "nothing evaluated")
         except Exception as exc:  # exit 2, never a traceback
             if debug_enabled():
                 raise

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Self
 
 import typer
 
-from advisor.cli.output import debug_enabled, fail, terminal_settings
+from advisor.cli.output import debug_enabled, fail, fail_with_problems, terminal_settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -82,11 +82,7 @@ def register(app: typer.Typer) -> None:
         try:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or []))
         except InputError as exc:
-            for problem in exc.problems:
-                sys.stderr.write(problem.format() + "\n")
-            count = len(exc.problems)
-            fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing simulated"
-                        )
+            fail_with_problems(workload, exc.problems, "nothing simulated")
         try:
             model = evaluate(scenario)
             results, skipped = [], []

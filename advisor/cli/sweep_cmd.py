@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Self
 
 import typer
 
-from advisor.cli.output import debug_enabled, fail, terminal_settings, write_output
+from advisor.cli.output import (
+    debug_enabled,
+    fail,
+    fail_with_problems,
+    terminal_settings,
+    write_output,
+)
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -99,11 +105,7 @@ def register(app: typer.Typer) -> None:
         try:
             scenario = load_scenario(workload, catalog)
         except InputError as exc:
-            for problem in exc.problems:
-                sys.stderr.write(problem.format() + "\n")
-            count = len(exc.problems)
-            fail(f"{workload}: {count} problem{'s' * (count != 1)}; nothing swept"
-                        )
+            fail_with_problems(workload, exc.problems, "nothing swept")
         try:
             axes = []
             for text in vary:

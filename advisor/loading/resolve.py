@@ -109,6 +109,12 @@ def load_scenario(path: Path, catalog: ProfileCatalog) -> core.Scenario:
     Raises :class:`InputError` with every problem found in the workload, its
     ``.pd-advisor.yaml`` and the profiles it names.
     """
+    return load_scenario_and_document(path, catalog)[0]
+
+
+def load_scenario_and_document(path: Path, catalog: ProfileCatalog
+                               ) -> tuple[core.Scenario, YamlDocument]:
+    """:func:`load_scenario`, with the parsed workload (for locating keys in reports)."""
     document = read_document(path)
     problems: list[InputProblem] = list(document.problems)
     check = ws.check_workload(document.data)
@@ -127,7 +133,8 @@ def load_scenario(path: Path, catalog: ProfileCatalog) -> core.Scenario:
     extras = {"source": str(path)}
     if config_path is not None:
         extras["config"] = str(config_path)
-    return _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]
+    scenario = _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]
+    return scenario, document
 
 
 def load_many(paths: Sequence[Path], catalog: ProfileCatalog) -> list[core.Scenario | InputError]:

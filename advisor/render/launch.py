@@ -111,7 +111,8 @@ class _Slot:
 
     @property
     def host(self) -> str:
-        """The (first) node's placeholder host name."""
+        """Host name of its (first) node as printed: ``node<N>``, for the user to map to a
+        real host (the plan knows node numbers, not machines)."""
         return f"node{self.nodes[0]}"
 
 
