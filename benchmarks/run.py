@@ -55,6 +55,7 @@ import bench_sweep
 
 FLOOR_IMPORTS = "import numpy, yaml, pydantic, typer, rich.console"
 FLOOR = "floor"
+TYPER_FLOOR = "typer floor"
 VERSION = "--version"
 TARGET_COLD_RATIO = 1.5
 
@@ -133,7 +134,10 @@ def cold_start_commands(examples: Sequence[Path] | None = None) -> dict[str, lis
     if examples is None:
         examples = sorted((ROOT / "examples").glob("*.yaml"))
     py = sys.executable
-    commands = {FLOOR: [py, "-c", FLOOR_IMPORTS], VERSION: [py, "-m", "advisor", "--version"]}
+    commands = {FLOOR: [py, "-c", FLOOR_IMPORTS],
+                TYPER_FLOOR: [py, str(HERE / "typer_floor.py"), "recommend",
+                              str(examples[0]) if examples else "workload.yaml"],
+                VERSION: [py, "-m", "advisor", "--version"]}
     for path in examples:
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         commands[f"recommend {shown}"] = [py, "-m", "advisor", "recommend", str(path)]
@@ -223,12 +227,17 @@ def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
             note="Run as `sys.executable -m advisor …` (no console-script or pyenv shim), the "
                  "checkout first on PYTHONPATH, bytecode cached by an untimed warm-up run; "
                  "`recommend` prints its default table to /dev/null. The floor is "
-                 "`python -c \"" + FLOOR_IMPORTS + "\"`.")
+                 "`python -c \"" + FLOOR_IMPORTS + "\"`; the Typer floor adds what Typer "
+                 "does at run time (Typer ≥ 0.29 coerces every parameter through a pydantic "
+                 "TypeAdapter), for reference.")
         for label, samples in figures.cold.items():
             med = statistics.median(samples)
             ratio = med / floor
             if label == FLOOR:
                 name, target, result = f"floor: `{FLOOR_IMPORTS}`", "", ""
+            elif label == TYPER_FLOOR:
+                name, target, result = ("Typer floor: a do-nothing Typer app with recommend's "
+                                        "parameters (`benchmarks/typer_floor.py`)", "", "")
             elif label == VERSION:
                 name, target, result = "`pd-advisor --version`", "", ""
             else:

@@ -1,23 +1,34 @@
-"""Registry of subcommands: one module per command, attached here."""
+"""Registry of subcommands: one module per command, attached here by name."""
 
 from __future__ import annotations
 
+import importlib
+
 import typer
 
+MODULES = {
+    "profiles": "advisor.cli.profiles_cmd",
+    "validate": "advisor.cli.validate_cmd",
+    "schema": "advisor.cli.schema_cmd",
+    "recommend": "advisor.cli.recommend_cmd",
+    "check": "advisor.cli.check_cmd",
+    "simulate": "advisor.cli.simulate_cmd",
+    "calibrate": "advisor.cli.calibrate_cmd",
+    "init": "advisor.cli.init_cmd",
+    "sweep": "advisor.cli.sweep_cmd",
+}
+"""Command name → the module that defines it, in the order ``--help`` lists them."""
 
-def register(app: typer.Typer) -> None:
-    """Attach all subcommands to ``app``."""
-    from advisor.cli import check_cmd, profiles_cmd, recommend_cmd, schema_cmd, validate_cmd
+NAMES = frozenset(MODULES)
 
-    app.add_typer(profiles_cmd.app, name="profiles")
-    validate_cmd.register(app)
-    schema_cmd.register(app)
-    recommend_cmd.register(app)
-    check_cmd.register(app)
-    from advisor.cli import simulate_cmd
-    simulate_cmd.register(app)
-    from advisor.cli import calibrate_cmd, init_cmd
-    calibrate_cmd.register(app)
-    init_cmd.register(app)
-    from advisor.cli import sweep_cmd
-    sweep_cmd.register(app)
+
+def register(app: typer.Typer, only: str | None = None) -> None:
+    """Attach every subcommand to ``app``, or only the one named ``only``."""
+    for name, module_name in MODULES.items():
+        if only is not None and name != only:
+            continue
+        module = importlib.import_module(module_name)
+        if name == "profiles":
+            app.add_typer(module.app, name="profiles")
+        else:
+            module.register(app)

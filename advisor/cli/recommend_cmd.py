@@ -27,8 +27,7 @@ from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
     terminal_settings,
     write_output,
 )
-from advisor.render.formats import Format, RecommendFormat  # light: enums only
-from advisor.render.launch import EmitEngine  # light: stdlib only
+from advisor.render.formats import EmitEngine, Format, RecommendFormat  # light: enums only
 
 if TYPE_CHECKING:
     from advisor.loading.catalog import ProfileCatalog

@@ -39,6 +39,7 @@ from typing import Literal
 import numpy as np
 
 from advisor.core import sweep as sw
+from advisor.core.arrays import unique_sorted
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
 
@@ -69,11 +70,6 @@ class Boundary:
 
 def _other(verdict: str) -> str:
     return sw.VERDICTS[0] if verdict == sw.VERDICTS[1] else sw.VERDICTS[1]
-
-
-def _verdict_at(sc: Scenario) -> str:
-    res = sw.evaluate_points(sc, [sc.cluster.gpus])
-    return sw.VERDICTS[int(res["disaggregate"][0])]
 
 
 def _fmt_gpus(n: int) -> str:
@@ -125,7 +121,7 @@ def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
             else max(limit, min(cur // 2, cur - 64)))
     found = first_flip(np.arange(cur + step, near + step, step, dtype=np.int64))
     if found is None and near != limit:
-        grid = np.unique(np.round(np.geomspace(near, limit, max(2, int(abs(
+        grid = unique_sorted(np.round(np.geomspace(near, limit, max(2, int(abs(
             math.log(limit / near)) / math.log(1.02)) + 2))).astype(np.int64))
         grid = grid[::step]
         hit = first_flip(grid[1:])
@@ -155,8 +151,13 @@ def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
     return Boundary("cluster.gpus", cur, found, direction, text, "verdict", to)
 
 
-def bandwidth_boundary(sc: Scenario, verdict: str) -> Boundary | None:
-    """The inter-node bandwidth multiplier at which the verdict flips (None: not applicable)."""
+def bandwidth_boundary(sc: Scenario, verdict: str,
+                       caps: sw._Capacities | None = None) -> Boundary | None:
+    """The inter-node bandwidth multiplier at which the verdict flips (None: not applicable).
+
+    Every multiplier is one design-point evaluation; the capacities that do not depend on
+    the inter-node link (``_Capacities.with_inter_node``) are computed once for all of them.
+    """
     cl = sc.cluster
     if cl.inter_node is None or cl.gpus <= cl.gpus_per_node:
         return None
@@ -165,8 +166,15 @@ def bandwidth_boundary(sc: Scenario, verdict: str) -> Boundary | None:
     end = BANDWIDTH_RANGE if direction == "up" else 1.0 / BANDWIDTH_RANGE
     to = _other(verdict)
 
+    caps = caps or sw._Capacities(sc)
+    rates = np.array([[ph.rate_rps for ph in sc.phases]])
+
     def at(scale: float) -> str:
-        return _verdict_at(sw.apply_value(sc, key, scale))
+        scaled = sw.apply_value(sc, key, scale).cluster.inter_node
+        assert scaled is not None
+        res = sw._points(caps.with_inter_node(scaled), np.array([cl.gpus], dtype=np.int64),
+                         rates)
+        return sw.VERDICTS[int(res["disaggregate"][0])]
 
     link = cl.inter_node.id
     if at(end) == verdict:
@@ -356,7 +364,7 @@ def verdict_boundaries(sc: Scenario, m: ModelResult | None = None) -> tuple[Boun
     caps = sw._Capacities(sc)  # capacities shared by the searches that keep the scenario
     out: list[Boundary] = [gpu_boundary(sc, verdict, "up", caps),
                            gpu_boundary(sc, verdict, "down", caps)]
-    bw = bandwidth_boundary(sc, verdict)
+    bw = bandwidth_boundary(sc, verdict, caps)
     if bw is not None:
         out.append(bw)
     rate = rate_boundary(sc, verdict, caps)

@@ -21,6 +21,7 @@ evaluated together.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from functools import cached_property
 
@@ -68,12 +69,60 @@ class StepParams:
                       for f in fields(cls)})
 
 
+def _finite_scalars(*values: object) -> bool:
+    """Whether every value is a finite Python or numpy scalar number (not an array)."""
+    return all(isinstance(v, (float, int)) and math.isfinite(v) for v in values)
+
+
+def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float, d: float,
+                      ctx: float) -> np.float64:
+    """:func:`step_time` for one dense-model instance and finite scalar inputs, in Python
+    floats.
+
+    The same expressions in the same order as the array path (IEEE arithmetic gives the
+    same bits; ``tests/core/test_instance.py`` checks it), without numpy's per-call cost:
+    the capacity searches call this thousands of times per evaluation. MoE models take the
+    array path: numpy's vectorised ``power`` and the C library's ``pow`` can differ in the
+    last bit.
+    """
+    n = max(float(n), 1.0 if p > 0 else 0.0)
+    tokens = p + d
+    chunk = p / n if n > 0 else 0.0
+
+    attn_width = float(m.num_layers * m.attention_width)
+    flops = (2.0 * m.matmul_params_per_token * tokens
+             + n * 2.0 * attn_width * (2.0 * chunk * k + chunk * chunk)
+             + 4.0 * attn_width * d * ctx)
+    compute_s = flops / q.compute_flops_per_s
+
+    weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
+    window = m.sliding_window_tokens
+    if window:
+        full_share = (m.num_layers - m.sliding_window_layers) / m.num_layers
+        win_share = m.sliding_window_layers / m.num_layers
+        ctx = full_share * ctx + win_share * min(ctx, window)
+        k = full_share * k + win_share * min(k, window)
+    kv_bytes = q.kv_bytes_per_token_per_gpu * (d * ctx + n * k + tokens)
+    memory_s = (weight_bytes + kv_bytes) / q.memory_bytes_per_s
+
+    act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
+    comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
+              + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
+    return np.float64(max(compute_s, memory_s) + comm_s + q.step_overhead_s)
+
+
 def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 0.0,
               prefill_seqs: np.ndarray | float = 0.0,
               prefill_context_tokens: np.ndarray | float = 0.0,
               decode_seqs: np.ndarray | float = 0.0,
               decode_context_tokens: np.ndarray | float = 0.0) -> np.ndarray:
     """The step-time formula (module docstring) for one or many stacked instances."""
+    if (m.moe is None and isinstance(q.compute_flops_per_s, float)
+            and _finite_scalars(prefill_tokens, prefill_seqs, prefill_context_tokens,
+                                decode_seqs, decode_context_tokens)):
+        return _step_time_scalar(m, q, float(prefill_tokens), float(prefill_seqs),
+                                 float(prefill_context_tokens), float(decode_seqs),
+                                 float(decode_context_tokens))
     p = np.asarray(prefill_tokens, dtype=float)
     n = np.maximum(np.asarray(prefill_seqs, dtype=float), np.where(p > 0, 1.0, 0.0))
     k = np.asarray(prefill_context_tokens, dtype=float)
@@ -230,6 +279,9 @@ class Instance:
     def prefill_time_s(self, prompt_tokens: np.ndarray | float,
                        prompts: np.ndarray | float = 1.0) -> np.ndarray:
         """Seconds to prefill ``prompts`` whole prompts of ``prompt_tokens`` each in one pass."""
+        if _finite_scalars(prompt_tokens, prompts):
+            s, n = float(prompt_tokens), float(prompts)
+            return self.step_time_s(prefill_tokens=s * n, prefill_seqs=n)
         s = np.asarray(prompt_tokens, dtype=float)
         n = np.asarray(prompts, dtype=float)
         return self.step_time_s(prefill_tokens=s * n, prefill_seqs=n)

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from advisor.core.arrays import unique_sorted
 from advisor.core.distributions import normal_quantile
 
 
@@ -142,7 +143,7 @@ def allen_cunneen_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
     return np.where(lam <= 0, 0.0, wait), p_wait
 
 
-_RHO_GRID = np.unique(np.concatenate([np.geomspace(1e-9, 0.5, 600),
+_RHO_GRID = unique_sorted(np.concatenate([np.geomspace(1e-9, 0.5, 600),
                                        1.0 - np.geomspace(0.5, 1e-9, 600)]))
 
 

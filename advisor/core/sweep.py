@@ -69,6 +69,7 @@ from typing import Any
 
 import numpy as np
 
+from advisor.core.arrays import unique_sorted
 from advisor.core import allocation as alloc
 from advisor.core import evaluate as ev
 from advisor.core.colocated import CHUNK_CANDIDATES, max_rate_meeting
@@ -817,16 +818,38 @@ class _Group:
     """Per phase: (prefill index, decode index) of the pairs with non-zero rates."""
 
 
-class _Capacities:
-    """Capacity caches for one scenario (every key but cluster.gpus and rates applied)."""
+def _stage_link(inst: Any) -> LinkSpec | None:
+    """The link an instance's pipeline stages talk over (None: one stage, no such link)."""
+    return inst.inter_link if inst.pipeline_stages > 1 else None
 
-    def __init__(self, sc: Scenario) -> None:
+
+class _Capacities:
+    """Capacity caches for one scenario (every key but cluster.gpus and rates applied).
+
+    The per-instance caches are keyed by the instance shape, the phase and every link the
+    entry depends on (the KV link of prefill entries, the pipeline-stage link of instances
+    spanning nodes), so :meth:`with_inter_node` can share them between scenarios that differ
+    only in the inter-node link.
+    """
+
+    def __init__(self, sc: Scenario, shared: _Capacities | None = None) -> None:
         self.sc = sc
         self._groups: dict[tuple, _Group] = {}
-        self._coloc: dict[tuple, list[np.ndarray]] = {}
-        self._prefill: dict[tuple, Any] = {}
-        self._decode: dict[tuple, Any] = {}
-        self._pooled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        if shared is None:
+            self._coloc: dict[tuple, list[np.ndarray]] = {}
+            self._prefill: dict[tuple, Any] = {}
+            self._decode: dict[tuple, Any] = {}
+            self._pooled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        else:
+            self._coloc, self._prefill = shared._coloc, shared._prefill
+            self._decode, self._pooled = shared._decode, shared._pooled
+
+    def with_inter_node(self, link: LinkSpec) -> _Capacities:
+        """The capacities of this scenario with ``link`` as its inter-node link, sharing every
+        cached entry that does not depend on it (instances within one node, decode and
+        colocated capacities of single-stage instances)."""
+        sc = self.sc
+        return _Capacities(replace(sc, cluster=replace(sc.cluster, inter_node=link)), self)
 
     def group_codes(self, G: np.ndarray) -> np.ndarray:
         """A code per cluster size: equal codes share shapes and link (see _Group)."""
@@ -894,7 +917,7 @@ class _Capacities:
         return grp
 
     def _prefill_cap(self, shape: Any, k: int, ph: TrafficPhase, link: LinkSpec) -> Any:
-        key = (shape.label, k, link.id, link.bandwidth_bytes_per_s)
+        key = (shape.label, k, link, _stage_link(shape.instance))
         if key not in self._prefill:
             self._prefill[key] = prefill_capacity(shape.instance, ph, self.sc.slo.quantile,
                                                   ev._s(self.sc.slo.ttft_ms), link)
@@ -916,11 +939,11 @@ class _Capacities:
                     continue
                 servers = self._servers(grp, k, G)
                 for j, shape in enumerate(grp.shapes):
-                    base = (shape.label, k, grp.link.id, grp.link.bandwidth_bytes_per_s)
+                    base = (shape.label, k, grp.link, _stage_link(shape.instance))
                     need.setdefault(base, (shape.instance, k, grp.link, []))[3].append(
                         servers[:, j])
         for base, (inst, k, link, cols) in need.items():
-            values = np.unique(np.concatenate(cols))
+            values = unique_sorted(np.concatenate(cols))
             known_v, known_r = self._pooled.get(base, (np.zeros(0, np.int64), np.zeros(0)))
             missing = np.setdiff1d(values, known_v, assume_unique=True)
             if missing.size == 0:
@@ -940,12 +963,12 @@ class _Capacities:
         out = np.zeros(servers.shape)
         link = grp.link
         for j, shape in enumerate(grp.shapes):
-            vals, res = self._pooled[(shape.label, k, link.id, link.bandwidth_bytes_per_s)]
+            vals, res = self._pooled[(shape.label, k, link, _stage_link(shape.instance))]
             out[:, j] = res[np.searchsorted(vals, servers[:, j])]
         return out
 
     def _decode_cap(self, shape: Any, k: int, ph: TrafficPhase) -> Any:
-        key = (shape.label, k)
+        key = (shape.label, k, _stage_link(shape.instance))
         if key not in self._decode:
             self._decode[key] = decode_capacity(shape.instance, shape.max_sequences[ph.name], ph,
                                                 ev._s(self.sc.slo.tpot_ms))
@@ -953,7 +976,7 @@ class _Capacities:
 
     def _coloc_goods(self, shapes: list, chunks: np.ndarray | None) -> list[np.ndarray]:
         """Per-instance colocated goodput per phase, with the instance stack evaluate uses."""
-        key = tuple(s.label for s in shapes)
+        key = tuple((s.label, _stage_link(s.instance)) for s in shapes)
         if key in self._coloc:
             return self._coloc[key]
         sc = self.sc
@@ -1032,10 +1055,10 @@ def _points(caps: _Capacities, G: np.ndarray, rates: np.ndarray,
                          "the workload has no cluster.inter_node link")
     codes = caps.group_codes(G)
     work = []
-    for code in np.unique(codes):
+    for code in unique_sorted(codes):
         idx = np.flatnonzero(codes == code)
         work.append((caps.group(int(code), int(G[idx].min())), idx))
-    caps.prefetch_pooled([(grp, np.unique(G[idx])) for grp, idx in work])
+    caps.prefetch_pooled([(grp, unique_sorted(G[idx])) for grp, idx in work])
     for grp, idx in work:
         _group_points(caps, grp, G[idx], rates[idx], idx, out)
         if progress is not None:

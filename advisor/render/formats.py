@@ -35,6 +35,14 @@ class RecommendFormat(str, enum.Enum):
 RECOMMEND_FORMATS: tuple[Format, ...] = tuple(Format(f.value) for f in RecommendFormat)
 
 
+class EmitEngine(str, enum.Enum):
+    """``recommend --emit`` choices: the engine whose launch commands follow the report
+    (``advisor.render.launch``)."""
+
+    vllm = "vllm"
+    sglang = "sglang"
+
+
 def render_json(doc: Mapping[str, Any]) -> str:
     """The document as indented JSON, floats rounded (``report_json.json_text``)."""
     from advisor.render.report_json import json_text

@@ -41,7 +41,6 @@ and a comment says how the pattern repeats; router commands always list every en
 
 from __future__ import annotations
 
-import enum
 import json
 import math
 import textwrap
@@ -50,12 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
-class EmitEngine(str, enum.Enum):
-    """``--emit`` choices."""
-
-    vllm = "vllm"
-    sglang = "sglang"
+from advisor.render.formats import EmitEngine
 
 
 class LaunchError(ValueError):
