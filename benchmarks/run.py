@@ -12,7 +12,10 @@
    untimed warm-up of each command (it also writes the bytecode cache, to a temporary
    ``PYTHONPYCACHEPREFIX``: no run pays for compiling, as after a pip install), then ``--runs``
    interleaved rounds; the median is shown.
-   Target (#8): ``recommend`` ≤ 1.5 × the floor.
+   Target (#8): ``recommend`` ≤ 1.5 × the floor. Beside them, for reference, the *Typer
+   floor* (``typer_floor.py``: a do-nothing Typer app with ``recommend``'s parameters, i.e.
+   the floor plus Typer's own run-time cost) and, phase by phase, where a cold ``recommend``
+   of the chat example spends its time (``bench_cold_breakdown.py``).
 2. Throughput, in this process after imports and a warm-up, on one core (numpy threads = 1):
    model evaluations (``bench_evaluate.measure``; target #3: < 50 ms for the three-phase
    workload), sweep design points (``bench_sweep.kernel``, ``bench_sweep.end_to_end``; targets
@@ -49,6 +52,7 @@ for _p in (str(HERE), str(ROOT)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
+import bench_cold_breakdown
 import bench_evaluate
 import bench_simulate
 import bench_sweep
@@ -202,6 +206,7 @@ class Figures:
     """Everything measured, for ``tables``."""
 
     cold: dict[str, list[float]] | None = None
+    breakdown: bench_cold_breakdown.Breakdown | None = None
     evaluate: list[bench_evaluate.EvaluateTiming] = field(default_factory=list)
     kernel: bench_sweep.KernelResult | None = None
     sweep: bench_sweep.SweepResult | None = None
@@ -236,8 +241,9 @@ def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
             if label == FLOOR:
                 name, target, result = f"floor: `{FLOOR_IMPORTS}`", "", ""
             elif label == TYPER_FLOOR:
-                name, target, result = ("Typer floor: a do-nothing Typer app with recommend's "
-                                        "parameters (`benchmarks/typer_floor.py`)", "", "")
+                name = ("Typer floor: a do-nothing Typer app with recommend's parameters "
+                        "(`benchmarks/typer_floor.py`)")
+                target = result = ""
             elif label == VERSION:
                 name, target, result = "`pd-advisor --version`", "", ""
             else:
@@ -247,6 +253,19 @@ def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
             cold.rows.append([name, f"{med:.3f} s", f"{min(samples):.3f} s", f"{ratio:.2f}×",
                               target, result])
         out.append(cold)
+
+    if figures.breakdown is not None:
+        b = figures.breakdown
+        where = Table(
+            f"Where a cold `recommend {b.workload}` goes (median of {b.runs} processes)",
+            ["phase", "median", "share"], "lrr",
+            note="`benchmarks/bench_cold_breakdown.py`: a child interpreter runs the command's "
+                 "phases in order with a clock reading between them; the first two rows are "
+                 "the floor, the third is Typer's own run-time cost.")
+        for name, seconds in b.phases:
+            where.rows.append([name, f"{seconds * 1000:.1f} ms", f"{seconds / b.total_s:.0%}"])
+        where.rows.append(["whole process", f"{b.total_s * 1000:.1f} ms", "100%"])
+        out.append(where)
 
     thr = Table("Throughput (in process, after imports and a warm-up, one core)",
                 ["benchmark", "figure", "target", "result"], "lrrl")
@@ -329,6 +348,8 @@ def collect(runs: int, quick: bool, progress: Callable[[str], None]) -> Figures:
     figures = Figures()
     progress(f"cold start: {runs} runs of each command …")
     figures.cold = time_commands(cold_start_commands(), runs)
+    progress("cold start, phase by phase …")
+    figures.breakdown = bench_cold_breakdown.measure(runs=runs)
     catalog = ProfileCatalog()
     progress("evaluate …")
     figures.evaluate = [bench_evaluate.measure(p, 5 if quick else 15, catalog)

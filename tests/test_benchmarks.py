@@ -57,13 +57,19 @@ def test_benchmark_functions_return_positive_figures(run: ModuleType) -> None:
     assert all(len(v) == 1 and _positive(*v) for v in timed.values())
     cold = {run.FLOOR: [0.25], **timed}  # the floor is not timed here: too slow uncached
 
-    figures = run.Figures(cold=cold, evaluate=[ev], kernel=k, sweep=sw, simulate=sim)
+    breakdown = run.bench_cold_breakdown.measure(runs=1)
+    assert breakdown.phases[0][0] == run.bench_cold_breakdown.STARTUP
+    assert len(breakdown.phases) == 12 and _positive(breakdown.total_s)
+    assert all(math.isfinite(s) and s >= 0 for _, s in breakdown.phases[1:])
+
+    figures = run.Figures(cold=cold, breakdown=breakdown, evaluate=[ev], kernel=k, sweep=sw,
+                          simulate=sim)
     tabs, failures = run.tables(figures, runs=1)
-    assert [len(t.rows) for t in tabs] == [3, 4]
+    assert [len(t.rows) for t in tabs] == [3, 13, 4]
     assert isinstance(failures, list)
     info = run.machine()
     assert info["cpu"] and info["python"]
     text = run.render_text(info, tabs)
     markdown = run.render_markdown(info, tabs)
     assert "design points/s" in text and "requests/s" in text and "× floor" in text
-    assert markdown.count("\n|---|") == 2 and "≥ 1,000,000/min" in markdown
+    assert markdown.count("\n|---|") == 3 and "≥ 1,000,000/min" in markdown

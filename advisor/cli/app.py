@@ -95,7 +95,7 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("pd-advisor: interrupted\n")
         sys.exit(EXIT_ERROR)
-    except Exception as exc:  # noqa: BLE001 - the guard exists to catch everything
+    except Exception as exc:  # the guard exists to catch everything
         if debug:
             raise
         sys.stderr.write(f"pd-advisor: internal error: {type(exc).__name__}: {exc} "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,7 @@ def _finite_scalars(*values: object) -> bool:
 
 
 def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float, d: float,
-                      ctx: float) -> np.float64:
+                      ctx: float) -> Any:
     """:func:`step_time` for one dense-model instance and finite scalar inputs, in Python
     floats.
 
@@ -83,7 +84,7 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
     same bits; ``tests/core/test_instance.py`` checks it), without numpy's per-call cost:
     the capacity searches call this thousands of times per evaluation. MoE models take the
     array path: numpy's vectorised ``power`` and the C library's ``pow`` can differ in the
-    last bit.
+    last bit. Returns a numpy float64 scalar, as the array path does for scalar inputs.
     """
     n = max(float(n), 1.0 if p > 0 else 0.0)
     tokens = p + d
@@ -280,8 +281,8 @@ class Instance:
                        prompts: np.ndarray | float = 1.0) -> np.ndarray:
         """Seconds to prefill ``prompts`` whole prompts of ``prompt_tokens`` each in one pass."""
         if _finite_scalars(prompt_tokens, prompts):
-            s, n = float(prompt_tokens), float(prompts)
-            return self.step_time_s(prefill_tokens=s * n, prefill_seqs=n)
+            tokens, count = float(prompt_tokens), float(prompts)
+            return self.step_time_s(prefill_tokens=tokens * count, prefill_seqs=count)
         s = np.asarray(prompt_tokens, dtype=float)
         n = np.asarray(prompts, dtype=float)
         return self.step_time_s(prefill_tokens=s * n, prefill_seqs=n)

@@ -47,7 +47,25 @@ def resident_bytes():
         return peak_bytes()
 
 
+def reset_peak():
+    """Start a new peak (Linux: VmHWM back to the current size), so an earlier run's peak,
+    such as the warm-up's, is not counted as this run's growth."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+
+
 def peak_bytes():
+    """Peak resident size since the last reset (Linux VmHWM), else since the start."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
 
@@ -69,6 +87,7 @@ for args in warm_up:
 results = []
 for args in runs:
     sys.stderr.write("=== " + " ".join(args) + "\n")
+    reset_peak()
     before = resident_bytes()
     code, seconds = run(args)
     results.append({"args": args, "exit": code, "seconds": seconds,
