@@ -14,11 +14,16 @@ Steady-state, mean-field model per instance at arrival rate λ (docs/model.md §
   probability f = m·T_dec/(1−φ) (m prefill passes per second).
 * Percentiles: TPOT_q = T_dec + (T_inflated − T_dec) · (upper q-quantile of the inflated share
   of a request's O gaps); TTFT_q = q-quantile of the residual of the step in progress (length-
-  biased) + prefill of a q-quantile prompt
-  + the instance's G/G/1 prompt-queue wait (Kingman via Allen–Cunneen with one server:
-  arrival CV = burstiness, service CV = prompt-length CV, service = each request's share
-  ρ/λ of the token budget) turned into a percentile by ``queueing.wait_quantile_s``. The q-prompt's own prefill counts its full chunks and the
-  shorter last one.
+  biased) + the prompt queue and the prompt's own prefill. The queue is the instance's G/G/1
+  prompt queue (``queueing.gg_c_wait_s`` with one server) fed by the router's share of the
+  arrivals: join-the-shortest-queue deals a burst out about round robin, and round robin over
+  n instances turns gamma arrivals of CV c into gamma arrivals of CV² = c²/n (n from
+  ``queue_instances``); service CV = prompt-length CV.
+  - chunked: a backlog drains in full budget steps, so its service is a prompt's tokens at
+    T_full/room each; the TTFT runs the q-quantile of (tokens found waiting + own prompt)
+    (``queueing.backlog_quantile_tokens``) in whole budget steps and a shorter last one;
+  - unchunked: the wait percentile (service = each request's share φ/λ of the busy time,
+    ``queueing.wait_quantile_s``) + the q-quantile prompt's whole pass.
 * Overload: φ ≥ 1 (prompt work exceeds the instance), B above the memory/engine cap, or the
   fixed point for B not converging. Overloaded points carry no latency (None upstream).
 
@@ -27,12 +32,18 @@ Everything broadcasts over numpy arrays (chunk sizes × rates).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from advisor.core.instance import Instance, StackedInstances, decode_step_lines
-from advisor.core.queueing import gg_c_wait_s, binomial_share_quantile, wait_quantile_s
+from advisor.core.queueing import (
+    backlog_quantile_tokens,
+    binomial_share_quantile,
+    gg_c_wait_s,
+    wait_quantile_s,
+)
 from advisor.core.scenario import TrafficPhase
 
 FIXED_POINT_ITERATIONS = 40
@@ -61,6 +72,18 @@ class ColocatedPoint:
     tpot_q_s: np.ndarray
     ttft_q_s: np.ndarray
     overloaded: np.ndarray
+
+
+def queue_instances(instances: np.ndarray | float) -> np.ndarray:
+    """The pool size the colocated prompt queue is evaluated at: the instances the router
+    splits arrivals over, rounded down to a power of two (at least 1).
+
+    The split makes the per-instance arrival CV² = c²/n; rounding n down makes it at most 2×
+    that — the conservative side — and leaves ⌊log₂ n⌋ + 1 distinct queues per instance
+    shape, so a sweep over cluster sizes tabulates goodputs per (shape, pool size) cheaply.
+    """
+    n = np.maximum(np.asarray(instances, dtype=float), 1.0)
+    return np.exp2(np.floor(np.log2(n) + 1e-9))
 
 
 def _phase_numbers(phase: TrafficPhase, quantile: float) -> tuple[float, float, float, float, float]:
@@ -95,12 +118,15 @@ def _mixed_steps(inst: Instance | StackedInstances, arrivals_per_step: np.ndarra
 
 def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndarray | int, phase: TrafficPhase,
                        rate_rps: np.ndarray | float, chunk_tokens: np.ndarray | float | None,
-                       quantile: float) -> ColocatedPoint:
+                       quantile: float, instances: np.ndarray | float = 1.0) -> ColocatedPoint:
     """Colocated metrics per instance at ``rate_rps``; ``chunk_tokens`` None = unchunked.
 
     Each instance queues its own prompts: a colocated router balances outstanding requests
     (mostly decodes), not the prompt queue, so the instances do not pool into one G/G/c queue
-    for prompts (checked against the simulator, tests/simulate/test_sim_matrix.py).
+    for prompts. It does deal the arrivals out about round robin: ``instances`` is the pool
+    size it splits them over (per-instance arrival CV² = burstiness²/instances; scalar or
+    broadcastable to the rates; 1 = the instance alone; ``queue_instances`` gives the one
+    ``evaluate`` uses). Checked against the simulator, tests/simulate/test_sim_matrix.py.
     """
     s_mean, s_q, o_mean, ctx, s_cv = _phase_numbers(phase, quantile)
     chunked = chunk_tokens is not None
@@ -111,7 +137,7 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     c = c.astype(float)
 
     if not chunked and inst.model.moe is None:
-        return _unchunked_explicit(inst, max_sequences, phase, lam, c, quantile)
+        return _unchunked_explicit(inst, max_sequences, phase, lam, c, quantile, instances)
 
     b = np.zeros_like(lam)
     b_prev = b
@@ -156,13 +182,13 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
         overloaded = overloaded | (c <= b)
 
     return _metrics(inst, phase, quantile, chunked, lam, b, c, tau, f, t_dec, t_inf, phi,
-                    overloaded)
+                    overloaded, instances)
 
 
 def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: float,
              chunked: bool, lam: np.ndarray, b: np.ndarray, c: np.ndarray, tau: np.ndarray,
              f: np.ndarray, t_dec: np.ndarray, t_inf: np.ndarray, phi: np.ndarray,
-             overloaded: np.ndarray) -> ColocatedPoint:
+             overloaded: np.ndarray, instances: np.ndarray | float = 1.0) -> ColocatedPoint:
     """Percentiles of a solved steady state (shared by the rate and the batch parametrisation)."""
     s_mean, s_q, o_mean, ctx, s_cv = _phase_numbers(phase, quantile)
     # Inflated gaps come in runs: a prompt spans ⌈S̄/room⌉ consecutive mixed steps, and bursty
@@ -176,31 +202,48 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
     share_q = binomial_share_quantile(o_mean / run, f, quantile)
     tpot_q = t_dec + (t_inf - t_dec) * share_q
 
-    # TTFT: a residual step, the q-quantile prompt's own prefill, and the queue ahead of it.
+    # TTFT: a residual step, the queue ahead of the prompt, and its own prefill. The router
+    # deals arrivals out round robin (JSQ on outstanding requests: each arrival raises its
+    # instance's count), so each instance sees gamma arrivals of CV² = c²/n.
+    if np.ndim(instances) == 0:
+        split_cv: float | np.ndarray = phase.burstiness / math.sqrt(max(float(instances), 1.0))
+    else:
+        split_cv = phase.burstiness / np.sqrt(np.maximum(np.asarray(instances, dtype=float), 1.0))
     if chunked:
         room = np.maximum(c - b, 1.0)
-        full = np.floor(s_q / room)
-        rest = s_q - full * room
+        # a backlog drains in full budget steps: T_full/room seconds per queued token
+        token_s = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
+                                   prefill_context_tokens=np.maximum(s_mean - room, 0.0) / 2,
+                                   decode_seqs=b, decode_context_tokens=ctx) / room
+        wait_mean, p_wait = gg_c_wait_s(1, lam, s_mean * token_s, split_cv, s_cv)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            backlog = np.where(p_wait > 0, wait_mean / np.where(p_wait > 0, p_wait, 1.0), 0.0)
+            backlog = np.where(np.isfinite(wait_mean), backlog / token_s, np.inf)
+        # the q-quantile of (tokens ahead + own prompt), run like one prompt of that length:
+        # its full chunks and the shorter last one
+        y = backlog_quantile_tokens(p_wait, backlog, phase.prompt_tokens, quantile)
+        y = np.where(np.isfinite(y), y, 0.0)
+        full = np.floor(y / room)
+        rest = y - full * room
         t_full = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
-                                  prefill_context_tokens=np.maximum(s_q - room, 0.0) / 2,
+                                  prefill_context_tokens=np.maximum(y - room, 0.0) / 2,
                                   decode_seqs=b, decode_context_tokens=ctx)
         t_rest = inst.step_time_s(prefill_tokens=rest, prefill_seqs=1.0,
-                                  prefill_context_tokens=s_q - rest, decode_seqs=b,
+                                  prefill_context_tokens=y - rest, decode_seqs=b,
                                   decode_context_tokens=ctx)
         own_prefill = full * t_full + np.where(rest > 0, t_rest, 0.0)
-    else:
-        own_prefill = inst.prefill_time_s(s_q)
-    # the prompt work each request brings, in instance-seconds (its share of the busy time φ)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        service = np.where(lam > 0, phi / lam, 0.0)
-    wait_mean, p_wait = gg_c_wait_s(1, lam, service,
-                                             phase.burstiness, s_cv)
-    wait_q = wait_quantile_s(wait_mean, p_wait, quantile)
-    if chunked:
+        wait_q = np.where(np.isfinite(wait_mean), 0.0, np.inf)
         residual = _residual_quantile(t_dec, t_inf, f, quantile)
     else:
+        own_prefill = inst.prefill_time_s(s_q)
+        # the prompt work each request brings, in instance-seconds (its share of the busy
+        # time φ)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            service = np.where(lam > 0, phi / lam, 0.0)
+        wait_mean, p_wait = gg_c_wait_s(1, lam, service, split_cv, s_cv)
+        wait_q = wait_quantile_s(wait_mean, p_wait, quantile)
         # a prompt waits for the decode step in progress; waiting for prefill passes in
-        # progress is part of the queue wait below
+        # progress is part of the queue wait
         residual = quantile * t_dec
     ttft_q = residual + own_prefill + wait_q + inst.request_overhead_s
     finite = ~overloaded & np.isfinite(ttft_q) & np.isfinite(tpot_q)
@@ -229,7 +272,7 @@ def _prefill_passes(inst: Instance | StackedInstances, lam: np.ndarray, s_mean: 
 
 def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                         phase: TrafficPhase, lam: np.ndarray, c: np.ndarray,
-                        quantile: float) -> ColocatedPoint:
+                        quantile: float, instances: np.ndarray | float = 1.0) -> ColocatedPoint:
     """The unchunked steady state in closed form (dense models).
 
     The prefill passes do not depend on the decode batch: φ = (λ/m)·T_pre(m prompts), m =
@@ -256,12 +299,13 @@ def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.nda
     t_inf = t_pre + t_dec
     overloaded = (phi >= 1.0) | (b > max_sequences) | no_fixed
     return _metrics(inst, phase, quantile, False, lam, b, c, tau, f, t_dec, t_inf, phi,
-                    overloaded)
+                    overloaded, instances)
 
 
 def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                            phase: TrafficPhase, batch: np.ndarray, chunk_tokens: np.ndarray,
-                           quantile: float) -> tuple[ColocatedPoint, np.ndarray]:
+                           quantile: float, instances: np.ndarray | float = 1.0
+                           ) -> tuple[ColocatedPoint, np.ndarray]:
     """The chunked steady state whose decode batch is ``batch``, explicitly (no fixed point).
 
     Little's law fixes λ·τ = B/Ō, so every quantity of the chunked model is explicit in B:
@@ -284,13 +328,13 @@ def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.
     stable = np.logical_and.accumulate(stable, axis=-1)
     overloaded = (need >= 1.0) | (b > max_sequences) | (c <= b) | ~stable
     return _metrics(inst, phase, quantile, True, lam, b, c, tau, f, t_dec, t_inf, need,
-                    overloaded), stable
+                    overloaded, instances), stable
 
 
 def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                        phase: TrafficPhase, chunks: np.ndarray, quantile: float,
                        ttft_slo_s: float | None, tpot_slo_s: float | None,
-                       lead: tuple[int, ...]) -> np.ndarray:
+                       lead: tuple[int, ...], instances: np.ndarray | float = 1.0) -> np.ndarray:
     """Largest per-instance rate meeting the SLOs under chunked prefill, searched over B.
 
     Nested grids over the decode batch (log-spaced first, then linear inside the bracket):
@@ -311,7 +355,7 @@ def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndar
         else:
             grid_b = lo[..., None] + (hi - lo)[..., None] * steps
         pt, _ = chunked_state_at_batch(inst, seqs.reshape(seqs.shape + (1,) * (len(lead) + 1 - seqs.ndim)),
-                                       phase, grid_b, chunks[..., None], quantile)
+                                       phase, grid_b, chunks[..., None], quantile, instances)
         ok = meets_slo(pt, ttft_slo_s, tpot_slo_s)
         # feasible prefix: up to the first infeasible batch
         prefix = np.logical_and.accumulate(ok, axis=-1)
@@ -368,8 +412,12 @@ def rate_upper_bound(inst: Instance | StackedInstances, phase: TrafficPhase) -> 
 def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                      phase: TrafficPhase, chunk_tokens: np.ndarray | None, quantile: float,
                      ttft_slo_s: float | None, tpot_slo_s: float | None,
-                     feasible_rate: float | None = None) -> np.ndarray:
+                     feasible_rate: float | None = None,
+                     instances: np.ndarray | float = 1.0) -> np.ndarray:
     """Largest per-instance rate meeting the SLOs (0 when none).
+
+    ``instances`` is the pool size the router splits arrivals over (one number, or one per
+    stacked shape): the per-instance prompt queue depends on it (``_metrics``).
 
     ``feasible_rate``, when given, is a rate known to meet the criteria (e.g. the SLO goodput
     when searching for raw capacity): the search then starts there and needs fewer passes.
@@ -388,12 +436,14 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
     n_shapes = len(inst.instances) if stacked else 1
     chunks = None if chunk_tokens is None else np.atleast_1d(np.asarray(chunk_tokens, float))
     n_chunks = 1 if chunks is None else chunks.size
+    pool = np.asarray(instances, dtype=float)
     if chunks is not None and feasible_rate is None:
         lead = (n_shapes, n_chunks)
         seqs_b = (np.asarray(max_sequences, dtype=float).reshape(-1, 1) if stacked
                   else np.full((1, 1), float(max_sequences)))
+        pool_b = pool if pool.ndim == 0 else pool.reshape(-1, 1, 1)
         out = _max_rate_by_batch(inst, seqs_b, phase, np.broadcast_to(chunks, lead), quantile,
-                                 ttft_slo_s, tpot_slo_s, lead)
+                                 ttft_slo_s, tpot_slo_s, lead, pool_b)
         if not stacked:
             out = out[0]
         if np.ndim(chunk_tokens) == 0:
@@ -411,6 +461,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
     found = np.zeros((n_shapes, n_chunks), dtype=bool)
     steps = np.linspace(0.0, 1.0, RATE_GRID_POINTS)
     seqs = np.asarray(max_sequences, dtype=float).reshape(-1, 1, 1) if stacked else max_sequences
+    pool_r = pool if pool.ndim == 0 else (pool.reshape(-1, 1, 1) if stacked else pool)
     rows = np.arange(n_shapes)[:, None]
     cols = np.arange(n_chunks)[None, :]
     for _ in range(passes):
@@ -418,7 +469,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
         c = None if chunks is None else np.broadcast_to(chunks[None, :, None], grid.shape)
         rates = np.exp(grid) if stacked else np.exp(grid[0])
         cc = c if (stacked or c is None) else c[0]
-        ok = meets_slo(evaluate_colocated(inst, seqs, phase, rates, cc, quantile),
+        ok = meets_slo(evaluate_colocated(inst, seqs, phase, rates, cc, quantile, pool_r),
                        ttft_slo_s, tpot_slo_s).reshape(grid.shape)
         any_ok = ok.any(axis=-1)
         last = np.where(any_ok, RATE_GRID_POINTS - 1 - np.argmax(ok[..., ::-1], axis=-1), 0)

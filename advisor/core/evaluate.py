@@ -20,18 +20,33 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core import allocation as alloc
-from advisor.core.colocated import (CHUNK_CANDIDATES, evaluate_colocated, max_rate_meeting)
-from advisor.core.disaggregated import (decode_capacity, decode_tpot_at_rate, prefill_capacity,
-                                        prefill_ttft)
+from advisor.core.colocated import (
+    CHUNK_CANDIDATES,
+    evaluate_colocated,
+    max_rate_meeting,
+    queue_instances,
+)
+from advisor.core.disaggregated import (
+    decode_capacity,
+    decode_tpot_at_rate,
+    prefill_capacity,
+    prefill_ttft,
+)
 from advisor.core.instance import Instance, StackedInstances
 from advisor.core.interference import tpot_inflation
 from advisor.core.kv_transfer import KvTransfer, pool_link, transfer_seconds
 from advisor.core.memory import build_instance, candidate_sizes, plan_memory
-from advisor.core.results import (AllocationSummary, ColocatedPlan, DeployedPrediction,
-                                  DisaggregatedPlan, ExcludedInstance, Interference, ModelResult,
-                                  PhaseResult)
+from advisor.core.results import (
+    AllocationSummary,
+    ColocatedPlan,
+    DeployedPrediction,
+    DisaggregatedPlan,
+    ExcludedInstance,
+    Interference,
+    ModelResult,
+    PhaseResult,
+)
 from advisor.core.scenario import Scenario, TrafficPhase
-
 
 LIGHT_LOAD_RPS = 1e-6
 """Per-instance rate at which "best achievable" (light-load) percentiles are evaluated."""
@@ -115,22 +130,25 @@ def _colocated_plan_uncached(sc: Scenario, shape: _Shape, chunk: int | None, ph:
     inst = shape.instance
     n = _instances_in_cluster(sc, inst)
     rate_inst = ph.rate_rps / max(n, 1)
+    pool = float(queue_instances(n))
     pt = evaluate_colocated(inst, shape.max_sequences[ph.name], ph, np.array(rate_inst),
-                            None if chunk is None else np.array(float(chunk)), sc.slo.quantile)
+                            None if chunk is None else np.array(float(chunk)), sc.slo.quantile,
+                            pool)
     capacity = max_rate_meeting(inst, shape.max_sequences[ph.name], ph,
                                 None if chunk is None else np.array(float(chunk)),
                                 sc.slo.quantile, None, None,
-                                feasible_rate=None if chunk is not None else per_instance_goodput)
+                                feasible_rate=None if chunk is not None else per_instance_goodput,
+                                instances=pool)
     overloaded = bool(pt.overloaded) or n == 0
     goodput_total = per_instance_goodput * n
     gpus = n * inst.gpus
-    at_goodput = evaluate_colocated(inst, shape.max_sequences[ph.name], ph,
-                                    np.array(max(per_instance_goodput, LIGHT_LOAD_RPS)),
-                                    None if chunk is None else np.array(float(chunk)),
-                                    sc.slo.quantile)
-    running = int(min(math.ceil(float(at_goodput.batch)), shape.max_sequences[ph.name]))
-    light = evaluate_colocated(inst, shape.max_sequences[ph.name], ph, np.array(LIGHT_LOAD_RPS),
-                               None if chunk is None else np.array(float(chunk)), sc.slo.quantile)
+    # at the goodput (the running sequences) and at a light load (the best percentiles)
+    both = evaluate_colocated(inst, shape.max_sequences[ph.name], ph,
+                              np.array([max(per_instance_goodput, LIGHT_LOAD_RPS), LIGHT_LOAD_RPS]),
+                              None if chunk is None else np.array(float(chunk)),
+                              sc.slo.quantile, pool)
+    running = int(min(math.ceil(float(both.batch[0])), shape.max_sequences[ph.name]))
+    light_over = bool(both.overloaded[1])
     return ColocatedPlan(
         tensor_parallel=inst.tensor_parallel, pipeline_stages=inst.pipeline_stages,
         instances=n, gpus=gpus, chunked=chunk is not None, chunk_tokens=chunk,
@@ -140,8 +158,8 @@ def _colocated_plan_uncached(sc: Scenario, shape: _Shape, chunk: int | None, ph:
         tpot_ms=None if overloaded else _ms(float(pt.tpot_q_s)),
         overloaded=overloaded, decode_batch=float(pt.batch),
         output_tokens_per_s_per_gpu=float(goodput_total * ph.output_tokens.mean / max(gpus, 1)),
-        best_ttft_ms=None if bool(light.overloaded) else _ms(float(light.ttft_q_s)),
-        best_tpot_ms=None if bool(light.overloaded) else _ms(float(light.tpot_q_s)),
+        best_ttft_ms=None if light_over else _ms(float(both.ttft_q_s[1])),
+        best_tpot_ms=None if light_over else _ms(float(both.tpot_q_s[1])),
         max_running_sequences=max(running, 1))
 
 
@@ -156,7 +174,8 @@ def _interference(sc: Scenario, shape: _Shape, chunk: int, ph: TrafficPhase,
     safe = None
     if sc.slo.tpot_ms is not None:
         per = max_rate_meeting(inst, shape.max_sequences[ph.name], ph, np.array(float(chunk)),
-                               sc.slo.quantile, None, _s(sc.slo.tpot_ms))
+                               sc.slo.quantile, None, _s(sc.slo.tpot_ms),
+                               instances=float(queue_instances(plan.instances)))
         safe = float(per) * plan.instances
     return Interference(prompt_tokens=s95, decode_batch=b, decode_step_ms=t_dec * 1000,
                         unchunked_tpot_factor=unchunked_f,
@@ -184,7 +203,7 @@ def _best_colocated(sc: Scenario, shapes: list[_Shape], chunked: bool, memo: dic
     for ph in sc.phases:
         seqs = np.array([s.max_sequences[ph.name] for s in usable], dtype=float)
         g = max_rate_meeting(stack, seqs, ph, chunks, sc.slo.quantile, _s(sc.slo.ttft_ms),
-                             _s(sc.slo.tpot_ms))
+                             _s(sc.slo.tpot_ms), instances=queue_instances(counts))
         goods[ph.name] = g.reshape(len(usable), -1)  # (shapes, chunks)
         for a, shape_a in enumerate(usable):
             for b_, chunk_b in enumerate([None] if chunks is None else chunks):
@@ -447,9 +466,11 @@ def _deployed(sc: Scenario, shapes: list[_Shape], pools: dict[str, _PhasePools],
             chunk = (dep.chunk_tokens or 2048) if dep.chunked_prefill else None
             per = memo.get(("goodput", shape.label, chunk, ph.name))
             if per is None:
-                per = float(max_rate_meeting(shape.instance, shape.max_sequences[ph.name], ph,
-                                             None if chunk is None else np.array(float(chunk)),
-                                             q, _s(sc.slo.ttft_ms), _s(sc.slo.tpot_ms)))
+                per = float(max_rate_meeting(
+                    shape.instance, shape.max_sequences[ph.name], ph,
+                    None if chunk is None else np.array(float(chunk)), q, _s(sc.slo.ttft_ms),
+                    _s(sc.slo.tpot_ms),
+                    instances=float(queue_instances(_instances_in_cluster(sc, shape.instance)))))
             plan = _colocated_plan(sc, shape, chunk, ph, per, memo)
             pred = DeployedPrediction("colocated", tp, chunk, None, None, plan.max_goodput_rps,
                                       ph.rate_rps, sc.slo.percentile, plan.ttft_ms, plan.tpot_ms,

@@ -8,12 +8,15 @@ scalar model once per point.
 How (docs/model.md §5–§9 give the model itself):
 
 * **Capacities once.** Per-instance capacities (colocated goodput per shape and token budget,
-  prefill and decode capacity per shape and phase) do not depend on ``cluster.gpus`` or the
-  arrival rate. They depend on the cluster size only through *which shapes exist* (TP up to
-  the node, TP × PP while it fits) and *which link carries the KV* (intra-node while the
-  cluster is one node). GPU counts are therefore grouped by (regime, shape set); each group's
-  capacities are computed once, with exactly the calls and instance stacks ``evaluate`` uses
-  (so the numbers agree bit for bit), and reused for every count and rate in the group.
+  prefill and decode capacity per shape and phase) do not depend on the arrival rate. They
+  depend on the cluster size through *which shapes exist* (TP up to the node, TP × PP while
+  it fits), *which link carries the KV* (intra-node while the cluster is one node) and two
+  pool sizes: the pooled prefill queue's (``prefetch_pooled``) and the colocated prompt
+  queue's (the instances the router splits arrivals over, rounded down to a power of two by
+  ``colocated.queue_instances``; ``prefetch_coloc``). GPU counts are therefore grouped by
+  (regime, shape set); each group's capacities are computed once, with exactly the calls and
+  instance stacks ``evaluate`` uses (so the numbers agree bit for bit), the pool-size ones
+  once per (shape, pool size) over all groups, and reused for every count and rate.
 * **Integer split for many G at once, without enumerating x.** For a prefill/decode shape
   pair, ``goodput(x) = min(a(x), b(x))`` with ``a(x) = min(x·P, x·g_p·L)`` strictly
   increasing and ``b(x) = ⌊(G − x·g_p)/g_d⌋·D`` non-increasing, so ``a ≤ b`` holds on a
@@ -56,8 +59,8 @@ the exactly flat static scores described above.
 
 The capacity step calls ``evaluate``'s own helpers (``_shapes``, ``_bytes_per_request``) and
 the capacity functions with the arguments ``evaluate`` passes; a model change there that makes
-capacities depend on the cluster size or the rate (e.g. pooled queues sized by instance
-counts) breaks the premise above, and ``tests/sweep/test_agreement.py`` will say so.
+capacities depend on the cluster size or the rate in another way breaks the premise above,
+and ``tests/sweep/test_agreement.py`` will say so.
 """
 
 from __future__ import annotations
@@ -69,10 +72,10 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.arrays import unique_sorted
 from advisor.core import allocation as alloc
 from advisor.core import evaluate as ev
-from advisor.core.colocated import CHUNK_CANDIDATES, max_rate_meeting
+from advisor.core.arrays import unique_sorted
+from advisor.core.colocated import CHUNK_CANDIDATES, max_rate_meeting, queue_instances
 from advisor.core.disaggregated import (
     decode_capacity,
     prefill_capacity,
@@ -811,8 +814,6 @@ class _Group:
     gpus: np.ndarray
     link: LinkSpec
     phases: list[_PhaseCaps]
-    coloc_goods: list[np.ndarray]
-    """Per phase: (shapes, chunks) per-instance colocated goodput."""
     chunks: np.ndarray | None
     pairs: list[tuple[np.ndarray, np.ndarray]]
     """Per phase: (prefill index, decode index) of the pairs with non-zero rates."""
@@ -836,7 +837,7 @@ class _Capacities:
         self.sc = sc
         self._groups: dict[tuple, _Group] = {}
         if shared is None:
-            self._coloc: dict[tuple, list[np.ndarray]] = {}
+            self._coloc: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
             self._prefill: dict[tuple, Any] = {}
             self._decode: dict[tuple, Any] = {}
             self._pooled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
@@ -912,7 +913,7 @@ class _Capacities:
             pairs.append((pi, pj))
         chunks = (np.array([float(sc.chunk_tokens)] if sc.chunk_tokens else CHUNK_CANDIDATES)
                   if shapes else None)
-        grp = _Group(shapes, gpus, link, phases, self._coloc_goods(shapes, chunks), chunks, pairs)
+        grp = _Group(shapes, gpus, link, phases, chunks, pairs)
         self._groups[code] = grp
         return grp
 
@@ -974,21 +975,66 @@ class _Capacities:
                                                 ev._s(self.sc.slo.tpot_ms))
         return self._decode[key]
 
-    def _coloc_goods(self, shapes: list, chunks: np.ndarray | None) -> list[np.ndarray]:
-        """Per-instance colocated goodput per phase, with the instance stack evaluate uses."""
-        key = tuple((s.label, _stage_link(s.instance)) for s in shapes)
-        if key in self._coloc:
-            return self._coloc[key]
+    def _coloc_pools(self, grp: _Group, G: np.ndarray) -> np.ndarray:
+        """(n, shapes) pool sizes of the colocated prompt queue, as ``evaluate`` takes them."""
+        counts = _instances_in_cluster(G, grp.gpus, self.sc.cluster.gpus_per_node)
+        return queue_instances(counts)
+
+    def prefetch_coloc(self, work: Sequence[tuple[_Group, np.ndarray]]) -> None:
+        """Run the colocated goodput searches of several groups together: one vectorised
+        search per phase over every (shape, queue pool size) any of them needs (the prompt
+        queue depends on the pool size the router splits arrivals over; ``queue_instances``
+        keeps ⌊log₂ n⌋ + 1 of them per shape)."""
         sc = self.sc
-        out = []
-        if shapes:
-            stack = StackedInstances([s.instance for s in shapes], ndim=3)
-            for ph in sc.phases:
-                seqs = np.array([s.max_sequences[ph.name] for s in shapes], dtype=float)
-                g = max_rate_meeting(stack, seqs, ph, chunks, sc.slo.quantile,
-                                     ev._s(sc.slo.ttft_ms), ev._s(sc.slo.tpot_ms))
-                out.append(np.asarray(g, dtype=float).reshape(len(shapes), -1))
-        self._coloc[key] = out
+        need: dict[tuple, tuple[Any, np.ndarray, list[np.ndarray]]] = {}
+        for grp, G in work:
+            if not grp.shapes or grp.chunks is None:
+                continue
+            pools = self._coloc_pools(grp, G)
+            for j, shape in enumerate(grp.shapes):
+                key = (shape.label, _stage_link(shape.instance))
+                need.setdefault(key, (shape, grp.chunks, []))[2].append(pools[:, j])
+        todo = []
+        for key, (shape, chunks, cols) in need.items():
+            values = unique_sorted(np.concatenate(cols))
+            known = self._coloc.get(key)
+            missing = (values if known is None
+                       else np.setdiff1d(values, known[0], assume_unique=True))
+            if missing.size:
+                todo.append((key, shape, chunks, missing))
+        if not todo:
+            return
+        chunks = todo[0][2]
+        shapes = [shape for _, shape, _, miss in todo for _ in miss]
+        pools = np.concatenate([miss for *_, miss in todo])
+        stack = StackedInstances([s.instance for s in shapes], ndim=3)
+        per_phase = []
+        for ph in sc.phases:
+            seqs = np.array([s.max_sequences[ph.name] for s in shapes], dtype=float)
+            g = max_rate_meeting(stack, seqs, ph, chunks, sc.slo.quantile,
+                                 ev._s(sc.slo.ttft_ms), ev._s(sc.slo.tpot_ms), instances=pools)
+            per_phase.append(np.asarray(g, dtype=float).reshape(len(shapes), -1))
+        goods = np.stack(per_phase, axis=1)  # (combinations, phases, chunks)
+        start = 0
+        for key, _, _, miss in todo:
+            got = goods[start:start + miss.size]
+            start += miss.size
+            known = self._coloc.get(key)
+            if known is not None:
+                miss, got = np.concatenate([known[0], miss]), np.concatenate([known[1], got])
+            order = np.argsort(miss, kind="stable")
+            self._coloc[key] = (miss[order], got[order])
+
+    def coloc_goods(self, grp: _Group, G: np.ndarray) -> np.ndarray:
+        """(phases, n, shapes, chunks) per-instance colocated goodput at each cluster size's
+        pool sizes, with the instance stack evaluate uses."""
+        self.prefetch_coloc([(grp, G)])
+        pools = self._coloc_pools(grp, G)
+        assert grp.chunks is not None
+        out = np.zeros((len(self.sc.phases), G.size, len(grp.shapes), grp.chunks.size))
+        for j, shape in enumerate(grp.shapes):
+            vals, res = self._coloc[(shape.label, _stage_link(shape.instance))]
+            out[:, :, j, :] = res[np.searchsorted(vals, pools[:, j])].transpose(1, 0, 2)
         return out
 
 
@@ -1059,6 +1105,7 @@ def _points(caps: _Capacities, G: np.ndarray, rates: np.ndarray,
         idx = np.flatnonzero(codes == code)
         work.append((caps.group(int(code), int(G[idx].min())), idx))
     caps.prefetch_pooled([(grp, unique_sorted(G[idx])) for grp, idx in work])
+    caps.prefetch_coloc([(grp, unique_sorted(G[idx])) for grp, idx in work])
     for grp, idx in work:
         _group_points(caps, grp, G[idx], rates[idx], idx, out)
         if progress is not None:
@@ -1194,14 +1241,15 @@ def _group_points(caps: _Capacities, grp: _Group, G: np.ndarray, rates: np.ndarr
     c_head = np.zeros(G.size)
     if S > 0:
         counts = _instances_in_cluster(G, grp.gpus, gpn).astype(float)           # (n, S)
-        C = grp.coloc_goods[0].shape[1]
+        goods = caps.coloc_goods(grp, G)                                      # (K, n, S, C)
+        C = goods.shape[3]
         head = None
         for k in range(K):
-            hk = grp.coloc_goods[k][None, :, :] * counts[:, :, None] / r[:, k][:, None, None]
+            hk = goods[k] * counts[:, :, None] / r[:, k][:, None, None]
             head = hk if head is None else np.minimum(head, hk)
         gpus_f = counts * grp.gpus[None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
-            per_gpu = grp.coloc_goods[0][None, :, :] * counts[:, :, None] / gpus_f[:, :, None]
+            per_gpu = goods[0] * counts[:, :, None] / gpus_f[:, :, None]
         usable = (counts > 0)[:, :, None]
         head_m = np.where(usable, head, -np.inf).reshape(G.size, -1)
         pg_m = np.where(usable, per_gpu, -np.inf).reshape(G.size, -1)
@@ -1211,7 +1259,7 @@ def _group_points(caps: _Capacities, grp: _Group, G: np.ndarray, rates: np.ndarr
         choice = np.argmax(cand & (pg_m == pmax[:, None]), axis=1)
         si, ci = choice // C, choice % C
         n_inst = counts[rows, si]
-        tot = np.stack([grp.coloc_goods[k][si, ci] * n_inst for k in range(K)], axis=1)  # (n, K)
+        tot = np.stack([goods[k][rows, si, ci] * n_inst for k in range(K)], axis=1)  # (n, K)
         c_head_k = tot / r
         c_bind = np.argmin(c_head_k, axis=1)
         c_head = c_head_k[rows, c_bind]

@@ -272,7 +272,7 @@ def simulate(scenario: Scenario, mode: Mode, requests: int, seed: int, plan: Pla
         in_phase = trace.phase == idx
         if not in_phase.any():
             continue
-        pred = predict(dep, ph, idx, scenario.slo.quantile)
+        pred = predict(dep, ph, idx, scenario.slo.quantile, routing)
         preds.append(pred)
         times = arrival[in_phase]
         window = (float(times[0]), float(times[-1]))
