@@ -18,3 +18,12 @@ def unique_sorted(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(flat[1:], flat[:-1], out=keep[1:])
     return flat[keep]
+
+
+def clip(values: np.ndarray | float, low: float, high: float) -> np.ndarray:
+    """``np.clip(values, low, high)`` as ``np.minimum(np.maximum(values, low), high)``.
+
+    The same values (numpy documents the two as equivalent; NaN stays NaN), at half the cost
+    for the small arrays of the capacity searches, where ``np.clip``'s dispatch dominates.
+    """
+    return np.minimum(np.maximum(values, low), high)

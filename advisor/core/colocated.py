@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from advisor.core.arrays import clip
 from advisor.core.instance import Instance, StackedInstances, decode_step_lines
 from advisor.core.queueing import (
     backlog_quantile_tokens,
@@ -105,7 +106,7 @@ def _mixed_steps(inst: Instance | StackedInstances, arrivals_per_step: np.ndarra
     arrived during a step (Poisson: 1 − e^(−λτ)); each carries q_eff = λ·τ·S̄/f tokens.
     """
     need = arrivals_per_step * s_mean / room
-    f = np.clip(np.maximum(need, -np.expm1(-arrivals_per_step)), 0.0, 1.0)
+    f = clip(np.maximum(need, -np.expm1(-arrivals_per_step)), 0.0, 1.0)
     q_eff = np.minimum(room, np.divide(arrivals_per_step * s_mean, np.maximum(f, 1e-12)))
     q_eff = np.maximum(q_eff, np.minimum(s_mean, room) * (f > 0))
     seqs = np.maximum(q_eff / s_mean, 1.0)
@@ -381,7 +382,7 @@ def _residual_quantile(t_dec: np.ndarray, t_inf: np.ndarray, f: np.ndarray,
     step, so P(R > r) = w·(1 − r/T_inf)⁺ + (1 − w)·(1 − r/T_dec)⁺; solved for 1 − q.
     """
     tau = f * t_inf + (1.0 - f) * t_dec
-    w = np.clip(np.divide(f * t_inf, tau, out=np.zeros_like(tau), where=tau > 0), 0.0, 1.0)
+    w = clip(np.divide(f * t_inf, tau, out=np.zeros_like(tau), where=tau > 0), 0.0, 1.0)
     tail = 1.0 - quantile
     with np.errstate(divide="ignore", invalid="ignore"):
         above = t_inf * (1.0 - tail / w)  # valid when the answer lies past T_dec

@@ -70,9 +70,20 @@ class StepParams:
                       for f in fields(cls)})
 
 
+_SCALAR = (float, int)
+"""Python numbers and numpy float64 scalars (a subclass of float); not 0-d arrays."""
+
+
 def _finite_scalars(*values: object) -> bool:
-    """Whether every value is a finite Python or numpy scalar number (not an array)."""
-    return all(isinstance(v, (float, int)) and math.isfinite(v) for v in values)
+    """Whether every value is a finite Python or numpy scalar number (not an array).
+
+    Finite when their sum is (an overflowing sum only sends finite values to the array path,
+    which gives the same result).
+    """
+    for v in values:
+        if not isinstance(v, _SCALAR):
+            return False
+    return math.isfinite(sum(values))  # type: ignore[arg-type]
 
 
 def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float, d: float,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from advisor.core.arrays import clip
 from advisor.core.hardware import LinkSpec
 
 
@@ -53,7 +54,7 @@ def transfer_seconds(bytes_per_request: np.ndarray | float, link: LinkSpec, nics
                      utilization: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(exposed, serialized) seconds to move one request's KV over ``nics`` parallel links."""
     wire = np.asarray(bytes_per_request, dtype=float) / (nics * link.effective_bytes_per_s)
-    u = np.clip(np.asarray(utilization, dtype=float), 0.0, 0.999)
+    u = clip(np.asarray(utilization, dtype=float), 0.0, 0.999)
     queue = u / (2.0 * (1.0 - u)) * wire
     exposed_wire = np.maximum(wire / num_layers,
                               wire - np.asarray(prefill_s, dtype=float) * (num_layers - 1) / num_layers)

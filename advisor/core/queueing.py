@@ -27,7 +27,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from advisor.core.arrays import unique_sorted
+from advisor.core.arrays import clip, unique_sorted
 from advisor.core.distributions import LengthDistribution, normal_quantile
 
 
@@ -66,7 +66,7 @@ def erlang_c(servers: np.ndarray | int, offered_load: np.ndarray | float) -> np.
     if np.ndim(servers) == 0:
         c = float(servers)
         if c == 1.0:  # one server: P(wait) = ρ
-            return np.clip(a, 0.0, 1.0)
+            return clip(a, 0.0, 1.0)
         blocking = (_erlang_b_sum(c, a) if c <= _RECURSION_SERVERS
                     else _erlang_b_integral(c, a))
     else:
@@ -79,7 +79,7 @@ def erlang_c(servers: np.ndarray | int, offered_load: np.ndarray | float) -> np.
         prob = c * blocking / (c - a + a * blocking)
     out = np.where(a <= 0.0, 0.0, np.where(a >= c, 1.0, prob))  # NaN stays NaN
     if np.ndim(c):
-        out = np.where(c == 1.0, np.clip(a, 0.0, 1.0), out)  # one server, as above
+        out = np.where(c == 1.0, clip(a, 0.0, 1.0), out)  # one server, as above
     return out
 
 
@@ -115,7 +115,7 @@ def _erlang_b_integral(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
     if np.size(a) == 0:
         return np.zeros(np.shape(a))
     nodes, weights = _legendre_nodes()
-    a = np.clip(a, 1e-300, c * (1.0 - 1e-12))
+    a = clip(a, 1e-300, c * (1.0 - 1e-12))
     peak = c / a - 1.0
     width = (1.0 + peak) / np.sqrt(c)
     lo = np.maximum(0.0, peak - _WINDOW_WIDTHS * width)
@@ -188,7 +188,7 @@ def renewal_wait_probability(utilization: np.ndarray,
     0 and 1), then interpolated. ``arrival_cv`` may be an array (broadcast with the
     utilisation): each distinct CV is solved once.
     """
-    rho = np.clip(np.asarray(utilization, dtype=float), 0.0, 1.0)
+    rho = clip(np.asarray(utilization, dtype=float), 0.0, 1.0)
     cv = np.asarray(arrival_cv, dtype=float)
     if cv.ndim == 0:
         return _renewal_one(rho, float(cv))
@@ -241,7 +241,7 @@ def gg_c_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
     s = np.asarray(mean_service_s, dtype=float)
     a = lam * s
     p_wait = erlang_c(c, a)
-    rho = np.clip(np.divide(a, c, out=np.zeros(np.broadcast(a, c).shape), where=c > 0), 0.0, 1.0)
+    rho = clip(np.divide(a, c, out=np.zeros(np.broadcast(a, c).shape), where=c > 0), 0.0, 1.0)
     sigma = renewal_wait_probability(rho, arrival_cv)
     with np.errstate(divide="ignore", invalid="ignore"):
         beta = np.where((rho > 0) & (rho < 1), (sigma / (1.0 - sigma)) / (rho / (1.0 - rho)), 1.0)
@@ -255,7 +255,7 @@ def gg_c_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
 def wait_quantile_s(mean_wait_s: np.ndarray, p_wait: np.ndarray, quantile: float) -> np.ndarray:
     """The ``quantile`` of the waiting time from its mean and P(wait > 0) (exponential tail)."""
     w = np.asarray(mean_wait_s, dtype=float)
-    p = np.clip(np.asarray(p_wait, dtype=float), 0.0, 1.0)
+    p = clip(np.asarray(p_wait, dtype=float), 0.0, 1.0)
     tail = 1.0 - quantile
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.where(p > tail, (w / p) * np.log(p / tail), 0.0)
@@ -270,10 +270,10 @@ def binomial_share_quantile(trials: np.ndarray | float, probability: np.ndarray,
     step. Normal approximation to the binomial with continuity correction, clipped to [0, 1].
     """
     n = np.maximum(np.asarray(trials, dtype=float), 1.0)
-    f = np.clip(np.asarray(probability, dtype=float), 0.0, 1.0)
+    f = clip(np.asarray(probability, dtype=float), 0.0, 1.0)
     z = normal_quantile(quantile)
     share = f + z * np.sqrt(f * (1.0 - f) / n) + 0.5 / n * (f > 0)
-    return np.clip(share, 0.0, 1.0)
+    return clip(share, 0.0, 1.0)
 
 
 _STANDARD_NORMAL = NormalDist()
@@ -403,7 +403,7 @@ def backlog_quantile_tokens(p_wait: np.ndarray, backlog_tokens: np.ndarray,
                float(quantile))
     table, log_rows, s_q = _backlog_table(*key)
     cols = _BACKLOG_NODES.size
-    p = np.clip(np.asarray(p_wait, dtype=float), 0.0, 1.0)
+    p = clip(np.asarray(p_wait, dtype=float), 0.0, 1.0)
     rel = np.asarray(backlog_tokens, dtype=float) / mean
     p_low = math.exp(float(log_rows[0]))
     fp = np.interp(np.log(np.maximum(p, p_low)), log_rows, _row_index(log_rows.size))
