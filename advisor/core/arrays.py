@@ -20,7 +20,8 @@ def unique_sorted(values: np.ndarray) -> np.ndarray:
     return flat[keep]
 
 
-def clip(values: np.ndarray | float, low: float, high: float) -> np.ndarray:
+def clip(values: np.ndarray | float, low: np.ndarray | float,
+         high: np.ndarray | float) -> np.ndarray:
     """``np.clip(values, low, high)`` as ``np.minimum(np.maximum(values, low), high)``.
 
     The same values (numpy documents the two as equivalent; NaN stays NaN), at half the cost

@@ -236,12 +236,18 @@ def gg_c_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
     then floored at 0 (deterministic arrivals) rather than made negative. ``arrival_cv`` may
     be an array (one CV per point).
     """
-    c = np.asarray(servers, dtype=float)
     lam = np.asarray(arrival_rate, dtype=float)
     s = np.asarray(mean_service_s, dtype=float)
     a = lam * s
-    p_wait = erlang_c(c, a)
-    rho = clip(np.divide(a, c, out=np.zeros(np.broadcast(a, c).shape), where=c > 0), 0.0, 1.0)
+    c: float | np.ndarray
+    if np.ndim(servers) == 0 and float(servers) == 1.0:  # one server: P(wait) = ρ = a
+        c = 1.0
+        p_wait = rho = clip(a, 0.0, 1.0)
+    else:
+        c = np.asarray(servers, dtype=float)
+        p_wait = erlang_c(c, a)
+        rho = clip(np.divide(a, c, out=np.zeros(np.broadcast(a, c).shape), where=c > 0),
+                   0.0, 1.0)
     sigma = renewal_wait_probability(rho, arrival_cv)
     with np.errstate(divide="ignore", invalid="ignore"):
         beta = np.where((rho > 0) & (rho < 1), (sigma / (1.0 - sigma)) / (rho / (1.0 - rho)), 1.0)
