@@ -5,7 +5,7 @@ usage error, internal error). No traceback escapes unless ``--debug`` is given.
 
 ``app`` (the whole command line, every subcommand attached) is built on first use;
 :func:`main` builds only the subcommand the arguments name (``advisor.cli.commands``), so a
-run of one command does not import and wire the other eleven. Help, completion and unknown
+run of one command does not import and wire the other eight. Help, completion and unknown
 commands get the whole app.
 """
 
