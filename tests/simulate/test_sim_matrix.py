@@ -29,7 +29,7 @@ two instances are the model's weak side; none in the matrix) — the queue of th
 (priced at the mean step time τ/room, the pool's full burstiness at every instance) gave
 one figure for all four and was right only about four instances, where its two errors
 cancelled; s08, the one bursty case of the matrix on two instances, was 40 % low
-(``BURSTY_TAIL``, removed). With Poisson arrivals and constant lengths (not asserted) the
+(``BURSTY_TAIL``, removed). With Poisson arrivals and constant lengths (asserted to ±30 %) the
 chunked TTFT p95 is −6 … +26 % of random routing (random thinning keeps Poisson arrivals
 Poisson: a pool of one, ``simulate.analytic.split_instances``) and −37 … +8 % of JSQ: round
 robin is the more regular deal, and with constant prompts nothing else varies, so the
@@ -59,6 +59,9 @@ from tests.simulate.helpers import MATRIX, idealised, model, scenario
 REQUESTS = 8000
 SEED = 7
 TOLERANCE = 0.25
+IDEAL_CHUNKED_TTFT = 0.30
+"""Chunked colocated TTFT p95 in the idealised runs (measured −6 … +26 % at the time of
+writing)."""
 
 CLUSTERED_MIXED_STEPS = "CLUSTERED_MIXED_STEPS"
 
@@ -155,8 +158,10 @@ def test_model_assumptions_reproduced() -> None:
 
     Unchunked and disaggregated TTFT p95 and every TPOT p50 then agree within ±25 % (TPOT p95
     only where mixed steps do not cluster): step times and the mean-field model match the
-    simulator. Printed but not asserted: the chunked colocated TTFT p95, −6 … +26 % (it was
-    15–57 % low while a queued token was priced at the mean step time).
+    simulator. The chunked colocated TTFT p95 (−6 … +26 %; it was 15–57 % low while a queued
+    token was priced at the mean step time) is held to the looser ``IDEAL_CHUNKED_TTFT``:
+    with constant prompts and Poisson arrivals at each instance the percentile of backlog
+    plus prompt rests on the exponential backlog tail alone, which overstates s08's.
     """
     lines, bad = [HEADER], []
     for name in MATRIX:
@@ -165,10 +170,12 @@ def test_model_assumptions_reproduced() -> None:
             routing = "jsq" if mode == "disaggregated" else "random"
             res = simulate(sc, mode, 5000, SEED, model=model(name), routing=routing)
             ok, line = _row(name, res, IDEAL_TPOT_CLUSTERED)
-            if mode == "chunked":  # TTFT not asserted (see the docstring); TPOT still is
+            if mode == "chunked":  # TTFT to IDEAL_CHUNKED_TTFT (see the docstring)
                 tpot = res.overall.tpot_ms[1].relative_diff
-                ok = tpot is not None and (abs(tpot) <= TOLERANCE
-                                           or (name, mode) in IDEAL_TPOT_CLUSTERED)
+                ttft = res.overall.ttft_ms[1].relative_diff
+                ok = (tpot is not None and (abs(tpot) <= TOLERANCE
+                                            or (name, mode) in IDEAL_TPOT_CLUSTERED)
+                      and ttft is not None and abs(ttft) <= IDEAL_CHUNKED_TTFT)
             median = res.overall.tpot_ms[0].relative_diff
             ok = ok and median is not None and abs(median) <= 0.1
             lines.append(f"{line}  TPOT50 {_pct(median)}")
