@@ -78,11 +78,16 @@ class Breakdown:
     total_s: float
 
 
-def _env(pycache: str) -> dict[str, str]:
+def cold_env(pycache: str) -> dict[str, str]:
+    """The environment of a cold run: the checkout first on PYTHONPATH; bytecode cached in
+    ``pycache`` (written by the warm-up run whatever PYTHONDONTWRITEBYTECODE says, so no run
+    pays for compiling, as after a pip install, and nothing is written into the checkout);
+    no colour; no extra profile directories."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("PD_ADVISOR_PROFILES", "PYTHONDONTWRITEBYTECODE")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     env["PYTHONPYCACHEPREFIX"] = pycache
+    env["NO_COLOR"] = "1"
     return env
 
 
@@ -91,7 +96,7 @@ def measure(workload: Path = DEFAULT_WORKLOAD, runs: int = 7) -> Breakdown:
     samples: list[list[tuple[str, float]]] = []
     totals: list[float] = []
     with tempfile.TemporaryDirectory(prefix="pd-advisor-pycache-") as pycache:
-        env = _env(pycache)
+        env = cold_env(pycache)
         for n in range(runs + 1):
             t0 = time.perf_counter()
             proc = subprocess.run([sys.executable, "-c", _CHILD, str(workload)], cwd=ROOT,

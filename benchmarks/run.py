@@ -148,24 +148,13 @@ def cold_start_commands(examples: Sequence[Path] | None = None) -> dict[str, lis
     return commands
 
 
-def _cold_env(pycache: str) -> dict[str, str]:
-    """The checkout first on PYTHONPATH; bytecode cached in ``pycache`` (written by the
-    warm-up run whatever PYTHONDONTWRITEBYTECODE says, so no run pays for compiling, as after
-    a pip install, and nothing is written into the checkout)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PD_ADVISOR_PROFILES", "PYTHONDONTWRITEBYTECODE")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    env["PYTHONPYCACHEPREFIX"] = pycache
-    env["NO_COLOR"] = "1"
-    return env
-
-
 def time_commands(commands: Mapping[str, Sequence[str]], runs: int = 7,
                   warmup: bool = True) -> dict[str, list[float]]:
     """Wall seconds of each command as a fresh process; rounds interleave the commands so a
     slow patch of the machine hits all of them alike. A failing command raises."""
     with tempfile.TemporaryDirectory(prefix="pd-advisor-pycache-") as pycache:
-        return _time_commands(commands, runs, warmup, _cold_env(pycache))
+        return _time_commands(commands, runs, warmup,
+                              bench_cold_breakdown.cold_env(pycache))
 
 
 def _time_commands(commands: Mapping[str, Sequence[str]], runs: int, warmup: bool,

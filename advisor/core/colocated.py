@@ -32,7 +32,6 @@ Everything broadcasts over numpy arrays (chunk sizes × rates).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -206,10 +205,7 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
     # TTFT: a residual step, the queue ahead of the prompt, and its own prefill. The router
     # deals arrivals out round robin (JSQ on outstanding requests: each arrival raises its
     # instance's count), so each instance sees gamma arrivals of CV² = c²/n.
-    if np.ndim(instances) == 0:
-        split_cv: float | np.ndarray = phase.burstiness / math.sqrt(max(float(instances), 1.0))
-    else:
-        split_cv = phase.burstiness / np.sqrt(np.maximum(np.asarray(instances, dtype=float), 1.0))
+    split_cv = phase.burstiness / np.sqrt(np.maximum(np.asarray(instances, dtype=float), 1.0))
     if chunked:
         room = np.maximum(c - b, 1.0)
         # a backlog drains in full budget steps: T_full/room seconds per queued token

@@ -291,11 +291,12 @@ class Instance:
     def prefill_time_s(self, prompt_tokens: np.ndarray | float,
                        prompts: np.ndarray | float = 1.0) -> np.ndarray:
         """Seconds to prefill ``prompts`` whole prompts of ``prompt_tokens`` each in one pass."""
-        if _finite_scalars(prompt_tokens, prompts):
-            tokens, count = float(prompt_tokens), float(prompts)
-            return self.step_time_s(prefill_tokens=tokens * count, prefill_seqs=count)
-        s = np.asarray(prompt_tokens, dtype=float)
-        n = np.asarray(prompts, dtype=float)
+        s: np.ndarray | float
+        n: np.ndarray | float
+        if _finite_scalars(prompt_tokens, prompts):  # stay scalars: step_time's fast path
+            s, n = float(prompt_tokens), float(prompts)
+        else:
+            s, n = np.asarray(prompt_tokens, dtype=float), np.asarray(prompts, dtype=float)
         return self.step_time_s(prefill_tokens=s * n, prefill_seqs=n)
 
     def decode_step_s(self, batch: np.ndarray | float,

@@ -944,16 +944,12 @@ class _Capacities:
                     need.setdefault(base, (shape.instance, k, grp.link, []))[3].append(
                         servers[:, j])
         for base, (inst, k, link, cols) in need.items():
-            values = unique_sorted(np.concatenate(cols))
-            known_v, known_r = self._pooled.get(base, (np.zeros(0, np.int64), np.zeros(0)))
-            missing = np.setdiff1d(values, known_v, assume_unique=True)
+            missing = _missing(cols, self._pooled.get(base))
             if missing.size == 0:
                 continue
             got = prefill_goodputs(inst, sc.phases[k], sc.slo.quantile, ev._s(sc.slo.ttft_ms),
                                    link, missing)
-            allv = np.concatenate([known_v, missing])
-            order = np.argsort(allv, kind="stable")
-            self._pooled[base] = (allv[order], np.concatenate([known_r, got])[order])
+            self._pooled[base] = _merged(self._pooled.get(base), missing, got)
 
     def pooled_prefill(self, grp: _Group, k: int, G: np.ndarray) -> np.ndarray:
         """(n, shapes) prefill goodput per instance with the pool sizes ``evaluate`` uses:
@@ -996,10 +992,7 @@ class _Capacities:
                 need.setdefault(key, (shape, grp.chunks, []))[2].append(pools[:, j])
         todo = []
         for key, (shape, chunks, cols) in need.items():
-            values = unique_sorted(np.concatenate(cols))
-            known = self._coloc.get(key)
-            missing = (values if known is None
-                       else np.setdiff1d(values, known[0], assume_unique=True))
+            missing = _missing(cols, self._coloc.get(key))
             if missing.size:
                 todo.append((key, shape, chunks, missing))
         if not todo:
@@ -1017,13 +1010,9 @@ class _Capacities:
         goods = np.stack(per_phase, axis=1)  # (combinations, phases, chunks)
         start = 0
         for key, _, _, miss in todo:
-            got = goods[start:start + miss.size]
+            self._coloc[key] = _merged(self._coloc.get(key), miss,
+                                       goods[start:start + miss.size])
             start += miss.size
-            known = self._coloc.get(key)
-            if known is not None:
-                miss, got = np.concatenate([known[0], miss]), np.concatenate([known[1], got])
-            order = np.argsort(miss, kind="stable")
-            self._coloc[key] = (miss[order], got[order])
 
     def coloc_goods(self, grp: _Group, G: np.ndarray) -> np.ndarray:
         """(phases, n, shapes, chunks) per-instance colocated goodput at each cluster size's
@@ -1036,6 +1025,23 @@ class _Capacities:
             vals, res = self._coloc[(shape.label, _stage_link(shape.instance))]
             out[:, :, j, :] = res[np.searchsorted(vals, pools[:, j])].transpose(1, 0, 2)
         return out
+
+
+def _missing(needed: Sequence[np.ndarray], known: tuple[np.ndarray, np.ndarray] | None
+             ) -> np.ndarray:
+    """The distinct pool sizes in ``needed`` that the (sizes, results) table ``known`` lacks."""
+    values = unique_sorted(np.concatenate(needed))
+    return values if known is None else np.setdiff1d(values, known[0], assume_unique=True)
+
+
+def _merged(known: tuple[np.ndarray, np.ndarray] | None, sizes: np.ndarray,
+            results: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The table ``known`` with ``sizes`` → ``results`` added, sorted by size (for
+    ``np.searchsorted`` lookups)."""
+    if known is not None:
+        sizes, results = np.concatenate([known[0], sizes]), np.concatenate([known[1], results])
+    order = np.argsort(sizes, kind="stable")
+    return sizes[order], results[order]
 
 
 def _ideal_per_gpu(gpus: np.ndarray, prefill: np.ndarray, decode: np.ndarray,
