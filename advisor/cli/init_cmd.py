@@ -121,11 +121,12 @@ def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuS
         schema_note = "# Every key is described in the JSON Schema `pd-advisor schema` prints.\n"
     else:
         schema_head = f"# yaml-language-server: $schema={schema}\n#\n"
-        schema_note = ("# Every key is described in the JSON Schema named on the first line; after\n"
-                       "# upgrading pd-advisor, refresh it from this file's directory with\n"
+        schema_note = ("# Every key is described in the JSON Schema named on the first line;\n"
+                       "# after upgrading pd-advisor, refresh it from this file's directory with\n"
                        f"#   pd-advisor schema -o {schema}\n")
+    title = f"{model.name} on {gpus} x {gpu.name}"
     return f"""\
-{schema_head}# A pd-advisor workload, written by `pd-advisor init`: {model.name} on {gpus} x {gpu.name}.
+{schema_head}# A pd-advisor workload, written by `pd-advisor init`: {title}.
 # Replace the traffic and the SLO targets with your own numbers, then run
 #   pd-advisor recommend {DEFAULT_OUTPUT}      # what to run, with the numbers
 #   pd-advisor check {DEFAULT_OUTPUT}          # CI gate on the deployment: block below
