@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from advisor import __version__
 
@@ -45,6 +46,42 @@ def _root(
     _state["debug"] = debug
 
 
+def _blank_flag_types(command: Any, ctx: Any) -> None:
+    """Give every on/off flag of ``command``, and of its subcommands, an empty metavar.
+
+    Typer 0.26+ prints a ``<bool>`` type next to flags, which take no value
+    (``--version <bool>``); an explicit metavar replaces that type in help and is used nowhere
+    else for a flag. ``get_params`` includes the help option and Typer's completion options.
+    """
+    for param in command.get_params(ctx):
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _blank_flag_types(sub, ctx)
+
+
+class AdvisorGroup(TyperGroup):
+    """The root command group: commands listed in ``commands.MODULES`` order (Typer lists
+    sub-apps such as ``profiles`` after every plain command), and no help page shows a
+    ``<bool>`` type on a flag."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        from advisor.cli.commands import MODULES
+
+        rank = {name: i for i, name in enumerate(MODULES)}
+        return sorted(super().list_commands(ctx), key=lambda name: rank.get(name, len(rank)))
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _blank_flag_types(self, ctx)
+        super().format_help(ctx, formatter)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _blank_flag_types(command, ctx)
+        return command
+
+
 def make_app(command: str | None = None) -> typer.Typer:
     """The Typer app with every subcommand, or only ``command`` (a name from
     ``commands.NAMES``)."""
@@ -52,6 +89,7 @@ def make_app(command: str | None = None) -> typer.Typer:
 
     app = typer.Typer(
         name="pd-advisor",
+        cls=AdvisorGroup,
         no_args_is_help=True,
         add_completion=True,
         pretty_exceptions_enable=False,

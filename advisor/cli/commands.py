@@ -7,17 +7,19 @@ import importlib
 import typer
 
 MODULES = {
-    "profiles": "advisor.cli.profiles_cmd",
-    "validate": "advisor.cli.validate_cmd",
-    "schema": "advisor.cli.schema_cmd",
     "recommend": "advisor.cli.recommend_cmd",
     "check": "advisor.cli.check_cmd",
-    "simulate": "advisor.cli.simulate_cmd",
-    "calibrate": "advisor.cli.calibrate_cmd",
-    "init": "advisor.cli.init_cmd",
     "sweep": "advisor.cli.sweep_cmd",
+    "simulate": "advisor.cli.simulate_cmd",
+    "init": "advisor.cli.init_cmd",
+    "validate": "advisor.cli.validate_cmd",
+    "calibrate": "advisor.cli.calibrate_cmd",
+    "profiles": "advisor.cli.profiles_cmd",
+    "schema": "advisor.cli.schema_cmd",
 }
-"""Command name → the module that defines it, in the order ``--help`` lists them."""
+"""Command name → the module that defines it, in the order ``--help`` lists them: the order a
+user meets them (decide, gate, explore, verify; then start a file, validate it, calibrate it;
+then the reference commands)."""
 
 NAMES = frozenset(MODULES)
 

@@ -3,16 +3,26 @@
 The file names a model and a GPU (checked against the profiles, so a typo fails here with a
 suggestion rather than later), sizes the deployment so the model fits (the smallest
 tensor-parallel degree whose weights and KV cache fit in memory; FP8 when BF16 weights cannot
-fit on the GPUs given), scales the example request lengths to the model's context window, and
-starts with a ``# yaml-language-server: $schema=...`` line pointing at the published JSON
-Schema, so editors with the YAML language server complete and check every key.
+fit on the GPUs given), and scales the example request lengths to the model's context window.
+
+Editor support: next to the workload, ``init`` writes the workload JSON Schema
+(``workload.schema.json``, what ``pd-advisor schema -o`` writes) and starts the workload with
+``# yaml-language-server: $schema=workload.schema.json``, a path relative to the workload file
+(yaml-language-server, the VS Code YAML extension, resolves a relative modeline path against
+the file's directory: README of redhat-developer/yaml-language-server, "Using inlined schema"),
+so editors complete and check every key offline, with the schema of the pd-advisor that wrote
+the file. ``--schema-file`` writes the schema elsewhere; ``--no-schema`` writes neither the
+schema nor the line. There is no hosted schema URL: no release publishes one.
 
 Before anything is written, the text is validated exactly as ``pd-advisor validate`` would;
-an existing file is only replaced with ``--force``. ``-o -`` prints the file instead.
+an existing workload file, or a schema file with other content, is only replaced with
+``--force``. ``-o -`` prints the workload instead, without the schema line.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -21,8 +31,6 @@ import typer
 
 from advisor.cli.output import fail as _fail
 from advisor.cli.output import write_output
-
-from advisor import __version__
 
 if TYPE_CHECKING:
     from advisor.core.hardware import GpuSpec
@@ -34,10 +42,8 @@ DEFAULT_GPU = "h100-sxm"
 DEFAULT_OUTPUT = Path("workload.yaml")
 DEFAULT_INTER_NODE = "ib-ndr-400"
 
-SCHEMA_URL = ("https://raw.githubusercontent.com/pd-advisor/pd-advisor/"
-              f"v{__version__}/advisor/schemas/workload.schema.json")
-"""The published schema of this release (the committed ``advisor/schemas/workload.schema.json``
-at the release tag); ``pd-advisor schema`` prints the same document."""
+DEFAULT_SCHEMA_NAME = "workload.schema.json"
+"""The schema file written beside the workload (``pd-advisor schema -o`` writes the same)."""
 
 REFERENCE_CONTEXT = 4096
 """Context the example lengths are written for; smaller windows scale them down."""
@@ -72,9 +78,20 @@ def choose_layout(catalog: ProfileCatalog, model: ModelSpec, gpu: GpuSpec, gpus:
     return precisions[-1], degrees[-1] if degrees else 1, False
 
 
+def schema_ref(schema: Path, workload: Path) -> str:
+    """The modeline path of ``schema``: relative to the workload's directory, with ``/``
+    (absolute when no relative path exists, e.g. another drive)."""
+    try:
+        relative = os.path.relpath(schema.resolve(), workload.resolve().parent)
+    except ValueError:
+        return schema.resolve().as_posix()
+    return Path(relative).as_posix()
+
+
 def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuSpec, gpus: int,
-                    precision: str, tensor_parallel: int, fits: bool) -> str:
-    """The commented workload text."""
+                    precision: str, tensor_parallel: int, fits: bool,
+                    schema: str | None = None) -> str:
+    """The commented workload text; ``schema`` is the modeline's schema path (None: none)."""
     scale = min(1.0, model.max_context_tokens / REFERENCE_CONTEXT)
 
     def tokens(value: float) -> int:
@@ -99,15 +116,21 @@ def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuS
     else:
         tp_line = _kv(2, "# tensor_parallel", tensor_parallel,
                       "does not fit; see the note at the top")
+    if schema is None:
+        schema_head = ""
+        schema_note = "# Every key is described in the JSON Schema `pd-advisor schema` prints.\n"
+    else:
+        schema_head = f"# yaml-language-server: $schema={schema}\n#\n"
+        schema_note = ("# Every key is described in the JSON Schema named on the first line;\n"
+                       "# after upgrading pd-advisor, refresh it from this file's directory with\n"
+                       f"#   pd-advisor schema -o {schema}\n")
+    title = f"{model.name} on {gpus} x {gpu.name}"
     return f"""\
-# yaml-language-server: $schema={SCHEMA_URL}
-#
-# A pd-advisor workload, written by `pd-advisor init`: {model.name} on {gpus} x {gpu.name}.
+{schema_head}# A pd-advisor workload, written by `pd-advisor init`: {title}.
 # Replace the traffic and the SLO targets with your own numbers, then run
 #   pd-advisor recommend {DEFAULT_OUTPUT}      # what to run, with the numbers
 #   pd-advisor check {DEFAULT_OUTPUT}          # CI gate on the deployment: block below
-# Every key is described in the schema above (`pd-advisor schema` prints it).
-{fit_note}{_kv(0, "version", 1, "format version; the only one so far")}
+{schema_note}{fit_note}{_kv(0, "version", 1, "format version; the only one so far")}
 {_kv(0, "name", f"{model.id}-{gpu.id}", "shown in reports")}
 {_kv(0, "model", model_ref, "profile id, profile YAML, or a config.json / its folder")}
 {_kv(0, "precision", precision, f"bf16 or fp8 weights and KV cache ({weights_gb:,.1f} GB)")}
@@ -186,8 +209,16 @@ def register(app: typer.Typer) -> None:
         output: Annotated[Path, typer.Option(
             "-o", "--output", metavar="FILE", help="File to write ('-' = stdout).")
                           ] = DEFAULT_OUTPUT,
-        force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")
+        force: Annotated[bool, typer.Option(
+            "--force", help="Replace an existing workload file or a different schema file.")
                          ] = False,
+        schema_file: Annotated[Path | None, typer.Option(
+            "--schema-file", metavar="FILE", show_default=False,
+            help=f"Where to write the workload JSON Schema that the file's first line points "
+                 f"editors at (default: {DEFAULT_SCHEMA_NAME} beside the workload file).")
+                               ] = None,
+        no_schema: Annotated[bool, typer.Option(
+            "--no-schema", help="Write no schema file and no schema line.")] = False,
     ) -> None:
         """Write a commented workload file that validates, to edit and then `recommend`."""
         from advisor.loading.catalog import (
@@ -199,6 +230,27 @@ def register(app: typer.Typer) -> None:
         to_stdout = str(output) == "-"
         if not to_stdout and output.exists() and not force:
             _fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+        if no_schema and schema_file is not None:
+            _fail("--schema-file and --no-schema exclude each other")
+        if to_stdout and schema_file is not None:
+            _fail("--schema-file needs a workload file (-o FILE): the schema line is a path "
+                  "relative to it")
+        schema_path = None
+        schema_text = ""
+        schema_current = False  # the schema file exists with this pd-advisor's schema
+        if not (to_stdout or no_schema):
+            from advisor.loading.schema_export import render_schema
+
+            schema_path = schema_file or output.parent / DEFAULT_SCHEMA_NAME
+            schema_text = render_schema()
+            if schema_path.is_dir():
+                _fail(f"--schema-file {schema_path} is a directory")
+            schema_current = (schema_path.is_file()
+                              and schema_path.read_bytes() == schema_text.encode("utf-8"))
+            if schema_path.exists() and not schema_current and not force:
+                _fail(f"{schema_path} exists with other content (another pd-advisor's schema?); "
+                      "pass --force to replace it, --schema-file to write elsewhere or "
+                      "--no-schema")
         catalog = ProfileCatalog()
         try:
             model_spec = catalog.model(model)
@@ -214,8 +266,14 @@ def register(app: typer.Typer) -> None:
             model_ref = str(Path(model).resolve())  # valid wherever the file is written
         text = render_workload(model_ref=model_ref, model=model_spec, gpu_ref=gpu,
                                gpu=gpu_spec, gpus=count, precision=precision,
-                               tensor_parallel=tp, fits=fits)
+                               tensor_parallel=tp, fits=fits,
+                               schema=None if schema_path is None
+                               else schema_ref(schema_path, output))
         _validate(text)
+        if schema_path is not None and not schema_current:
+            write_output(schema_text, schema_path, wrote=" (the workload JSON Schema)")
+        elif schema_path is not None:
+            sys.stderr.write(f"pd-advisor: {schema_path} holds this version's schema; kept\n")
         write_output(text, None if to_stdout else output,
                      wrote=f" ({model_spec.id}, {count} x {gpu_spec.id}, {precision}, TP{tp}); "
                      f"next: pd-advisor recommend {output}")

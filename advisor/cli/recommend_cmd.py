@@ -13,6 +13,7 @@ functions so that ``pd-advisor --help`` stays fast.
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -97,7 +98,9 @@ def render_output(doc: dict[str, Any], fmt: Format, output: Path | None) -> str:
 
     to_stdout = output is None or str(output) == "-"
     width, color = terminal_settings(to_stdout)
-    return render(doc, fmt, width=width, color=color)
+    # SARIF locations are relative to the working directory (%SRCROOT%, the repository root
+    # in a CI job)
+    return render(doc, fmt, width=width, color=color, srcroot=os.getcwd())
 
 
 class RecommendOutput(str, enum.Enum):

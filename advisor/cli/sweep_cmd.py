@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
             "--format", "-f", help="Report format: table, json or csv.")] = SweepFormat.table,
         plot: Annotated[Path | None, typer.Option(
             "--plot", metavar="FILE.png", help="Also draw the sweep to a PNG (needs "
-            "pip install 'pd-advisor[plot]').", show_default=False)] = None,
+            "pip install 'pd-advisor\\[plot]').", show_default=False)] = None,
         output: Annotated[Path | None, typer.Option(
             "-o", "--output", metavar="FILE", help="Write the report to FILE instead of "
             "stdout ('-' means stdout).", show_default=False)] = None,

@@ -50,8 +50,10 @@ def render_json(doc: Mapping[str, Any]) -> str:
     return json_text(doc)
 
 
-def renderer(fmt: Format, width: int = 100, color: bool = False) -> Renderer:
-    """The renderer for ``fmt`` (``width`` and ``color`` apply to the table only)."""
+def renderer(fmt: Format, width: int = 100, color: bool = False,
+             srcroot: str | None = None) -> Renderer:
+    """The renderer for ``fmt`` (``width`` and ``color`` apply to the table only, ``srcroot``,
+    the directory relative workload paths are relative to, to SARIF only)."""
     if fmt is Format.table:
         from advisor.render.table import render_table
 
@@ -69,7 +71,7 @@ def renderer(fmt: Format, width: int = 100, color: bool = False) -> Renderer:
     if fmt is Format.sarif:
         from advisor.render.sarif import render_sarif
 
-        return render_sarif
+        return lambda doc: render_sarif(doc, srcroot)
     if fmt is Format.junit:
         from advisor.render.junit import render_junit
 
@@ -77,6 +79,7 @@ def renderer(fmt: Format, width: int = 100, color: bool = False) -> Renderer:
     assert_never(fmt)
 
 
-def render(doc: Mapping[str, Any], fmt: Format, width: int = 100, color: bool = False) -> str:
+def render(doc: Mapping[str, Any], fmt: Format, width: int = 100, color: bool = False,
+           srcroot: str | None = None) -> str:
     """Render ``doc`` in ``fmt``."""
-    return renderer(fmt, width=width, color=color)(doc)
+    return renderer(fmt, width=width, color=color, srcroot=srcroot)(doc)

@@ -2,15 +2,25 @@
 
 One run; ``tool.driver.rules`` lists every finding kind the gate can report plus
 ``input-error``; each finding or input problem is a result located at the offending key of
-the workload YAML (``uriBaseId: %SRCROOT%``). No timestamps, so the output is reproducible.
-Pure: returns a string.
+the workload YAML. No timestamps, so the output is reproducible. Pure: returns a string.
+
+Artifact locations follow SARIF 2.1.0 §3.4 (artifactLocation): ``uri`` is an RFC 3986 URI
+reference. A workload inside the source root (the directory ``check`` ran in, the repository
+root under GitHub Actions, which resolves ``%SRCROOT%`` against the checkout) is written as a
+path relative to it with ``uriBaseId: "%SRCROOT%"``; a workload outside it as an absolute
+``file:`` URI without a base. Each path segment is percent-encoded as UTF-8 except the RFC 3986
+unreserved characters (``A-Z a-z 0-9 - . _ ~``), so ``we,ird:na%me.yaml`` becomes
+``we%2Cird%3Ana%25me.yaml`` (a ``:`` in a first segment would otherwise read as a scheme).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
+from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import quote
 
 from advisor.render.report_json import GATE_CHECK_TITLES, as_check, finding_check
 
@@ -43,30 +53,67 @@ def _rule(rule_id: str) -> dict[str, Any]:
             "helpUri": INFORMATION_URI}
 
 
-def _result(rule_id: str, message: str, path: str, line: int, col: int,
+def _inside(path: str, root: str) -> str | None:
+    """``path`` (absolute) relative to ``root`` (absolute), or None when it lies outside."""
+    try:
+        relative = os.path.relpath(path, root)
+    except ValueError:  # another drive (Windows)
+        return None
+    parts = PurePath(relative).parts
+    return None if relative == os.curdir or (parts and parts[0] == os.pardir) else relative
+
+
+def artifact_location(path: str, srcroot: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The ``artifactLocation`` of ``path`` as given on the command line.
+
+    With ``srcroot`` (an absolute directory), relative paths are taken relative to it; a path
+    inside it becomes a relative URI with ``uriBaseId: %SRCROOT%``, one outside it an absolute
+    ``file:`` URI. Without ``srcroot``, relative paths stay relative to ``%SRCROOT%``.
+    """
+    given = Path(path)
+    if srcroot is None:
+        if not given.is_absolute():
+            return {"uri": quote(given.as_posix()), "uriBaseId": "%SRCROOT%"}
+        return {"uri": given.as_uri()}
+    root = os.path.normpath(os.fspath(srcroot))
+    absolute = os.path.normpath(os.path.join(root, given))
+    relative = _inside(absolute, root)
+    if relative is None and os.path.realpath(absolute) != absolute:  # symlinked directories
+        relative = _inside(os.path.realpath(absolute), os.path.realpath(root))
+    if relative is None:
+        return {"uri": Path(absolute).as_uri()}
+    return {"uri": quote(PurePath(relative).as_posix()), "uriBaseId": "%SRCROOT%"}
+
+
+def _result(rule_id: str, message: str, location: dict[str, str], line: int, col: int,
             level: str = "error") -> dict[str, Any]:
     return {"ruleId": rule_id, "level": level, "message": {"text": message},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                "artifactLocation": location,
                 "region": {"startLine": max(1, int(line)), "startColumn": max(1, int(col))}}}]}
 
 
-def build_sarif(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The SARIF log as a dict."""
+def build_sarif(doc: Mapping[str, Any],
+                srcroot: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The SARIF log as a dict; ``srcroot`` is the directory relative paths are relative to
+    (the working directory of the run; see :func:`artifact_location`)."""
     if doc.get("kind") != "check":
         doc = as_check(doc)
+
+    def where(path: str) -> dict[str, str]:
+        return artifact_location(path, srcroot)
     results: list[dict[str, Any]] = []
     for f in doc["files"]:
         for finding in f["findings"]:
             results.append(_result(finding["id"], f"{finding['key']}: {finding['message']}",
-                                   f["path"], finding["line"], finding["col"]))
+                                   where(f["path"]), finding["line"], finding["col"]))
         for p in f["problems"]:
             key = f"{p['key']}: " if p.get("key") else ""
-            results.append(_result("input-error", key + p["message"], p["path"], p["line"],
-                                   p["col"]))
+            results.append(_result("input-error", key + p["message"], where(p["path"]),
+                                   p["line"], p["col"]))
         for w in f["warnings"]:
-            results.append(_result(f"warning-{w['id']}", w["message"], f["path"], w["line"],
-                                   w["col"], level="warning"))
+            results.append(_result(f"warning-{w['id']}", w["message"], where(f["path"]),
+                                   w["line"], w["col"], level="warning"))
     rule_ids = list(RULES) + sorted({r["ruleId"] for r in results} - set(RULES))
     rules = [_rule(r) for r in rule_ids]
     for rule in rules:
@@ -84,6 +131,6 @@ def build_sarif(doc: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_sarif(doc: Mapping[str, Any]) -> str:
+def render_sarif(doc: Mapping[str, Any], srcroot: str | os.PathLike[str] | None = None) -> str:
     """The SARIF log as indented JSON text."""
-    return json.dumps(build_sarif(doc), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(build_sarif(doc, srcroot), indent=2, ensure_ascii=False) + "\n"

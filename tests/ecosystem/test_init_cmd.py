@@ -1,4 +1,6 @@
-"""`pd-advisor init` writes a commented workload that validates (issue #7, item 4)."""
+"""`pd-advisor init` writes a commented workload that validates (issue #7, item 4), and a
+schema line that resolves: a path, relative to the workload, to the JSON Schema written beside
+it (issue #18, item 3)."""
 
 from __future__ import annotations
 
@@ -11,18 +13,38 @@ import pytest
 import yaml
 from jsonschema import Draft7Validator
 
-from advisor.cli.init_cmd import SCHEMA_URL
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
 from advisor.loading.schema_export import SCHEMA_PATH
 
+MODELINE = "# yaml-language-server: $schema="
+
 HF_DIR = Path(__file__).resolve().parent.parent / "data" / "ecosystem" / "hf"
 
 
+def _schema_target(path: Path) -> Path | None:
+    """The file the first line's ``$schema=`` names, resolved as yaml-language-server does
+    (a relative path against the workload's directory); None without a schema line."""
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    if not first.startswith(MODELINE):
+        assert "$schema" not in path.read_text(encoding="utf-8")
+        return None
+    ref = first.removeprefix(MODELINE)
+    assert "://" not in ref, "a URL: nothing publishes one"
+    return (path.parent / ref).resolve()
+
+
 def _validate_everywhere(path: Path, run_cli: Callable[..., Any]) -> Any:
-    """The file passes `pd-advisor validate`, the loader and the committed JSON Schema."""
+    """The file passes `pd-advisor validate`, the loader and the committed JSON Schema, and the
+    schema its first line names exists, is that schema and validates the file."""
     run_cli("validate", path, exit_code=0)
-    Draft7Validator(json.loads(SCHEMA_PATH.read_text())).validate(yaml.safe_load(path.read_text()))
+    document = yaml.safe_load(path.read_text())
+    Draft7Validator(json.loads(SCHEMA_PATH.read_text())).validate(document)
+    target = _schema_target(path)
+    if target is not None:
+        assert target.is_file(), f"{path}: schema line names {target}, which does not exist"
+        assert target.read_text(encoding="utf-8") == SCHEMA_PATH.read_text(encoding="utf-8")
+        Draft7Validator(json.loads(target.read_text(encoding="utf-8"))).validate(document)
     return load_scenario(path, ProfileCatalog(env={}))
 
 
@@ -32,9 +54,10 @@ def test_default_file(tmp_path: Path, run_cli: Callable[..., Any],
     result = run_cli("init", exit_code=0)
     path = tmp_path / "workload.yaml"
     text = path.read_text()
-    assert text.splitlines()[0] == f"# yaml-language-server: $schema={SCHEMA_URL}"
-    assert SCHEMA_URL.endswith("/advisor/schemas/workload.schema.json")
-    assert "wrote workload.yaml" in result.stderr
+    assert text.splitlines()[0] == f"{MODELINE}workload.schema.json"
+    assert "wrote workload.schema.json" in result.stderr and "wrote workload.yaml" in result.stderr
+    assert _schema_target(path) == tmp_path / "workload.schema.json"
+    assert (tmp_path / "workload.schema.json").read_text() == run_cli("schema").stdout
     scenario = _validate_everywhere(path, run_cli)
     assert scenario.model.id == "llama-3.1-8b" and scenario.cluster.gpu.id == "h100-sxm"
     assert scenario.cluster.gpus == 8 and scenario.precision == "bf16"
@@ -88,13 +111,58 @@ def test_config_json_model(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
 
 def test_stdout_and_overwrite_rules(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
     result = run_cli("init", "-o", "-", exit_code=0)
-    assert result.stdout.startswith("# yaml-language-server: $schema=")
+    assert result.stdout.startswith("# A pd-advisor workload")  # no file to be relative to
+    assert "$schema" not in result.stdout and not list(tmp_path.iterdir())
     path = tmp_path / "w.yaml"
     path.write_text("keep me\n")
     result = run_cli("init", "-o", path, exit_code=2)
     assert "exists; pass --force" in result.stderr and path.read_text() == "keep me\n"
+    assert not (tmp_path / "workload.schema.json").exists()
     run_cli("init", "-o", path, "--force", exit_code=0)
     assert path.read_text().startswith("# yaml-language-server")
+
+
+def test_schema_file_beside_the_workload_is_kept_or_needs_force(
+        tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    schema = tmp_path / "workload.schema.json"
+    run_cli("init", "-o", tmp_path / "a.workload.yaml", exit_code=0)
+    written = schema.read_text()
+    # a second workload in the same directory shares the schema file
+    result = run_cli("init", "-o", tmp_path / "b.workload.yaml", exit_code=0)
+    assert "holds this version's schema; kept" in result.stderr
+    _validate_everywhere(tmp_path / "b.workload.yaml", run_cli)
+    # another schema (an older pd-advisor's, or a file of the user's) is not overwritten
+    schema.write_text('{"title": "mine"}\n')
+    result = run_cli("init", "-o", tmp_path / "c.workload.yaml", exit_code=2)
+    assert "exists with other content" in result.stderr and "--force" in result.stderr
+    assert not (tmp_path / "c.workload.yaml").exists()
+    assert schema.read_text() == '{"title": "mine"}\n'
+    run_cli("init", "-o", tmp_path / "c.workload.yaml", "--force", exit_code=0)
+    assert schema.read_text() == written
+    _validate_everywhere(tmp_path / "c.workload.yaml", run_cli)
+
+
+def test_schema_file_elsewhere_and_no_schema(tmp_path: Path,
+                                             run_cli: Callable[..., Any]) -> None:
+    (tmp_path / "deploy" / "chat").mkdir(parents=True)
+    (tmp_path / "schemas").mkdir()
+    path = tmp_path / "deploy" / "chat" / "workload.yaml"
+    run_cli("init", "-o", path, "--schema-file", tmp_path / "schemas" / "pd.json", exit_code=0)
+    assert path.read_text().splitlines()[0] == f"{MODELINE}../../schemas/pd.json"
+    assert _schema_target(path) == (tmp_path / "schemas" / "pd.json").resolve()
+    _validate_everywhere(path, run_cli)
+
+    bare = tmp_path / "bare.yaml"
+    run_cli("init", "-o", bare, "--no-schema", exit_code=0)
+    assert _schema_target(bare) is None and not (tmp_path / "workload.schema.json").exists()
+    _validate_everywhere(bare, run_cli)
+
+    result = run_cli("init", "-o", "-", "--schema-file", tmp_path / "x.json", exit_code=2)
+    assert "--schema-file needs a workload file" in result.stderr
+    result = run_cli("init", "-o", tmp_path / "y.yaml", "--schema-file", tmp_path / "x.json",
+                     "--no-schema", exit_code=2)
+    assert "exclude each other" in result.stderr
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "y.yaml").exists()
 
 
 def test_unknown_ids_exit_2_with_suggestions(run_cli: Callable[..., Any]) -> None:
