@@ -40,14 +40,14 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from advisor.core.scenario import (  # the limits of the model's domain
+from advisor.core.limits import (  # the limits of the model's domain
     MAX_BURSTINESS,
     MAX_GPUS,
     MAX_RATE_RPS,
     MAX_TOKENS,
     MIN_RATE_RPS,
-    Policy,
 )
+from advisor.core.scenario import Policy
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Workload/config format versions this release reads."""

@@ -266,7 +266,7 @@ def test_render_is_pure() -> None:
 
 # --------------------------------------------------------------------------- real reports
 def _real_report(name: str) -> dict[str, Any]:
-    from advisor.cli.recommend_cmd import build_file_report
+    from advisor.usecases.recommend import build_file_report
 
     report, _ = build_file_report(WORKLOADS / name, ProfileCatalog(env={}))
     return report
