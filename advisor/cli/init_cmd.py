@@ -80,8 +80,10 @@ def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuS
     def tokens(value: float) -> int:
         return max(1, int(round(value * scale / 10.0) * 10))
 
+    from advisor.core.scenario import nodes_spanned
+
     per_node = gpu.gpus_per_node
-    nodes = -(-gpus // per_node)
+    nodes = nodes_spanned(gpus, per_node)
     weights_gb = model.weight_bytes(precision) / 1e9
     if nodes > 1:
         inter_node = _kv(2, "inter_node", DEFAULT_INTER_NODE,

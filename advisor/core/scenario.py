@@ -33,8 +33,8 @@ class Cluster:
 
     @property
     def nodes(self) -> int:
-        """Whole nodes spanned by ``gpus`` (the last one may be partial)."""
-        return -(-self.gpus // self.gpus_per_node)
+        """Nodes spanned by ``gpus`` (:func:`nodes_spanned`)."""
+        return nodes_spanned(self.gpus, self.gpus_per_node)
 
     @property
     def single_node(self) -> bool:
@@ -61,6 +61,11 @@ class Cluster:
     def with_gpus(self, gpus: int) -> Cluster:
         """The same cluster with ``gpus`` GPUs."""
         return replace(self, gpus=int(gpus))
+
+
+def nodes_spanned(gpus: int, gpus_per_node: int) -> int:
+    """Nodes ``gpus`` GPUs occupy in nodes of ``gpus_per_node`` (the last may be partial)."""
+    return -(-gpus // gpus_per_node)
 
 
 def instances_in_cluster(gpus: np.ndarray | int, instance_gpus: np.ndarray | int,
@@ -153,7 +158,10 @@ class Scenario:
     policy: Policy
     name: str | None = None
     chunk_tokens: int | None = None
-    """A pinned chunk size (from ``deployment.chunk_tokens``); None = search 256…16384."""
+    """The token budget of a declared chunked deployment, pinned for the colocated plans:
+    ``deployment.chunk_tokens``, else the engine's default for the GPU
+    (``token_budget.deployment_token_budget``); None (no deployment, or chunking off) =
+    search 256…16384."""
     extras: dict[str, str] = field(default_factory=dict)
 
     def __hash__(self) -> int:

@@ -387,12 +387,12 @@ def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _Co
     tp = dep.tensor_parallel or 1
     index = next((i for i, s in enumerate(grp.shapes) if s.gpus == tp), None)
     if index is None:
-        return DeployedPrediction("colocated", tp, dep.chunk_tokens, None, None, 0.0,
+        return DeployedPrediction("colocated", tp, sc.chunk_tokens, None, None, 0.0,
                                   ph.rate_rps, sc.slo.percentile, None, None, True, False,
                                   ph.name, feasible=False,
                                   reason=f"TP{tp} instances cannot serve this workload")
     shape = grp.shapes[index]
-    chunk = (dep.chunk_tokens or 2048) if dep.chunked_prefill else None
+    chunk = sc.chunk_tokens if dep.chunked_prefill else None  # the deployment's budget
     per = tables[chunk is not None].get(index, chunk, k)
     if per is None:
         n = sc.cluster.instances_of(shape.gpus)
