@@ -44,7 +44,7 @@ from advisor.loading.profile_errors import (  # noqa: F401 - re-exported: the ca
 if TYPE_CHECKING:  # pydantic is imported lazily, on the first parse
     from advisor.core.hardware import GpuSpec, LinkSpec
     from advisor.core.model_arch import ModelSpec
-    from advisor.loading.profile_schema import GpuProfile, LinkProfile, ModelProfile, Profile
+    from advisor.loading.profile_schema import Profile
 
 KINDS: tuple[str, ...] = ("gpus", "interconnects", "models")
 """Profile kinds, named after their directories."""
@@ -200,18 +200,6 @@ class ProfileCatalog:
     def model(self, ref: str) -> ModelSpec:
         """The :class:`ModelSpec` of a model profile id or file, or of a ``config.json``."""
         return self._spec("models", ref)
-
-    def gpu_profile(self, ref: str) -> GpuProfile:
-        """The validated GPU profile object (with provenance)."""
-        return self.raw("gpus", ref)[0]  # type: ignore[return-value]
-
-    def link_profile(self, ref: str) -> LinkProfile:
-        """The validated interconnect profile object (with provenance)."""
-        return self.raw("interconnects", ref)[0]  # type: ignore[return-value]
-
-    def model_profile(self, ref: str) -> ModelProfile:
-        """The validated model profile object (with provenance)."""
-        return self.raw("models", ref)[0]  # type: ignore[return-value]
 
 
 # ---- YAML ---------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ from advisor.core.plan import split as alloc
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.interference import tpot_inflation
 from advisor.core.kv_transfer import transfer_seconds
-from advisor.core.queueing import allen_cunneen_wait_s, erlang_c, kingman_wait_s
+from advisor.core.queueing import erlang_c
+from tests.core.queueing_reference import allen_cunneen_wait_s, kingman_wait_s
 
 from tests.core.helpers import catalog, instance, scenario
 

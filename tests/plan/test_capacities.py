@@ -34,7 +34,7 @@ def test_pooled_prefill_search_equals_the_scalar_one() -> None:
             assert got.tolist() == [cap.goodput_rps for cap in caps]
             step = 2e-4 * caps[0].max_rate_rps
             lm = saturating_tokens(inst, phase.prompt_tokens.mean)
-            for n, rate in zip(servers, got):
+            for n, rate in zip(servers, got, strict=True):
                 if rate <= 0:
                     continue
                 at, above = prefill_ttft(inst, phase, np.array([rate, rate + step]),

@@ -19,13 +19,14 @@ from hypothesis import given, settings
 
 from advisor.core.plan.points import PointsError, evaluate_points
 from advisor.core.sweep.grid import sweep
-from advisor.core.sweep.keys import Axis, apply_value, axis_from_values
+from advisor.core.sweep.keys import Axis, apply_value
 from advisor.loading.resolve import load_scenario
 from tests.fuzz.strategies import to_yaml, workloads
 from tests.sweep.helpers import (
     PREFILL_HEAVY,
     THREE_PHASE,
     WORKLOADS,
+    axis_from_values,
     catalog,
     mismatches,
     reference,

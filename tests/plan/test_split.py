@@ -42,8 +42,8 @@ def test_best_splits_equal_the_exact_enumeration(packable: bool) -> None:
             P[0] = 0.0
         link = rng.choice([0.0, rng.uniform(0.1, 5.0), float(rng.randint(1, 3))])
         G = np.array(sorted({rng.randint(1, 700) for _ in range(25)}), dtype=np.int64)
-        pre = [alloc.PoolOption(g, p, str(g)) for g, p in zip(shp, P)]
-        dec = [alloc.PoolOption(g, d, str(g)) for g, d in zip(shp, D)]
+        pre = [alloc.PoolOption(g, p, str(g)) for g, p in zip(shp, P, strict=True)]
+        dec = [alloc.PoolOption(g, d, str(g)) for g, d in zip(shp, D, strict=True)]
         ii = [i for i, o in enumerate(pre) if o.rate_rps > 0]
         jj = [j for j, o in enumerate(dec) if o.rate_rps > 0]
         pi = np.array([i for i in ii for _ in jj], dtype=np.int64)
@@ -78,7 +78,8 @@ def _static_reference(G: int, shp: list[int], P: list[list[float]], D: list[list
                 continue
             x = np.arange(1, (G - gd) // gp + 1)
             y = (G - x * gp) // gd
-            ok = (y >= 1) & alloc.packs_into_nodes(x, np.int64(gp), y, np.int64(gd), np.int64(G), gpn)
+            ok = (y >= 1) & alloc.packs_into_nodes(x, np.int64(gp), y, np.int64(gd), np.int64(G),
+                                                   gpn)
             score = np.zeros(x.shape)
             goods = []
             for k in range(len(P)):
@@ -110,8 +111,8 @@ def test_static_allocation_equals_the_exact_enumeration(packable: bool) -> None:
         g = np.array(shp, dtype=np.int64)
         best = []
         for k in range(K):
-            pre = [alloc.PoolOption(a, p, "") for a, p in zip(shp, P[k])]
-            dec = [alloc.PoolOption(a, d, "") for a, d in zip(shp, D[k])]
+            pre = [alloc.PoolOption(a, p, "") for a, p in zip(shp, P[k], strict=True)]
+            dec = [alloc.PoolOption(a, d, "") for a, d in zip(shp, D[k], strict=True)]
             best.append(np.array([(alloc.best_allocations(int(t), pre, dec, links[k], gpn)[:1]
                                    or [None])[0] for t in G], dtype=object))
         best_rate = [np.array([b.goodput_rps if b is not None else 0.0 for b in bk])

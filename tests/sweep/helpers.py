@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import Scenario
+from advisor.core.sweep.keys import Axis, SweepError, check_value, key_info, value_label
 from advisor.core.verdict.rules import assess
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
@@ -104,3 +106,21 @@ def mismatches(metrics: dict[str, Any], index: Any, sc: Scenario) -> list[str]:
     if not close(float(metrics["gain"][index]), gain):
         out.append(f"gain: sweep {float(metrics['gain'][index])!r} != evaluate {gain!r}")
     return out
+
+
+def axis_from_values(key: str, values: Sequence[Any], log: bool = False) -> Axis:
+    """An :class:`Axis` from values directly (numbers sorted, deduplicated and checked against
+    the key's domain)."""
+    info = key_info(key)
+    if info.kind == "link":
+        vals = tuple(values)
+    elif info.kind == "int":
+        vals = tuple(sorted({int(v) for v in values}))
+    else:
+        vals = tuple(sorted({float(v) for v in values}))
+    for v in vals:
+        if info.kind != "link":
+            check_value(info, v)
+    if not vals:
+        raise SweepError(f"{key}: no values")
+    return Axis(key, vals, tuple(value_label(v) for v in vals), log)

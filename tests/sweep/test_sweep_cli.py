@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from advisor.core.sweep.grid import SweepResult, sweep
-from advisor.core.sweep.keys import axis_from_values
 from advisor.loading.sweep_spec import make_axis
 from advisor.render.report_json import json_number
-from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, scenario
+from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, axis_from_values, scenario
 
 RunCli = Callable[..., Any]
 

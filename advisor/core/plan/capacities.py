@@ -66,7 +66,8 @@ def prefill_sizing_fraction(capacities: Sequence[PrefillCapacity], shapes: Seque
                             decode: Sequence[PoolOption], link_rate: float) -> float:
     """Prefill share of the GPUs that sizes the pooled prefill queue: the ideal split of the
     prefill capacities at full utilisation against the decode goodputs."""
-    full = [PoolOption(s.gpus, c.max_rate_rps, s.label) for s, c in zip(shapes, capacities)]
+    full = [PoolOption(s.gpus, c.max_rate_rps, s.label)
+            for s, c in zip(shapes, capacities, strict=True)]
     return ideal_split(full, list(decode), link_rate)[1]
 
 
@@ -199,8 +200,10 @@ class Capacities:
         for k, ph in enumerate(sc.phases):
             pc = [self._prefill_cap(s, k, ph, link) for s in shapes]
             dc = [self._decode_cap(s, k, ph) for s in shapes]
-            prefill = [PoolOption(s.gpus, c.goodput_rps, s.label) for s, c in zip(shapes, pc)]
-            decode = [PoolOption(s.gpus, c.goodput_rps, s.label) for s, c in zip(shapes, dc)]
+            prefill = [PoolOption(s.gpus, c.goodput_rps, s.label)
+                       for s, c in zip(shapes, pc, strict=True)]
+            decode = [PoolOption(s.gpus, c.goodput_rps, s.label)
+                      for s, c in zip(shapes, dc, strict=True)]
             link_rate = link_rate_per_prefill_gpu(shapes, ph, link)
             per_gpu, _, _, _ = ideal_split(prefill, decode, link_rate)
             frac = prefill_sizing_fraction(pc, shapes, decode, link_rate)

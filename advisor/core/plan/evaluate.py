@@ -187,7 +187,7 @@ def _best_colocated(sc: Scenario, shapes: list[Shape], table: _ColocatedTable,
     goods = table.goods[:, usable, :]                                  # (phases, shapes, budgets)
     headroom = np.min([goods[k] * counts[:, None] / p.rate_rps for k, p in enumerate(sc.phases)],
                       axis=0)
-    gpus = np.array([n * shapes[i].gpus for n, i in zip(counts, usable)], dtype=float)
+    gpus = np.array([n * shapes[i].gpus for n, i in zip(counts, usable, strict=True)], dtype=float)
     per_gpu = goods[0] * counts[:, None] / gpus[:, None]
     order = np.lexsort((-per_gpu.ravel(), -headroom.ravel()))
     i, k = np.unravel_index(order[0], headroom.shape)
@@ -221,10 +221,12 @@ def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> _PhasePools:
     prefill_caps = pc.prefill
     if pc.pooled and grp.shapes:
         rates = caps.pooled_prefill(grp, k, np.array([cl.gpus], dtype=np.int64))[0]
-        prefill_caps = [replace(c, goodput_rps=float(r)) for c, r in zip(pc.prefill, rates)]
+        prefill_caps = [replace(c, goodput_rps=float(r))
+                        for c, r in zip(pc.prefill, rates, strict=True)]
     prefill = [PoolOption(s.gpus, c.goodput_rps, s.label)
-               for s, c in zip(grp.shapes, prefill_caps)]
-    decode = [PoolOption(s.gpus, c.goodput_rps, s.label) for s, c in zip(grp.shapes, pc.decode)]
+               for s, c in zip(grp.shapes, prefill_caps, strict=True)]
+    decode = [PoolOption(s.gpus, c.goodput_rps, s.label)
+              for s, c in zip(grp.shapes, pc.decode, strict=True)]
     result = split(cl.gpus, prefill, decode, pc.link_rate, cl.gpus_per_node)
     return _PhasePools(prefill, decode, prefill_caps, pc.decode, pc.link_rate, result)
 
@@ -252,7 +254,8 @@ def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficP
     return KvTransfer(link_id=link.id, bytes_per_token=bpt, bytes_per_request_mean=mean_b,
                       bytes_per_request_p95=p95_b, demand_bytes_per_s=demand,
                       link_bytes_per_s=capacity, utilization=util,
-                      transfer_ms=float(exposed) * 1000, serialized_transfer_ms=float(serial) * 1000,
+                      transfer_ms=float(exposed) * 1000,
+                      serialized_transfer_ms=float(serial) * 1000,
                       concurrent_transfers=ph.rate_rps * float(serial_mean))
 
 
@@ -493,7 +496,9 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
         coloc_phases[coloc.binding_phase] = coloc_plan
 
     pools = {ph.name: _phase_pools(caps, grp, k) for k, ph in enumerate(sc.phases)}
-    static_loss, static_a, static_goods = 0.0, None, {}
+    static_loss: float = 0.0
+    static_a: Allocation | None = None
+    static_goods: dict[str, float] = {}
     if len(sc.phases) > 1 and shapes:
         static_loss, static_a, static_goods = _static_allocation(sc, grp, pools)
 

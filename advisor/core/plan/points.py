@@ -214,10 +214,9 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
         counts = instances_in_cluster(G[:, None], grp.gpus[None, :], gpn).astype(float)  # (n, S)
         goods = caps.colocated(grp, G)                                        # (K, n, S, C)
         C = goods.shape[3]
-        head = None
-        for k in range(K):
-            hk = goods[k] * counts[:, :, None] / r[:, k][:, None, None]
-            head = hk if head is None else np.minimum(head, hk)
+        head = goods[0] * counts[:, :, None] / r[:, 0][:, None, None]
+        for k in range(1, K):
+            head = np.minimum(head, goods[k] * counts[:, :, None] / r[:, k][:, None, None])
         gpus_f = counts * grp.gpus[None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
             per_gpu = goods[0] * counts[:, :, None] / gpus_f[:, :, None]
@@ -240,6 +239,7 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
         tp = np.array([s.instance.tensor_parallel for s in grp.shapes], dtype=np.int64)
         out["colocated_tensor_parallel"][idx] = np.where(has_c, tp[si], 0)
         out["colocated_instances"][idx] = np.where(has_c, n_inst.astype(np.int64), 0)
+        assert grp.chunks is not None  # there are shapes
         out["colocated_chunk_tokens"][idx] = np.where(has_c, grp.chunks[ci].astype(np.int64), 0)
     out["colocated_headroom"][idx] = c_head
 

@@ -38,7 +38,6 @@ other, ties and odd sizes included):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,7 +88,8 @@ class SplitResult:
 
 def ideal_split(prefill: list[PoolOption], decode: list[PoolOption],
                 link_rate_per_prefill_gpu: float) -> tuple[float, float, int, int]:
-    """(goodput per GPU, prefill fraction, prefill option, decode option) of the best fractional split."""
+    """(goodput per GPU, prefill fraction, prefill option, decode option) of the best
+    fractional split."""
     best = (0.0, 0.0, -1, -1)
     for i, p in enumerate(prefill):
         if p.rate_rps <= 0:
@@ -160,7 +160,8 @@ def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[Po
     pr = np.array([p.rate_rps for _, _, p, _ in pairs])[pair]
     dr = np.array([d.rate_rps for _, _, _, d in pairs])[pair]
     y = (total_gpus - x * gp) // gd
-    ok = (y >= 1) & packs_into_nodes(x, gp, y, gd, np.int64(total_gpus), gpus_per_node)
+    ok = (y >= 1) & packs_into_nodes(x, gp, y, gd, np.asarray(total_gpus, dtype=np.int64),
+                                      gpus_per_node)
     pre, dec = x * pr, y * dr
     link = (x * gp * link_rate_per_prefill_gpu if link_rate_per_prefill_gpu > 0
             else np.full(x.shape, np.inf))

@@ -58,8 +58,8 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
     G = np.asarray(gpus, dtype=np.int64)
     g = np.asarray(shape_gpus, dtype=np.int64)
     s, n, K = g.size, G.size, len(prefill)
-    ii, jj = np.meshgrid(np.arange(s), np.arange(s), indexing="ij")
-    ii, jj = ii.ravel(), jj.ravel()                             # prefill-major
+    grid_i, grid_j = np.meshgrid(np.arange(s), np.arange(s), indexing="ij")
+    ii, jj = grid_i.ravel(), grid_j.ravel()                     # prefill-major
     m = ii.size
     pair_score = np.full((n, m), -1.0)
     pair_goods = np.zeros((n, m, K))

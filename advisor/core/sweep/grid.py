@@ -78,8 +78,8 @@ class SweepResult:
     def failing(self, index: tuple[int, ...]) -> tuple[str, ...]:
         """Preconditions that fail at one point, plus 'gain' when only the gain is short."""
         m = self.metrics
-        out = [pid for pid, name in zip(PRECONDITIONS, ("gpu_scale_ok", "kv_bandwidth_ok",
-                                                        "traffic_mix_ok"))
+        names = ("gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok")
+        out = [pid for pid, name in zip(PRECONDITIONS, names, strict=True)
                if not bool(m[name][index])]
         if not out and not bool(m["disaggregate"][index]):
             out.append("gain")
@@ -89,6 +89,7 @@ class SweepResult:
         """The crossover along the first axis (one per value of the second axis in a grid)."""
         ax = self.axes[0]
         dis = self.metrics["disaggregate"]
+        rows: list[tuple[tuple[tuple[str, str], ...], np.ndarray]]
         if len(self.axes) == 1:
             rows = [((), dis)]
         else:
@@ -146,7 +147,6 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
         raise SweepError(f"{total:,} design points (at most {MAX_SWEEP_POINTS:,})")
     cheap = [i for i, a in enumerate(axes) if not KEYS[a.key].capacity]
     costly = [i for i, a in enumerate(axes) if KEYS[a.key].capacity]
-    metrics = {name: None for name in FIELDS}
     flat: dict[str, np.ndarray] = {}
     grids = np.meshgrid(*[np.arange(len(a)) for a in axes], indexing="ij")
     flat_idx = [g.ravel() for g in grids]
@@ -168,7 +168,7 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
         uniq, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(total, dtype=np.int64)
     for u, combo in enumerate(uniq):
         base = sc
-        for ax_i, vi in zip(costly, combo):
+        for ax_i, vi in zip(costly, combo, strict=True):
             base = apply_value(base, axes[ax_i].key, axes[ax_i].values[int(vi)])
         sel = np.flatnonzero(inverse == u)
         G = np.full(sel.size, base.cluster.gpus, dtype=np.int64)
@@ -192,6 +192,7 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
             if name not in flat:
                 flat[name] = np.zeros(total, dtype=res[name].dtype)
             flat[name][sel] = res[name]
+    metrics: dict[str, np.ndarray] = {}
     for name in FIELDS:
         arr = flat[name].reshape(shape)
         arr.setflags(write=False)

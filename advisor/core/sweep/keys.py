@@ -139,15 +139,20 @@ def apply_value(sc: Scenario, key: str, value: Any) -> Scenario:
     if key == "traffic.rate_rps":
         rates = phase_rates(sc, float(value))
         return replace(sc, phases=tuple(replace(ph, rate_rps=r)
-                                        for ph, r in zip(sc.phases, rates)))
+                                        for ph, r in zip(sc.phases, rates, strict=True)))
     peak = peak_index(sc.phases)
     if key in ("traffic.prompt_tokens", "traffic.output_tokens"):
         attr = key.split(".")[1]
         base = getattr(sc.phases[peak], attr).mean
         v = float(value)
-        phases = tuple(replace(ph, **{attr: scaled_length(
-            getattr(ph, attr), v if k == peak else getattr(ph, attr).mean * (v / base))})
-            for k, ph in enumerate(sc.phases))
+        def scaled(ph: TrafficPhase, k: int) -> TrafficPhase:
+            old = getattr(ph, attr)
+            new = scaled_length(old, v if k == peak else old.mean * (v / base))
+            if attr == "prompt_tokens":
+                return replace(ph, prompt_tokens=new)
+            return replace(ph, output_tokens=new)
+
+        phases = tuple(scaled(ph, k) for k, ph in enumerate(sc.phases))
         return replace(sc, phases=phases)
     if key == "traffic.burstiness":
         v = float(value)
@@ -221,20 +226,3 @@ def value_label(value: Any) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     return f"{float(value):.6g}"
-
-
-def axis_from_values(key: str, values: Sequence[Any], log: bool = False) -> Axis:
-    """An :class:`Axis` from values directly (numbers sorted and deduplicated)."""
-    info = key_info(key)
-    if info.kind == "link":
-        vals = tuple(values)
-    elif info.kind == "int":
-        vals = tuple(sorted({int(v) for v in values}))
-    else:
-        vals = tuple(sorted({float(v) for v in values}))
-    for v in vals:
-        if info.kind != "link":
-            check_value(info, v)
-    if not vals:
-        raise SweepError(f"{key}: no values")
-    return Axis(key, vals, tuple(value_label(v) for v in vals), log)

@@ -156,16 +156,16 @@ def _gpu_scale(sc: Scenario, m: ModelResult) -> Precondition:
 
 def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
     limit = sc.policy.max_kv_link_utilization
-    plans = [p.disaggregated for p in m.phases if p.disaggregated and p.disaggregated.kv_transfer]
-    if not plans:
+    transfers = [kv for p in m.phases
+                 if p.disaggregated is not None and (kv := p.disaggregated.kv_transfer) is not None]
+    if not transfers:
         return Precondition("kv-bandwidth", "does the network sustain the KV production rate?",
                             False, None, limit, "fraction",
                             "no disaggregated plan exists, so no KV transfer could be sized")
-    worst = max(plans, key=lambda p: p.kv_transfer.utilization)
-    kv = worst.kv_transfer
+    kv = max(transfers, key=lambda t: t.utilization)
     share = None
     if sc.slo.ttft_ms:
-        share = max(p.kv_transfer.transfer_ms for p in plans) / sc.slo.ttft_ms
+        share = max(t.transfer_ms for t in transfers) / sc.slo.ttft_ms
     text = (f"KV demand {kv.demand_bytes_per_s / 1e9:,.2f} GB/s over {kv.link_id} "
             f"({kv.link_bytes_per_s / 1e9:,.1f} GB/s usable from the prefill GPUs) is "
             f"{_pct(kv.utilization)} utilisation (limit {_pct(limit)})")
