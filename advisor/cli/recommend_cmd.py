@@ -110,12 +110,13 @@ def register(app: typer.Typer) -> None:
         text = ("" if fmt is RecommendOutput.none
                 else render_output(report, Format(fmt.value), output))
         if emit is not None:
-            from advisor.render.launch import LaunchError, render_launch_for_workload
+            from advisor.render.launch import render_launch
+            from advisor.usecases.launch import LaunchError, plan_launch_for_workload
 
             data = document.data if isinstance(document.data, dict) else {}
             try:
-                text += ("\n" if text else "") + render_launch_for_workload(
-                    report, emit, data.get("model"), workload)
+                text += ("\n" if text else "") + render_launch(plan_launch_for_workload(
+                    report, emit, data.get("model"), workload))
             except LaunchError as exc:
                 fail(f"{workload}: {exc}")
         write_output(text, output)
