@@ -3,7 +3,8 @@
 :func:`plan_launch` reads the canonical recommendation document
 (:func:`advisor.render.report_json.build_report`) and returns a
 :class:`~advisor.render.launch.LaunchPlan` for the plan of the verdict (or of ``mode``);
-``advisor.render.launch.launch_commands`` only spells it out in an engine's flags. Where the numbers come from (all from the document):
+``advisor.render.launch.launch_commands`` only spells it out in an engine's flags. Where the
+numbers come from (all from the document):
 
 * instance counts, tensor parallelism, pipeline stages and the colocated token budget: the
   plan (a declared chunked deployment's budget, or the one the search chose);
