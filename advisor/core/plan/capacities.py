@@ -91,7 +91,8 @@ class PhaseCapacities:
     """One phase's per-shape capacities in a :class:`CapacityGroup`."""
 
     prefill: list[PrefillCapacity]
-    """Per shape, with a single-instance prefill queue."""
+    """Per shape, with a single-instance prefill queue (when ``pooled``, the goodput of
+    ``Capacities.pooled_prefill`` replaces theirs, which is then the raw capacity)."""
     decode: list[DecodeCapacity]
     prefill_rates: np.ndarray
     """Single-queue prefill goodput per shape, req/s."""
@@ -198,16 +199,20 @@ class Capacities:
         link = cluster.kv_link
         phases = []
         for k, ph in enumerate(sc.phases):
-            pc = [self._prefill_cap(s, k, ph, link) for s in shapes]
+            raw = [self._prefill_cap(s, k, ph, link, with_slo=False) for s in shapes]
             dc = [self._decode_cap(s, k, ph) for s in shapes]
-            prefill = [PoolOption(s.gpus, c.goodput_rps, s.label)
-                       for s, c in zip(shapes, pc, strict=True)]
             decode = [PoolOption(s.gpus, c.goodput_rps, s.label)
                       for s, c in zip(shapes, dc, strict=True)]
             link_rate = link_rate_per_prefill_gpu(shapes, ph, link)
-            per_gpu, _, _, _ = ideal_split(prefill, decode, link_rate)
-            frac = prefill_sizing_fraction(pc, shapes, decode, link_rate)
+            frac = prefill_sizing_fraction(raw, shapes, decode, link_rate)
             pooled = sc.slo.ttft_ms is not None and frac > 0
+            # a single-queue TTFT goodput only where the queue is not pooled (raw = the
+            # capacity without a TTFT SLO)
+            pc = (raw if pooled or sc.slo.ttft_ms is None
+                  else [self._prefill_cap(s, k, ph, link, with_slo=True) for s in shapes])
+            prefill = [PoolOption(s.gpus, c.goodput_rps, s.label)
+                       for s, c in zip(shapes, pc, strict=True)]
+            per_gpu, _, _, _ = ideal_split(prefill, decode, link_rate)
             s95 = ph.prompt_tokens.quantile(0.95)
             # pooled: prefill rates change with the cluster size; zero ones are skipped per size
             ii = [i for i, o in enumerate(prefill) if pooled or o.rate_rps > 0]
@@ -234,12 +239,14 @@ class Capacities:
         return grp
 
     # ---- prefill and decode -------------------------------------------------------------
-    def _prefill_cap(self, shape: Shape, k: int, ph: TrafficPhase,
-                     link: LinkSpec) -> PrefillCapacity:
-        key = (shape.label, k, link, _stage_link(shape.instance))
+    def _prefill_cap(self, shape: Shape, k: int, ph: TrafficPhase, link: LinkSpec,
+                     with_slo: bool) -> PrefillCapacity:
+        """One prefill instance alone: its capacity, and its TTFT-SLO goodput ``with_slo``."""
+        key = (shape.label, k, link, _stage_link(shape.instance), with_slo)
         if key not in self._prefill:
+            ttft = seconds(self.sc.slo.ttft_ms) if with_slo else None
             self._prefill[key] = prefill_capacity(shape.instance, ph, self.sc.slo.quantile,
-                                                  seconds(self.sc.slo.ttft_ms), link)
+                                                  ttft, link)
         return self._prefill[key]
 
     def _decode_cap(self, shape: Shape, k: int, ph: TrafficPhase) -> DecodeCapacity:
