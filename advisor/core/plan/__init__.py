@@ -6,6 +6,7 @@
 * :mod:`.split` — the ideal and the best integer prefill:decode split (one cluster size with
   runners-up, or many cluster sizes at once);
 * :mod:`.static` — the best split kept through every traffic phase;
+* :mod:`.best` — the best colocated plan (shape and token budget);
 * :mod:`.evaluate` — one design point in full detail (``evaluate(sc) → ModelResult``);
 * :mod:`.points` — many design points, headline metrics and verdicts (``design_points``).
 

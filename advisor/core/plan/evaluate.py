@@ -37,6 +37,7 @@ from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance
 from advisor.core.interference import tpot_inflation
 from advisor.core.kv_transfer import KvTransfer, link_utilization, transfer_seconds
+from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import (
     Capacities,
     CapacityGroup,
@@ -179,21 +180,16 @@ def _best_colocated(sc: Scenario, shapes: list[Shape], table: _ColocatedTable,
                     memo: dict) -> _ColocatedChoice:
     """The best colocated plan (max of the worst phase's goodput/rate, then goodput per GPU)
     and its per-phase views."""
-    counts_all = np.array([sc.cluster.instances_of(s.gpus) for s in shapes], dtype=float)
-    usable = [i for i, n in enumerate(counts_all) if n > 0]
-    if not usable:
+    counts = np.array([[sc.cluster.instances_of(s.gpus) for s in shapes]], dtype=float)
+    best = best_colocated(table.goods[:, None], counts,
+                          np.array([[p.rate_rps for p in sc.phases]]),
+                          np.array([s.gpus for s in shapes], dtype=np.int64))
+    if not bool(best.found[0]):
         return _ColocatedChoice(None, {}, None, sc.phases[0].name)
-    counts = counts_all[usable]
-    goods = table.goods[:, usable, :]                                  # (phases, shapes, budgets)
-    headroom = np.min([goods[k] * counts[:, None] / p.rate_rps for k, p in enumerate(sc.phases)],
-                      axis=0)
-    gpus = np.array([n * shapes[i].gpus for n, i in zip(counts, usable, strict=True)], dtype=float)
-    per_gpu = goods[0] * counts[:, None] / gpus[:, None]
-    order = np.lexsort((-per_gpu.ravel(), -headroom.ravel()))
-    i, k = np.unravel_index(order[0], headroom.shape)
-    shape = shapes[usable[int(i)]]
-    chunk = table.budgets[int(k)]
-    per_phase = {p.name: _colocated_plan(sc, shape, chunk, p, float(goods[n, i, k]), memo)
+    i, k = int(best.shape[0]), int(best.budget[0])
+    shape = shapes[i]
+    chunk = table.budgets[k]
+    per_phase = {p.name: _colocated_plan(sc, shape, chunk, p, float(table.goods[n, i, k]), memo)
                  for n, p in enumerate(sc.phases)}
     binding = min(sc.phases, key=lambda p: per_phase[p.name].max_goodput_rps / p.rate_rps)
     return _ColocatedChoice(per_phase[binding.name], per_phase, shape, binding.name)

@@ -27,6 +27,7 @@ import numpy as np
 
 from advisor.core.arrays import unique_sorted
 from advisor.core.kv_transfer import link_utilization, transfer_seconds
+from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import Capacities, CapacityGroup
 from advisor.core.plan.split import best_splits, ideal_goodput_per_gpu
 from advisor.core.plan.static import static_allocation
@@ -213,28 +214,13 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
     if S > 0:
         counts = instances_in_cluster(G[:, None], grp.gpus[None, :], gpn).astype(float)  # (n, S)
         goods = caps.colocated(grp, G)                                        # (K, n, S, C)
-        C = goods.shape[3]
-        head = goods[0] * counts[:, :, None] / r[:, 0][:, None, None]
-        for k in range(1, K):
-            head = np.minimum(head, goods[k] * counts[:, :, None] / r[:, k][:, None, None])
-        gpus_f = counts * grp.gpus[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            per_gpu = goods[0] * counts[:, :, None] / gpus_f[:, :, None]
-        usable = (counts > 0)[:, :, None]
-        head_m = np.where(usable, head, -np.inf).reshape(G.size, -1)
-        pg_m = np.where(usable, per_gpu, -np.inf).reshape(G.size, -1)
-        hmax = head_m.max(axis=1)
-        cand = head_m == hmax[:, None]
-        pmax = np.where(cand, pg_m, -np.inf).max(axis=1)
-        choice = np.argmax(cand & (pg_m == pmax[:, None]), axis=1)
-        si, ci = choice // C, choice % C
+        best = best_colocated(goods, counts, r, grp.gpus)
+        si, ci, has_c = best.shape, best.budget, best.found
         n_inst = counts[rows, si]
         tot = np.stack([goods[k][rows, si, ci] * n_inst for k in range(K)], axis=1)  # (n, K)
         c_head_k = tot / r
         c_bind = np.argmin(c_head_k, axis=1)
-        c_head = c_head_k[rows, c_bind]
-        has_c = np.isfinite(hmax) & (counts.max(axis=1) > 0)
-        c_head = np.where(has_c, c_head, 0.0)
+        c_head = np.where(has_c, c_head_k[rows, c_bind], 0.0)
         out["colocated_goodput_per_gpu"][idx] = np.where(has_c, tot[rows, c_bind] / G, 0.0)
         tp = np.array([s.instance.tensor_parallel for s in grp.shapes], dtype=np.int64)
         out["colocated_tensor_parallel"][idx] = np.where(has_c, tp[si], 0)
