@@ -143,7 +143,7 @@ operations:
 deployment:                      # what runs today; `pd-advisor check` gates on it
   mode: colocated                # colocated or disaggregated
   chunked_prefill: true          # split long prompts into chunks batched with decodes
-  # chunk_tokens: 2048           # pin the token budget; omitted, the advisor searches for one
+  # chunk_tokens: 2048           # token budget per step; omitted: the engine's default for the GPU
 {tp_line}
   # for mode: disaggregated give prefill_gpus and decode_gpus instead of tensor_parallel
 
