@@ -1,4 +1,4 @@
-"""The integer prefill:decode split and its rounding loss (docs/model.md §8).
+"""The integer prefill:decode split and its rounding loss (docs/model.md §6).
 
 For prefill instances of g_p GPUs with capacity P (req/s each) and decode instances of g_d
 GPUs with capacity D, the ideal *fractional* split serves
