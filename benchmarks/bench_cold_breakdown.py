@@ -48,7 +48,8 @@ from advisor.loading import profile_schema, workload_schema
 mark("pydantic schemas of workloads and profiles (class construction)")
 from advisor.loading import catalog, resolve
 mark("loading code (YAML guard, resolution)")
-from advisor.core import boundaries, evaluate, rules
+from advisor.core.plan import evaluate
+from advisor.core.verdict import boundaries, rules
 mark("core modules (dataclasses, constants)")
 from advisor.render import formats, report_json, table
 mark("rendering modules (rich tables)")

@@ -51,7 +51,7 @@ def workloads() -> list[Path]:
 def measure(path: Path, repeats: int = 15,
             catalog: ProfileCatalog | None = None) -> EvaluateTiming:
     """Median, min and max of ``repeats`` timed ``evaluate`` calls on ``path``."""
-    from advisor.core.evaluate import evaluate
+    from advisor.core.plan.evaluate import evaluate
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.resolve import load_scenario
 

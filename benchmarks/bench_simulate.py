@@ -65,7 +65,7 @@ def measure(workload: Path = DEFAULT_WORKLOAD, mode: Mode = "chunked", requests:
             runs: int = 5,
             on_run: Callable[[int, SimulateRun], None] | None = None) -> SimulateResult:
     """Simulate ``runs`` traces of ``requests`` requests (seed = run number) and time each."""
-    from advisor.core.evaluate import evaluate
+    from advisor.core.plan.evaluate import evaluate
     from advisor.core.simulate import simulate
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.resolve import load_scenario

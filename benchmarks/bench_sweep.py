@@ -1,4 +1,4 @@
-"""Benchmark: the vectorised sweep (``advisor.core.sweep``).
+"""Benchmark: the vectorised sweep (``advisor.core.sweep``, ``advisor.core.plan``).
 
 1. Allocation/rounding kernel: the best integer prefill/decode split over every shape pair,
    and its rounding loss, for 100,000 cluster sizes at once (the capacities of
@@ -97,30 +97,30 @@ def kernel(catalog: ProfileCatalog, repeats: int = 7, points: int = KERNEL_POINT
     """Time the best-split kernel over ``points`` cluster sizes, and the scalar split."""
     import numpy as np
 
-    from advisor.core import allocation as alloc
-    from advisor.core import sweep as sw
+    from advisor.core.plan import split
+    from advisor.core.plan.capacities import Capacities
     from advisor.loading.resolve import load_scenario
 
     sc = load_scenario(ROOT / "examples" / "prefill-heavy-70b-ib.yaml", catalog)
-    caps = sw._Capacities(sc)
-    grp = caps.group(int(caps.group_codes(np.array([1024]))[0]), 1024)
+    caps = Capacities(sc)
+    grp = caps.group_at(1024)
     pc = grp.phases[0]
-    pi, pj = grp.pairs[0]
+    pi, pj = pc.pairs
     G = np.arange(128, 128 + points, dtype=np.int64)
 
     def run() -> None:
-        sp = sw.best_splits(G, grp.gpus[pi], pc.prefill[pi], grp.gpus[pj], pc.decode[pj],
-                            pc.link_rate, sc.cluster.gpus_per_node)
+        sp = split.best_splits(G, grp.gpus[pi], pc.prefill_rates[pi], grp.gpus[pj],
+                               pc.decode_rates[pj], pc.link_rate, sc.cluster.gpus_per_node)
         ideal = pc.ideal_per_gpu * G
         np.clip(1.0 - sp.goodput / ideal, 0.0, 1.0)
 
     t = _median(run, repeats)
-    pre = [alloc.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.prefill)]
-    dec = [alloc.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.decode)]
+    pre = [split.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.prefill_rates)]
+    dec = [split.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.decode_rates)]
 
     def scalar() -> None:
         for g in scalar_sample:
-            alloc.split(g, pre, dec, pc.link_rate, sc.cluster.gpus_per_node)
+            split.split(g, pre, dec, pc.link_rate, sc.cluster.gpus_per_node)
 
     ts = _median(scalar, scalar_repeats) / len(scalar_sample)
     return KernelResult(len(grp.shapes), int(pi.size), points, t, ts)
@@ -130,23 +130,25 @@ def end_to_end(catalog: ProfileCatalog, repeats: int = 5, spec: str = SWEEP_SPEC
                probe: Sequence[int] = SCALAR_PROBE) -> SweepResult:
     """Time a ``cluster.gpus`` sweep of the three-phase workload (with and without loading
     the file) and the scalar ``evaluate`` + ``assess`` at a few ``probe`` sizes."""
-    from advisor.core import sweep as sw
-    from advisor.core.evaluate import evaluate
-    from advisor.core.rules import assess
+    from advisor.core.plan.evaluate import evaluate
+    from advisor.core.sweep.grid import sweep
+    from advisor.core.sweep.keys import apply_value
+    from advisor.core.verdict.rules import assess
     from advisor.loading.resolve import load_scenario
+    from advisor.loading.sweep_spec import make_axis
 
     path = ROOT / "benchmarks" / "three-phase.yaml"
     sc = load_scenario(path, catalog)
-    axis = sw.make_axis("cluster.gpus", spec)
-    t = _median(lambda: sw.sweep(sc, [axis]), repeats)
+    axis = make_axis("cluster.gpus", spec)
+    t = _median(lambda: sweep(sc, [axis]), repeats)
 
     def with_load() -> None:
-        sw.sweep(load_scenario(path, catalog), [sw.make_axis("cluster.gpus", spec)])
+        sweep(load_scenario(path, catalog), [make_axis("cluster.gpus", spec)])
 
     t_load = _median(with_load, repeats)
     t0 = time.perf_counter()
     for g in probe:
-        s = sw.apply_value(sc, "cluster.gpus", g)
+        s = apply_value(sc, "cluster.gpus", g)
         assess(s, evaluate(s))
     per_point = (time.perf_counter() - t0) / max(1, len(probe))
     return SweepResult(path.name, len(sc.phases), spec, len(axis), t, t_load, per_point)
@@ -157,7 +159,7 @@ def print_kernel(k: KernelResult) -> None:
           f"{k.points:,} cluster sizes 128…{128 + k.points - 1:,}):")
     print(f"  vectorised: {k.points_per_s:>13,.0f} design points/s "
           f"({k.splits_per_s:,.0f} size × pair splits/s; {k.seconds * 1000:.1f} ms)")
-    print(f"  scalar allocation.split: {1 / k.scalar_seconds_per_point:>8,.0f} design points/s "
+    print(f"  scalar split.split: {1 / k.scalar_seconds_per_point:>8,.0f} design points/s "
           f"at ~1,100 GPUs ({k.scalar_seconds_per_point * 1e3:.2f} ms each)")
 
 

@@ -28,9 +28,6 @@ EXIT_ERROR = 2
 COMPLETION_ENV = "_PD_ADVISOR_COMPLETE"
 """Set by the shell-completion scripts Typer installs; completion needs every command."""
 
-_state = {"debug": False}
-
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"pd-advisor {__version__}")
@@ -43,7 +40,9 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for internal errors."),
 ) -> None:
     """pd-advisor: an analytic advisor for LLM serving architecture."""
-    _state["debug"] = debug
+    from advisor.cli.output import set_debug
+
+    set_debug(debug)
 
 
 def _blank_flag_types(command: Any, ctx: Any) -> None:

@@ -12,7 +12,8 @@ The runs are taken to come from one endpoint serving the workload's model on its
 ``--tensor-parallel`` GPUs per instance (default: the workload's ``deployment.tensor_parallel``,
 else the smallest degree that fits), ``--instances`` instances behind the endpoint (default 1)
 and the engine's token budget (``--chunk-tokens``; default: the workload's
-``deployment.chunk_tokens``, else the engine's own default for the GPU).
+``deployment.chunk_tokens``, else the engine's own default for the GPU) — the choices of
+:mod:`advisor.usecases.calibrate`, which also runs the fit.
 
 The table goes to stdout (stderr when the overlay is written to stdout with ``-o -``);
 diagnostics go to stderr. Exit 0 after writing the overlay, 2 when anything cannot be used
@@ -33,8 +34,6 @@ from advisor.cli.output import fail_with_problems, write_output
 
 if TYPE_CHECKING:
     from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
-    from advisor.core.instance import Instance
-    from advisor.core.scenario import Scenario
 
 DEFAULT_OUTPUT = Path("calibration.yaml")
 
@@ -70,55 +69,6 @@ def _load_runs(paths: list[Path]) -> list[BenchmarkRun]:
             sys.stderr.write(f"pd-advisor: error: {error}\n")
         _fail(f"{len(errors)} benchmark file problem{'s' * (len(errors) != 1)}; nothing fitted")
     return runs
-
-
-def _instance(scenario: Scenario, runs: list[BenchmarkRun], tensor_parallel: int | None
-              ) -> Instance:
-    """The instance that served the runs: the given TP, the deployment's, else the smallest
-    power of two that fits the longest run in memory."""
-    from advisor.core.memory import build_instance, plan_memory
-
-    cl = scenario.cluster
-    longest = max(runs, key=lambda r: r.prompt_tokens + r.output_tokens)
-    ctx = longest.prompt_tokens + longest.output_tokens / 2
-    total = longest.prompt_tokens + longest.output_tokens
-
-    def make(tp: int) -> Instance:
-        return build_instance(scenario.model, cl.gpu, scenario.precision, scenario.engine, tp, 1,
-                              cl.intra_node, cl.inter_node)
-
-    given = tensor_parallel
-    dep = scenario.deployment
-    if given is None and dep is not None and dep.mode == "colocated":
-        given = dep.tensor_parallel
-    if given is not None:
-        inst = make(given)
-        memory = plan_memory(inst, ctx, total, scenario.policy.memory_fraction)
-        if not memory.fits:
-            _fail(f"TP{given} cannot serve the runs: {memory.reason}")
-        return inst
-    tp = 1
-    reasons = []
-    while tp <= cl.gpus_per_node:
-        inst = make(tp)
-        memory = plan_memory(inst, ctx, total, scenario.policy.memory_fraction)
-        if memory.fits:
-            return inst
-        reasons.append(f"TP{tp}: {memory.reason}")
-        tp *= 2
-    _fail("no tensor-parallel degree within a node fits the runs (" + "; ".join(reasons)
-          + "); pass --tensor-parallel")
-
-
-def _token_budget(scenario: Scenario, chunk_tokens: int | None) -> int:
-    from advisor.core.calibration import engine_default_token_budget
-
-    if chunk_tokens is not None:
-        return chunk_tokens
-    dep = scenario.deployment
-    if dep is not None and dep.chunked_prefill and dep.chunk_tokens:
-        return dep.chunk_tokens
-    return engine_default_token_budget(scenario.engine, scenario.cluster.gpu)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -237,26 +187,26 @@ def register(app: typer.Typer) -> None:
         fit, and writes a calibration overlay for `calibration:` in the workload. Exit codes:
         0 written, 2 could not calibrate.
         """
-        from advisor import __version__
-        from advisor.core.calibration import fit_efficiency
-        from advisor.loading import calibration_overlay as co
         from advisor.loading.catalog import ProfileCatalog
         from advisor.loading.errors import InputError
         from advisor.loading.resolve import load_scenario
+        from advisor.usecases.calibrate import CalibrationSetupError, calibrate
 
         try:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or ()))
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing fitted")
         runs = _load_runs(results)
-        inst = _instance(scenario, runs, tensor_parallel)
-        budget = _token_budget(scenario, chunk_tokens)
-        result = fit_efficiency(inst, runs, budget, scenario.policy.memory_fraction, instances)
+        try:
+            done = calibrate(scenario, runs, results, tensor_parallel, chunk_tokens, instances)
+        except CalibrationSetupError as exc:
+            _fail(str(exc))
+        inst, result = done.instance, done.result
 
         heading = (f"Calibration of {scenario.engine} on {scenario.cluster.gpu.id}: "
                    f"{scenario.model.id}, {scenario.precision}, TP{inst.tensor_parallel}"
                    f"{f' x {instances} instances' if instances > 1 else ''}, token budget "
-                   f"{budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
+                   f"{done.token_budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
                    f"{len(results)} file{'s' * (len(results) != 1)}")
         to_stdout = str(output) == "-"
         table_stream = sys.stderr if to_stdout else sys.stdout
@@ -264,27 +214,11 @@ def register(app: typer.Typer) -> None:
         table_stream.flush()
         if not result.success:
             _warn(f"the fit did not converge ({result.message}); the factors are the best found")
-        kept = {f: getattr(result.after, f) for f in result.fitted_fields if result.constrained[f]}
-        dropped = [f for f in result.fitted_fields if not result.constrained[f]]
-        if not kept:
+        if not done.kept:
             _fail("the runs constrain none of the factors (every metric is insensitive to "
                   "them); nothing written")
-        if dropped:
-            _warn(f"not written (the runs do not constrain them): {', '.join(dropped)}")
-        names = ", ".join(p.name for p in results[:4]) + (", ..." if len(results) > 4 else "")
-        source = (f"pd-advisor calibrate {__version__}: least-squares fit to {len(runs)} "
-                  f"benchmark runs ({names}); RMS log error "
-                  f"{result.rms_log_error_before * 100:.1f} % -> "
-                  f"{result.rms_log_error_after * 100:.1f} %")
-        fit = {"runs": len(runs), "measurements": result.residual_count,
-               "rms_log_error_before": round(result.rms_log_error_before, 4),
-               "rms_log_error_after": round(result.rms_log_error_after, 4),
-               "instances": instances, "not_constrained": dropped,
-               "files": co.input_files(results)}
-        text = co.render_overlay(
-            gpu=scenario.cluster.gpu.id, engine=scenario.engine, precision=scenario.precision,
-            model=scenario.model.id, tensor_parallel=inst.tensor_parallel, chunk_tokens=budget,
-            factors=kept, source=source, fit=fit)
-        write_output(text, None if to_stdout else output,
+        if done.dropped:
+            _warn(f"not written (the runs do not constrain them): {', '.join(done.dropped)}")
+        write_output(done.overlay, None if to_stdout else output,
                      wrote=f"; add `calibration: {output}` to the workload (path relative to "
                      "the workload file)")

@@ -23,11 +23,8 @@ from advisor.cli.recommend_cmd import (
     FORMAT_ENV,
     OUTPUT_HELP,
     PROFILES_HELP,
-    build_file_report,
     catalog_for,
     debug_enabled,
-    internal_error,
-    locator,
     render_output,
     write_output,
 )
@@ -36,23 +33,9 @@ from advisor.render.formats import Format  # light: enums only
 
 def _entry(path: Path, catalog: Any) -> dict[str, Any]:
     """One file's check entry; problems are echoed to stderr."""
-    from advisor.loading.errors import InputError, InputProblem
-    from advisor.render.report_json import check_entry, check_error_entry
+    from advisor.usecases.recommend import check_file
 
-    try:
-        report, document = build_file_report(path, catalog, boundaries=False)
-    except InputError as exc:
-        problems = exc.problems
-        entry = check_error_entry(str(path), problems)
-    except Exception as exc:  # one broken file must not hide the others
-        if debug_enabled():
-            raise
-        problems = [InputProblem(str(path), 1, 1, "", internal_error(exc))]
-        entry = check_error_entry(str(path), problems)
-    else:
-        entry = check_entry(report, locator(document))
-        problems = [InputProblem(p["path"], p["line"], p["col"], p["key"], p["message"])
-                    for p in entry["problems"]]
+    entry, problems = check_file(path, catalog, reraise=debug_enabled())
     for problem in problems:
         sys.stderr.write(problem.format() + "\n")
     return entry

@@ -97,8 +97,10 @@ def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuS
     def tokens(value: float) -> int:
         return max(1, int(round(value * scale / 10.0) * 10))
 
+    from advisor.core.scenario import nodes_spanned
+
     per_node = gpu.gpus_per_node
-    nodes = -(-gpus // per_node)
+    nodes = nodes_spanned(gpus, per_node)
     weights_gb = model.weight_bytes(precision) / 1e9
     if nodes > 1:
         inter_node = _kv(2, "inter_node", DEFAULT_INTER_NODE,
@@ -164,7 +166,7 @@ operations:
 deployment:                      # what runs today; `pd-advisor check` gates on it
   mode: colocated                # colocated or disaggregated
   chunked_prefill: true          # split long prompts into chunks batched with decodes
-  # chunk_tokens: 2048           # pin the token budget; omitted, the advisor searches for one
+  # chunk_tokens: 2048           # token budget per step; omitted: the engine's default for the GPU
 {tp_line}
   # for mode: disaggregated give prefill_gpus and decode_gpus instead of tensor_parallel
 

@@ -15,6 +15,8 @@ EXIT_ERROR = 2
 DEFAULT_WIDTH = 100
 """Table width off a terminal (CI logs, files) unless ``COLUMNS`` says otherwise."""
 
+_debug = {"enabled": False}
+
 
 def fail(message: str) -> NoReturn:
     """Print ``pd-advisor: error: ...`` on stderr and exit 2."""
@@ -31,11 +33,14 @@ def fail_with_problems(path: Path, problems: Sequence[Any], outcome: str) -> NoR
     fail(f"{path}: {count} problem{'s' * (count != 1)}; {outcome}")
 
 
+def set_debug(enabled: bool) -> None:
+    """Record the root command's ``--debug`` (tracebacks for internal errors)."""
+    _debug["enabled"] = bool(enabled)
+
+
 def debug_enabled() -> bool:
     """Whether ``--debug`` was given to the root command."""
-    from advisor.cli import app as app_module
-
-    return bool(app_module._state.get("debug"))
+    return _debug["enabled"]
 
 
 def terminal_settings(to_stdout: bool) -> tuple[int, bool]:

@@ -5,8 +5,8 @@ The report goes to stdout (or ``-o FILE``; ``-`` is stdout) in the ``--format`` 
 all printed as ``path:line:col: error: key: message`` and exit 2; otherwise the exit code is
 0, even when no plan meets the SLOs (the report says so first; ``check`` is the gate).
 
-The helpers here (loading and evaluating one file, terminal settings, writing the output)
-are shared with ``check``. Heavy modules (numpy, pydantic, rich) are imported inside the
+The work itself is ``advisor.usecases.recommend.build_file_report``; the helpers here
+(terminal settings, writing the output) are shared with ``check``. Heavy modules (numpy, pydantic, rich) are imported inside the
 functions so that ``pd-advisor --help`` stays fast.
 """
 
@@ -32,7 +32,6 @@ from advisor.render.formats import EmitEngine, Format, RecommendFormat  # light:
 
 if TYPE_CHECKING:
     from advisor.loading.catalog import ProfileCatalog
-    from advisor.loading.yaml_source import YamlDocument
 
 EXIT_OK = 0
 
@@ -44,52 +43,11 @@ OUTPUT_HELP = "Write the report to FILE instead of stdout ('-' means stdout)."
 
 
 # --------------------------------------------------------------------------- shared helpers
-def internal_error(exc: BaseException) -> str:
-    """One line describing an unexpected exception (the traceback needs ``--debug``)."""
-    return (f"internal error: {type(exc).__name__}: {exc} "
-            "(run with --debug for the traceback)")
-
-
 def catalog_for(profiles: list[Path]) -> ProfileCatalog:
     """The profile catalog: ``--profiles`` dirs, then ``$PD_ADVISOR_PROFILES``, then built-ins."""
     from advisor.loading.catalog import ProfileCatalog
 
     return ProfileCatalog(extra_dirs=profiles)
-
-
-def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None,
-                      boundaries: bool = True) -> tuple[dict[str, Any], YamlDocument]:
-    """Load, evaluate and assess one workload; return its report and parsed YAML.
-
-    ``display`` is the path shown in the report (default: the path as given);
-    ``boundaries`` adds the verdict boundaries (``check`` skips them). Raises
-    ``InputError`` for anything wrong with the file or the profiles it names.
-    """
-    from advisor.core.boundaries import verdict_boundaries
-    from advisor.core.evaluate import evaluate
-    from advisor.core.rules import assess
-    from advisor.loading.resolve import load_scenario_and_document
-    from advisor.render.report_json import build_report
-
-    scenario, document = load_scenario_and_document(path, catalog)
-    data = path.read_bytes()
-    model = evaluate(scenario)
-    assessment = assess(scenario, model)
-    bounds = verdict_boundaries(scenario, model) if boundaries else None
-    shown = str(path) if display is None else display
-    return build_report(scenario, assessment, shown, data, bounds), document
-
-
-def locator(document: YamlDocument) -> Any:
-    """``dotted key -> (line, col)`` in ``document``, pointing at the key itself (1:1 if absent)."""
-
-    def locate(key: str) -> tuple[int, int]:
-        if not key:
-            return (1, 1)
-        loc = tuple(int(part) if part.isdigit() else part for part in key.split("."))
-        return document.locate(loc, at_key=True)
-
-    return locate
 
 
 def render_output(doc: dict[str, Any], fmt: Format, output: Path | None) -> str:
@@ -140,6 +98,7 @@ def register(app: typer.Typer) -> None:
         first), 2 could not evaluate (every input problem is printed as path:line:col).
         """
         from advisor.loading.errors import InputError
+        from advisor.usecases.recommend import build_file_report, internal_error
 
         if fmt is RecommendOutput.none and emit is None:
             fail("--format none prints nothing without --emit vllm|sglang")
@@ -154,12 +113,13 @@ def register(app: typer.Typer) -> None:
         text = ("" if fmt is RecommendOutput.none
                 else render_output(report, Format(fmt.value), output))
         if emit is not None:
-            from advisor.render.launch import LaunchError, render_launch_for_workload
+            from advisor.render.launch import render_launch
+            from advisor.usecases.launch import LaunchError, plan_launch_for_workload
 
             data = document.data if isinstance(document.data, dict) else {}
             try:
-                text += ("\n" if text else "") + render_launch_for_workload(
-                    report, emit, data.get("model"), workload)
+                text += ("\n" if text else "") + render_launch(plan_launch_for_workload(
+                    report, emit, data.get("model"), workload))
             except LaunchError as exc:
                 fail(f"{workload}: {exc}")
         write_output(text, output)

@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
             "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
     ) -> None:
         """Simulate the best plans of WORKLOAD and compare them with the analytic model."""
-        from advisor.core.evaluate import evaluate
+        from advisor.core.plan.evaluate import evaluate
         from advisor.core.simulate import MODES, PlanError, simulate
         from advisor.loading.catalog import ProfileCatalog
         from advisor.loading.errors import InputError

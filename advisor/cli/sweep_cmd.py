@@ -5,7 +5,7 @@ loss, KV link utilisation, failing preconditions; and the crossover, the smalles
 a ``disaggregate`` verdict); two make a grid (a verdict map). SPEC is a list (``8,16,32``), a
 range (``8:4096``: every integer for integer keys, 101 points otherwise; ``A:B:N`` for N
 points) or a log range (``8:4096:log``, 64 points; ``A:B:log:N``). Keys: see
-``advisor.core.sweep.KEYS`` (``pd-advisor sweep --help`` lists them).
+``advisor.core.sweep.keys.KEYS`` (``pd-advisor sweep --help`` lists them).
 
 The report goes to stdout (or ``-o FILE``) as a table, JSON or CSV; ``--plot FILE.png`` also
 draws it (needs the ``plot`` extra). A progress bar appears on stderr (a terminal only) when a
@@ -52,13 +52,6 @@ class SweepFormat(str, enum.Enum):
     csv = "csv"
 
 
-def _split_vary(text: str) -> tuple[str, str]:
-    key, sep, spec = text.partition("=")
-    if not sep or not key.strip() or not spec.strip():
-        raise ValueError(f"--vary '{text}' is not KEY=SPEC (e.g. cluster.gpus=8:4096:log)")
-    return key.strip(), spec.strip()
-
-
 def register(app: typer.Typer) -> None:
     """Attach the ``sweep`` command to ``app``."""
 
@@ -87,10 +80,12 @@ def register(app: typer.Typer) -> None:
             "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
     ) -> None:
         """Sweep WORKLOAD over one key (a line) or two (a verdict map)."""
-        from advisor.core import sweep as sw
-        from advisor.loading.catalog import ProfileCatalog, ProfileNotFoundError
+        from advisor.core.sweep.grid import sweep
+        from advisor.core.sweep.keys import SweepError, current_value
+        from advisor.loading.catalog import ProfileCatalog
         from advisor.loading.errors import InputError
         from advisor.loading.resolve import load_scenario
+        from advisor.loading.sweep_spec import axis_from_vary
 
         if not 1 <= len(vary) <= 2:
             fail("give --vary once (a line) or twice (a grid)")
@@ -107,23 +102,11 @@ def register(app: typer.Typer) -> None:
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing swept")
         try:
-            axes = []
-            for text in vary:
-                key, spec = _split_vary(text)
-                links = None
-                if key in sw.KEYS and sw.KEYS[key].kind == "link":
-                    values, _ = sw.parse_spec(key, spec)
-                    links = {}
-                    for ref in values:
-                        try:
-                            links[ref] = catalog.link(ref)
-                        except ProfileNotFoundError as exc:
-                            raise ValueError(f"{key}: {exc}")
-                axes.append(sw.make_axis(key, spec, links))
-            current = {a.key: sw.current_value(scenario, a.key) for a in axes}
+            axes = [axis_from_vary(text, catalog.link) for text in vary]
+            current = {a.key: current_value(scenario, a.key) for a in axes}
             with _ProgressBar(progress) as bar:
-                result = sw.sweep(scenario, axes, progress=bar.update, workload=scenario.name)
-        except (ValueError, sw.SweepError) as exc:
+                result = sweep(scenario, axes, progress=bar.update, workload=scenario.name)
+        except (ValueError, SweepError) as exc:
             fail(f"{workload}: {exc}")
         except typer.Exit:
             raise
@@ -175,7 +158,7 @@ class _ProgressBar:
             self._progress.stop()
 
     def update(self, done: int, total: int) -> None:
-        """``progress(done, total)`` callback of :func:`advisor.core.sweep.sweep`."""
+        """``progress(done, total)`` callback of :func:`advisor.core.sweep.grid.sweep`."""
         if not self.enabled:
             return
         if self._progress is None:

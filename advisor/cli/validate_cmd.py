@@ -151,10 +151,11 @@ def _deployment(scenario: Scenario) -> str:
         return "not given (the advisor recommends one; `check` needs it)"
     chunking = "chunked prefill off"
     if deployment.chunked_prefill:
-        chunking = (f"chunked prefill, {deployment.chunk_tokens} tokens per chunk"
-                    if deployment.chunk_tokens else "chunked prefill, chunk size searched")
+        default = ("" if deployment.chunk_tokens is not None
+                   else f", {scenario.engine}'s default on this GPU")
+        chunking = f"chunked prefill, token budget {scenario.chunk_tokens}{default}"
     if deployment.mode == "colocated":
-        tp = f"TP {deployment.tensor_parallel}" if deployment.tensor_parallel else "TP searched"
+        tp = f"TP {deployment.tensor_parallel or 1}"
         return f"colocated, {tp}, {chunking}"
     prefill_tp = deployment.prefill_tensor_parallel or "searched"
     decode_tp = deployment.decode_tensor_parallel or "searched"

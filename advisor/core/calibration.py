@@ -44,7 +44,7 @@ from scipy import optimize
 
 from advisor.core.colocated import ColocatedPoint, evaluate_colocated, rate_upper_bound
 from advisor.core.distributions import LengthDistribution
-from advisor.core.hardware import EfficiencyFactors, GpuSpec
+from advisor.core.hardware import EfficiencyFactors
 from advisor.core.instance import Instance
 from advisor.core.memory import plan_memory
 from advisor.core.scenario import TrafficPhase
@@ -155,18 +155,6 @@ class CalibrationResult:
     def fitted_fields(self) -> tuple[str, ...]:
         """The three fitted field names of :class:`EfficiencyFactors`."""
         return (self.prefill_key, "decode_bandwidth_efficiency", "step_overhead_s")
-
-
-def engine_default_token_budget(engine: str, gpu: GpuSpec) -> int:
-    """The per-step token budget an engine picks when the launch command does not set one.
-
-    vLLM: 8192 on GPUs with at least 70 GiB whose name does not contain "A100", else 2048
-    (engines.md §0.2 trap 9). SGLang and TensorRT-LLM: ESTIMATE, the same rule (SGLang picks
-    ``--chunked-prefill-size`` from GPU memory at start-up; its table was not re-read).
-    """
-    del engine  # one rule for every engine until the others are confirmed
-    large = gpu.memory_bytes >= 70 * 2**30 and "a100" not in f"{gpu.id} {gpu.name}".lower()
-    return 8192 if large else 2048
 
 
 def prefill_field(instance: Instance) -> str:

@@ -353,7 +353,7 @@ def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndar
             grid_b = lo[..., None] + (hi - lo)[..., None] * steps
         pt, _ = chunked_state_at_batch(inst, seqs.reshape(seqs.shape + (1,) * (len(lead) + 1 - seqs.ndim)),
                                        phase, grid_b, chunks[..., None], quantile, instances)
-        ok = meets_slo(pt, ttft_slo_s, tpot_slo_s)
+        ok = within_targets(pt, ttft_slo_s, tpot_slo_s)
         # feasible prefix: up to the first infeasible batch
         prefix = np.logical_and.accumulate(ok, axis=-1)
         count = prefix.sum(axis=-1)
@@ -386,7 +386,7 @@ def _residual_quantile(t_dec: np.ndarray, t_inf: np.ndarray, f: np.ndarray,
     return np.where((w > tail) & (above >= t_dec), above, np.minimum(below, t_dec))
 
 
-def meets_slo(point: ColocatedPoint, ttft_slo_s: float | None,
+def within_targets(point: ColocatedPoint, ttft_slo_s: float | None,
               tpot_slo_s: float | None) -> np.ndarray:
     """Points that are not overloaded and meet both targets (None = no target)."""
     ok = ~point.overloaded
@@ -466,7 +466,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
         c = None if chunks is None else np.broadcast_to(chunks[None, :, None], grid.shape)
         rates = np.exp(grid) if stacked else np.exp(grid[0])
         cc = c if (stacked or c is None) else c[0]
-        ok = meets_slo(evaluate_colocated(inst, seqs, phase, rates, cc, quantile, pool_r),
+        ok = within_targets(evaluate_colocated(inst, seqs, phase, rates, cc, quantile, pool_r),
                        ttft_slo_s, tpot_slo_s).reshape(grid.shape)
         any_ok = ok.any(axis=-1)
         last = np.where(any_ok, RATE_GRID_POINTS - 1 - np.argmax(ok[..., ::-1], axis=-1), 0)

@@ -76,7 +76,7 @@ class GpuSpec:
     engine_efficiency: dict[str, EfficiencyFactors] = field(default_factory=dict)
     """Per-engine overrides of ``efficiency`` (keys: vllm, sglang, trtllm)."""
 
-    def __hash__(self) -> int:  # dict field: hash by identity of the profile
+    def __hash__(self) -> int:  # a dict field blocks the generated hash; equal specs share an id
         return hash(self.id)
 
     @property

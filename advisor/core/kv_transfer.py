@@ -49,6 +49,15 @@ def pool_link(intra: LinkSpec, inter: LinkSpec | None, single_node: bool) -> Lin
     return inter
 
 
+def link_utilization(demand_bytes_per_s: np.ndarray | float,
+                     link_bytes_per_s: np.ndarray | float) -> np.ndarray:
+    """U = demand / capacity (+inf where the capacity is zero: nothing can carry it)."""
+    demand = np.asarray(demand_bytes_per_s, dtype=float)
+    capacity = np.asarray(link_bytes_per_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(capacity > 0, demand / np.where(capacity > 0, capacity, 1.0), np.inf)
+
+
 def transfer_seconds(bytes_per_request: np.ndarray | float, link: LinkSpec, nics: float,
                      prefill_s: np.ndarray | float, num_layers: int,
                      utilization: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:

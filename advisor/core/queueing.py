@@ -31,16 +31,6 @@ from advisor.core.arrays import clip, unique_sorted
 from advisor.core.distributions import LengthDistribution, normal_quantile
 
 
-def kingman_wait_s(utilization: np.ndarray, mean_service_s: np.ndarray,
-                   arrival_cv: np.ndarray | float, service_cv: np.ndarray | float) -> np.ndarray:
-    """Mean G/G/1 waiting time in seconds (inf when utilization ≥ 1)."""
-    rho = np.asarray(utilization, dtype=float)
-    variability = (np.square(arrival_cv) + np.square(service_cv)) / 2.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        wait = np.where(rho < 1.0, rho / (1.0 - rho) * variability * mean_service_s, np.inf)
-    return np.where(rho <= 0.0, 0.0, wait)
-
-
 _RECURSION_SERVERS = 64
 """Up to this many servers Erlang B comes from its finite sum, beyond from the integral."""
 _COUNTS = np.arange(_RECURSION_SERVERS, dtype=float)
@@ -131,21 +121,6 @@ def _erlang_b_integral(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
     integral = half * (np.exp(log_f, out=log_f) @ weights)
     with np.errstate(divide="ignore", over="ignore"):
         return np.exp(-(np.log(a) + log_peak + np.log(integral)))
-
-
-def allen_cunneen_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
-                         mean_service_s: np.ndarray, arrival_cv: np.ndarray | float,
-                         service_cv: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """Mean G/G/c wait and the probability of waiting (Allen–Cunneen)."""
-    c = np.asarray(servers, dtype=float)
-    lam = np.asarray(arrival_rate, dtype=float)
-    s = np.asarray(mean_service_s, dtype=float)
-    a = lam * s
-    p_wait = erlang_c(c, a)
-    variability = (np.square(arrival_cv) + np.square(service_cv)) / 2.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        wait = np.where(a < c, p_wait * s / (c - a) * variability, np.inf)
-    return np.where(lam <= 0, 0.0, wait), p_wait
 
 
 _RHO_GRID = unique_sorted(np.concatenate([np.geomspace(1e-9, 0.5, 600),

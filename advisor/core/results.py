@@ -3,8 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from advisor.core.kv_transfer import KvTransfer
+from advisor.core.scenario import Slo
+
+
+class JudgedPlan(Protocol):
+    """What :func:`meets_slo` reads of a plan."""
+
+    @property
+    def overloaded(self) -> bool: ...
+    @property
+    def ttft_ms(self) -> float | None: ...
+    @property
+    def tpot_ms(self) -> float | None: ...
+    @property
+    def max_goodput_rps(self) -> float: ...
+    @property
+    def rate_rps(self) -> float: ...
+
+
+def meets_slo(plan: JudgedPlan, slo: Slo) -> bool:
+    """The one rule for "meets the SLO" (model, rules and every report use it): the plan is
+    not overloaded at its rate, carries that rate within the SLOs (goodput ≥ rate), and its
+    TTFT and TPOT percentiles at the rate are within the targets that are set."""
+    if plan.overloaded or plan.max_goodput_rps < plan.rate_rps:
+        return False
+    if slo.ttft_ms is not None and (plan.ttft_ms is None or plan.ttft_ms > slo.ttft_ms):
+        return False
+    return not (slo.tpot_ms is not None and (plan.tpot_ms is None or plan.tpot_ms > slo.tpot_ms))
 
 
 @dataclass(frozen=True)
@@ -63,6 +91,10 @@ class ColocatedPlan:
     max_running_sequences: int = 0
     """Sequences one instance runs at its goodput (the engine's running-sequence cap to set)."""
 
+    def meets(self, slo: Slo) -> bool:
+        """Whether the plan meets ``slo`` at its rate (:func:`meets_slo`)."""
+        return meets_slo(self, slo)
+
 
 @dataclass(frozen=True)
 class AllocationSummary:
@@ -108,6 +140,10 @@ class DisaggregatedPlan:
     """The decode step of a batch of one."""
     decode_max_running_sequences: int = 0
     """Largest batch a decode instance may run within memory and the TPOT SLO."""
+
+    def meets(self, slo: Slo) -> bool:
+        """Whether the plan meets ``slo`` at its rate (:func:`meets_slo`)."""
+        return meets_slo(self, slo)
 
 
 @dataclass(frozen=True)

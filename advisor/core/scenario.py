@@ -6,34 +6,15 @@ sees files, ids it must look up, or defaults it must apply.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
+
+import numpy as np
 
 from advisor.core.distributions import LengthDistribution
 from advisor.core.hardware import GpuSpec, LinkSpec, Precision
+from advisor.core.kv_transfer import pool_link
 from advisor.core.model_arch import ModelSpec
-
-# ---- the domain the model is evaluated on (the workload format and `sweep --vary` refuse
-# values outside it, so nothing downstream overflows)
-MAX_GPUS = 100_000
-"""Largest cluster (and node) evaluated. The integer prefill:decode split enumerates every
-pool size, so time and memory grow with the GPU count: 100,000 GPUs take ~3 s and ~300 MB,
-a million ~20 s and ~2 GB, and int64 arithmetic overflows long before 10**30."""
-
-MIN_RATE_RPS = 1e-6
-MAX_RATE_RPS = 1e9
-"""Arrival rates accepted, requests/s (one every 12 days to a billion a second): beyond
-them capacity/rate ratios and KV demand (rate × bytes) leave the floating-point range.
-(The workload format checks the lower bound apart from its "must be greater than 0", so
-zero and negative rates keep that plain message.)"""
-
-MAX_BURSTINESS = 1000.0
-"""Largest coefficient of variation of inter-arrival times (the queueing squares it)."""
-
-MAX_TOKENS = 10_000_000
-"""Longest token length (prompt, output, any statistic) and chunk accepted: ten million, far
-past every context window, while token counts still convert to floats (10**400 does not)."""
-
 
 Engine = Literal["vllm", "sglang", "trtllm"]
 DeploymentMode = Literal["colocated", "disaggregated"]
@@ -52,8 +33,53 @@ class Cluster:
 
     @property
     def nodes(self) -> int:
-        """Whole nodes spanned by ``gpus`` (the last one may be partial)."""
-        return -(-self.gpus // self.gpus_per_node)
+        """Nodes spanned by ``gpus`` (:func:`nodes_spanned`)."""
+        return nodes_spanned(self.gpus, self.gpus_per_node)
+
+    @property
+    def single_node(self) -> bool:
+        """Whether every GPU sits in one node."""
+        return self.gpus <= self.gpus_per_node
+
+    @property
+    def spans_nodes(self) -> bool:
+        """Whether instances may span nodes: more than one node and an inter-node link."""
+        return self.inter_node is not None and not self.single_node
+
+    @property
+    def kv_link(self) -> LinkSpec:
+        """The link the KV cache crosses from prefill to decode instances: the intra-node
+        link while the cluster is one node (or has no inter-node link), else the
+        inter-node NIC."""
+        return pool_link(self.intra_node, self.inter_node, self.single_node)
+
+    def instances_of(self, instance_gpus: int) -> int:
+        """Whole instances of ``instance_gpus`` GPUs the cluster holds
+        (:func:`instances_in_cluster`)."""
+        return int(instances_in_cluster(self.gpus, instance_gpus, self.gpus_per_node))
+
+    def with_gpus(self, gpus: int) -> Cluster:
+        """The same cluster with ``gpus`` GPUs."""
+        return replace(self, gpus=int(gpus))
+
+
+def nodes_spanned(gpus: int, gpus_per_node: int) -> int:
+    """Nodes ``gpus`` GPUs occupy in nodes of ``gpus_per_node`` (the last may be partial)."""
+    return -(-gpus // gpus_per_node)
+
+
+def instances_in_cluster(gpus: np.ndarray | int, instance_gpus: np.ndarray | int,
+                         gpus_per_node: int) -> np.ndarray:
+    """Whole instances of ``instance_gpus`` GPUs on ``gpus`` GPUs in nodes of
+    ``gpus_per_node``: instances up to a node pack into every node (the last node may be
+    partial); larger ones take whole nodes. Broadcasts over arrays of both."""
+    g = np.asarray(gpus, dtype=np.int64)
+    size = np.asarray(instance_gpus, dtype=np.int64)
+    full = g // gpus_per_node
+    rest = g - full * gpus_per_node
+    small = full * (gpus_per_node // np.maximum(size, 1)) + rest // np.maximum(size, 1)
+    large = full // np.maximum(size // gpus_per_node, 1)
+    return np.where(size <= gpus_per_node, small, large)
 
 
 @dataclass(frozen=True)
@@ -132,11 +158,18 @@ class Scenario:
     policy: Policy
     name: str | None = None
     chunk_tokens: int | None = None
-    """A pinned chunk size (from ``deployment.chunk_tokens``); None = search 256…16384."""
+    """The token budget of a declared chunked deployment, pinned for the colocated plans:
+    ``deployment.chunk_tokens``, else the engine's default for the GPU
+    (``token_budget.deployment_token_budget``); None (no deployment, or chunking off) =
+    search 256…16384."""
     extras: dict[str, str] = field(default_factory=dict)
 
     def __hash__(self) -> int:
-        return id(self)
+        # consistent with the generated __eq__ (equal scenarios hash equal): a few fields
+        # that equal scenarios share; ``extras`` (a dict) cannot be hashed
+        return hash((self.name, self.model.id, self.engine, self.precision,
+                     self.cluster.gpu.id, self.cluster.gpus,
+                     tuple(p.rate_rps for p in self.phases)))
 
     @property
     def peak_phase(self) -> TrafficPhase:

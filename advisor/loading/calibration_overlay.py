@@ -33,7 +33,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
-from advisor.loading.catalog import ProfileInvalidError, _position, load_yaml
+from advisor.loading.catalog import load_yaml
+from advisor.loading.profile_errors import ProfileInvalidError
+from advisor.loading.yaml_source import key_position
 from advisor.loading.profile_schema import EngineEfficiencyBlock, ProfileId
 
 FORMAT_VERSION = 1
@@ -73,7 +75,7 @@ def load_overlay(path: Path) -> CalibrationOverlay:
         for error in exc.errors(include_url=False):
             loc = [p for p in error["loc"] if not (isinstance(p, str) and "[" in p)]
             dotted = ".".join(str(p) for p in loc) or "(top level)"
-            pos = _position(text, loc)
+            pos = key_position(text, loc)
             message = f"{dotted}: {error['msg']}"
             problems.append(f"{pos[0]}:{pos[1]}: {message}" if pos else message)
         raise ProfileInvalidError(path, problems) from None

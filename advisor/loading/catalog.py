@@ -33,63 +33,25 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from advisor.loading.profile_errors import (  # noqa: F401 - re-exported: the catalog's errors
+    KIND_SINGULAR,
+    YAML_SUFFIXES,
+    ProfileInvalidError,
+    ProfileNotFoundError,
+    looks_like_path,
+)
+
 if TYPE_CHECKING:  # pydantic is imported lazily, on the first parse
     from advisor.core.hardware import GpuSpec, LinkSpec
     from advisor.core.model_arch import ModelSpec
-    from advisor.loading.profile_schema import GpuProfile, LinkProfile, ModelProfile, Profile
+    from advisor.loading.profile_schema import Profile
 
 KINDS: tuple[str, ...] = ("gpus", "interconnects", "models")
 """Profile kinds, named after their directories."""
 
-KIND_SINGULAR = {"gpus": "GPU", "interconnects": "interconnect", "models": "model"}
-"""How error messages name one profile of each kind."""
-
 ENV_VAR = "PD_ADVISOR_PROFILES"
 """Environment variable with extra profile directories (``os.pathsep``-separated)."""
 
-YAML_SUFFIXES = (".yaml", ".yml")
-
-
-class ProfileNotFoundError(LookupError):
-    """No profile of ``kind`` has the id (or no file exists at the path) ``ref``."""
-
-    def __init__(self, kind: str | None, ref: str, suggestions: list[str]) -> None:
-        self.kind = kind
-        self.ref = ref
-        self.suggestions = list(suggestions)
-        what = f"{KIND_SINGULAR[kind]} profile" if kind in KIND_SINGULAR else "profile"
-        if _looks_like_path(ref):
-            message = f"no {what} file at '{ref}'"
-        elif self.suggestions:
-            message = f"unknown {what} '{ref}'; did you mean: {', '.join(self.suggestions)}?"
-        else:
-            listing = f" {kind}" if kind in KIND_SINGULAR else ""
-            message = (f"unknown {what} '{ref}' "
-                       f"(see `pd-advisor profiles list{listing}`)")
-        super().__init__(message)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-class ProfileInvalidError(ValueError):
-    """A profile file could not be read or failed validation.
-
-    ``problems`` holds one line per error, each ``LINE:COL: dotted.key: message`` (or
-    ``dotted.key: message`` when no position is known); ``str()`` prefixes every line with
-    the file path.
-    """
-
-    def __init__(self, path: Path | str, problems: list[str]) -> None:
-        self.path = Path(path)
-        self.problems = list(problems)
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        lines = [f"invalid profile {self.path}:"]
-        lines += [f"  {self.path}:{p}" if p[:1].isdigit() else f"  {self.path}: {p}"
-                  for p in self.problems]
-        return "\n".join(lines)
 
 
 def builtin_profiles_dir() -> Path:
@@ -98,12 +60,6 @@ def builtin_profiles_dir() -> Path:
     if isinstance(packaged, Path) and packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parent.parent.parent / "profiles"
-
-
-def _looks_like_path(ref: str) -> bool:
-    """Whether a reference names a file rather than an id."""
-    return (ref.lower().endswith((*YAML_SUFFIXES, ".json")) or "/" in ref or os.sep in ref
-            or (os.altsep is not None and os.altsep in ref))
 
 
 def _check_kind(kind: str) -> None:
@@ -155,7 +111,7 @@ class ProfileCatalog:
     def path_of(self, kind: str, ref: str) -> Path:
         """The file a reference resolves to; raises :class:`ProfileNotFoundError`."""
         _check_kind(kind)
-        if _looks_like_path(ref):
+        if looks_like_path(ref):
             path = Path(ref).expanduser()
             if not path.is_file():
                 raise ProfileNotFoundError(kind, ref, [])
@@ -186,7 +142,7 @@ class ProfileCatalog:
 
     def kind_of(self, ref: str) -> list[str]:
         """Kinds that have a profile named ``ref`` (for a path: guessed from its content)."""
-        if not _looks_like_path(ref):
+        if not looks_like_path(ref):
             return [kind for kind in KINDS if ref in self._kind_index(kind)]
         from advisor.loading.hf_config import config_path
 
@@ -222,7 +178,7 @@ class ProfileCatalog:
         key = (kind, path)
         if key not in self._profiles:
             self._profiles[key] = load_profile(kind, path,
-                                               expected_id=None if _looks_like_path(ref)
+                                               expected_id=None if looks_like_path(ref)
                                                else path.stem)
         return self._profiles[key], path
 
@@ -244,18 +200,6 @@ class ProfileCatalog:
     def model(self, ref: str) -> ModelSpec:
         """The :class:`ModelSpec` of a model profile id or file, or of a ``config.json``."""
         return self._spec("models", ref)
-
-    def gpu_profile(self, ref: str) -> GpuProfile:
-        """The validated GPU profile object (with provenance)."""
-        return self.raw("gpus", ref)[0]  # type: ignore[return-value]
-
-    def link_profile(self, ref: str) -> LinkProfile:
-        """The validated interconnect profile object (with provenance)."""
-        return self.raw("interconnects", ref)[0]  # type: ignore[return-value]
-
-    def model_profile(self, ref: str) -> ModelProfile:
-        """The validated model profile object (with provenance)."""
-        return self.raw("models", ref)[0]  # type: ignore[return-value]
 
 
 # ---- YAML ---------------------------------------------------------------------------------
@@ -325,37 +269,6 @@ def _yaml_problem(exc: Any) -> str:
     return f"{where}YAML error: {problem}"
 
 
-def _position(text: str, loc: Sequence[str | int]) -> tuple[int, int] | None:
-    """1-based (line, column) of the deepest YAML node along ``loc`` (None if unknown)."""
-    import yaml
-
-    from advisor.loading.yaml_source import compose_guarded
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
-    try:
-        node = compose_guarded(loader).root
-    except yaml.YAMLError:
-        return None
-    finally:
-        loader.dispose()
-    mark = node.start_mark if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if key_node.value == str(part):
-                    mark, node = key_node.start_mark, value_node
-                    break
-            else:
-                break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
-                and part < len(node.value):
-            node = node.value[part]
-            mark = node.start_mark
-        else:
-            break
-    return None if mark is None else (mark.line + 1, mark.column + 1)
-
-
 def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profile:
     """Read and validate one profile file; every problem is reported in one error.
 
@@ -364,6 +277,7 @@ def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profi
     from pydantic import ValidationError
 
     from advisor.loading.profile_schema import parse_profile
+    from advisor.loading.yaml_source import key_position
 
     _check_kind(kind)
     data = load_yaml(path)
@@ -378,14 +292,14 @@ def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profi
         for error in exc.errors(include_url=False):
             loc = [p for p in error["loc"] if not (isinstance(p, str) and "[" in p)]
             dotted = ".".join(str(p) for p in loc) or "(top level)"
-            pos = _position(text, loc)
+            pos = key_position(text, loc)
             line, col = pos if pos is not None else (0, 0)
             problems.append((line, col, f"{dotted}: {error['msg']}"))
         problems.sort(key=lambda p: (p[0], p[1]))
         raise ProfileInvalidError(
             path, [f"{ln}:{col}: {msg}" if ln else msg for ln, col, msg in problems]) from None
     if expected_id is not None and profile.id != expected_id:
-        pos = _position(path.read_text(encoding="utf-8"), ["id"]) or (1, 1)
+        pos = key_position(path.read_text(encoding="utf-8"), ["id"]) or (1, 1)
         raise ProfileInvalidError(path, [f"{pos[0]}:{pos[1]}: id: '{profile.id}' does not "
                                          f"match the file name '{path.name}'"])
     return profile

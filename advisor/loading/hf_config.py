@@ -32,7 +32,7 @@ the common fields (``num_hidden_layers``, ``hidden_size``, ``intermediate_size``
   tied embeddings, ``max_position_embeddings + 2`` learned positions.
 
 ``model_type`` missing is recovered from ``architectures`` (``LlamaForCausalLM`` → llama).
-Anything else is a :class:`~advisor.loading.catalog.ProfileInvalidError` naming the field and
+Anything else is a :class:`~advisor.loading.profile_errors.ProfileInvalidError` naming the field and
 listing the supported architectures.
 """
 
@@ -43,7 +43,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from advisor.loading.catalog import ProfileInvalidError
+from advisor.loading.profile_errors import ProfileInvalidError
 
 CONFIG_FILE_NAME = "config.json"
 """The file looked for inside a folder named as a model."""

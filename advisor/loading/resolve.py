@@ -23,6 +23,7 @@ from typing import Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
+from advisor.core.token_budget import deployment_token_budget
 from advisor.loading import workload_schema as ws
 from advisor.loading.catalog import ProfileCatalog, ProfileInvalidError, ProfileNotFoundError
 from advisor.loading.errors import InputError, InputProblem
@@ -310,7 +311,7 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
 
     if cluster is not None and profiles.gpu is not None:
         per_node = cluster.gpus_per_node or profiles.gpu.gpus_per_node
-        nodes = -(-cluster.gpus // per_node)
+        nodes = core.nodes_spanned(cluster.gpus, per_node)
         if nodes > 1 and cluster.inter_node is None:
             at(("cluster", "gpus"), f"{cluster.gpus} GPUs span {nodes} nodes of {per_node}, but "
                                     "cluster.inter_node is not set; name the per-GPU NIC "
@@ -416,7 +417,6 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         line, col = document.locate(("traffic",))
         raise InputError([InputProblem(document.path, line, col, "traffic",
                                        f"cannot fit the length statistics: {exc}")]) from None
-    chunked = deployment is not None and deployment.chunked_prefill
     return core.Scenario(
         model=profiles.model,
         precision=model.precision,
@@ -435,6 +435,6 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         deployment=deployment,
         policy=policy,
         name=model.name,
-        chunk_tokens=deployment.chunk_tokens if chunked and deployment is not None else None,
+        chunk_tokens=deployment_token_budget(deployment, model.engine, profiles.gpu),
         extras=extras,
     )

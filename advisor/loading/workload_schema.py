@@ -40,14 +40,14 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from advisor.core.scenario import (  # the limits of the model's domain
+from advisor.core.limits import (  # the limits of the model's domain
     MAX_BURSTINESS,
     MAX_GPUS,
     MAX_RATE_RPS,
     MAX_TOKENS,
     MIN_RATE_RPS,
-    Policy,
 )
+from advisor.core.scenario import Policy
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Workload/config format versions this release reads."""
@@ -193,8 +193,9 @@ class Deployment(_Model):
     chunked_prefill: StrictBool = Field(True, description="Whether prefills are split into "
                                         "chunks and batched with decodes.")
     chunk_tokens: StrictInt | None = Field(
-        None, ge=1, le=MAX_TOKENS, description="Chunk size in tokens when chunked_prefill is on "
-        "(omitted: the advisor searches for the best one).")
+        None, ge=1, le=MAX_TOKENS, description="Token budget per step when chunked_prefill is "
+        "on (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM "
+        "max_num_tokens); omitted: the engine's default for the GPU.")
     tensor_parallel: StrictInt | None = Field(
         None, ge=1, description="Tensor-parallel degree of each replica (colocated only).")
     prefill_gpus: StrictInt | None = Field(

@@ -563,3 +563,30 @@ def _guard_problem(path: str, exc: YamlGuardError) -> InputProblem:
     mark = exc.problem_mark
     line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
     return InputProblem(path, line, col, exc.key, exc.message)
+
+
+def key_position(text: str, loc: Sequence[str | int]) -> tuple[int, int] | None:
+    """1-based (line, column) of the deepest YAML node along ``loc`` (None if unknown)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        node = compose_guarded(loader).root
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    mark = node.start_mark if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.value == str(part):
+                    mark, node = key_node.start_mark, value_node
+                    break
+            else:
+                break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
+                and part < len(node.value):
+            node = node.value[part]
+            mark = node.start_mark
+        else:
+            break
+    return None if mark is None else (mark.line + 1, mark.column + 1)

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.sweep import Axis, SweepResult
+from advisor.core.sweep.grid import SweepResult
+from advisor.core.sweep.keys import Axis
 
 FIGSIZE = (10.0, 6.0)
 DPI = 100

@@ -41,11 +41,11 @@ from advisor.core.results import (
     Interference,
     PhaseResult,
 )
-from advisor.core.rules import Assessment, Finding
+from advisor.core.verdict.rules import Assessment, Finding
 from advisor.core.scenario import Scenario
 
 if TYPE_CHECKING:
-    from advisor.core.boundaries import Boundary
+    from advisor.core.verdict.boundaries import Boundary
 
 SCHEMA_VERSION = 1
 """Version of both JSON documents; bumped only when a key is renamed or removed."""
@@ -131,16 +131,6 @@ def _length(dist: LengthDistribution) -> dict[str, Any]:
             "max": dist.max_tokens}
 
 
-def _meets(plan: ColocatedPlan | DisaggregatedPlan, sc: Scenario) -> bool:
-    """Whether a plan meets the SLO targets at its rate (same rule as the rule engine)."""
-    if plan.overloaded or plan.max_goodput_rps < plan.rate_rps:
-        return False
-    if sc.slo.ttft_ms is not None and (plan.ttft_ms is None or plan.ttft_ms > sc.slo.ttft_ms):
-        return False
-    return not (sc.slo.tpot_ms is not None
-                and (plan.tpot_ms is None or plan.tpot_ms > sc.slo.tpot_ms))
-
-
 # --------------------------------------------------------------------------- sections
 def _inputs(sc: Scenario) -> dict[str, Any]:
     cl = sc.cluster
@@ -195,7 +185,7 @@ def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> d
         "output_tokens_per_s_per_gpu": plan.output_tokens_per_s_per_gpu,
         "percentile": plan.percentile, "ttft_ms": plan.ttft_ms, "tpot_ms": plan.tpot_ms,
         "best_ttft_ms": plan.best_ttft_ms, "best_tpot_ms": plan.best_tpot_ms,
-        "overloaded": plan.overloaded, "meets_slo": _meets(plan, sc),
+        "overloaded": plan.overloaded, "meets_slo": plan.meets(sc.slo),
         "decode_batch": plan.decode_batch, "max_running_sequences": plan.max_running_sequences,
         "phase": phase,
         "interference": _interference(plan.interference),
@@ -237,7 +227,7 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         "output_tokens_per_s_per_gpu": plan.output_tokens_per_s_per_gpu,
         "percentile": plan.percentile, "ttft_ms": plan.ttft_ms, "tpot_ms": plan.tpot_ms,
         "best_ttft_ms": plan.best_ttft_ms, "best_tpot_ms": plan.best_tpot_ms,
-        "overloaded": plan.overloaded, "meets_slo": _meets(plan, sc),
+        "overloaded": plan.overloaded, "meets_slo": plan.meets(sc.slo),
         "decode_batch": plan.decode_batch,
         "decode_max_running_sequences": plan.decode_max_running_sequences,
         "prefill_saturating_tokens": plan.prefill_saturating_tokens,
@@ -326,7 +316,7 @@ def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
 
     ``input_path`` is shown as given (keep it relative for reproducible output);
     ``input_bytes`` is the file's content, hashed into ``input.sha256``; ``boundaries``
-    (``advisor.core.boundaries.verdict_boundaries``) become ``boundaries`` when given.
+    (``advisor.core.verdict.boundaries.verdict_boundaries``) become ``boundaries`` when given.
     """
     sc, a, m = scenario, assessment, assessment.model
     d = m.disaggregated

@@ -1,6 +1,6 @@
 """Rendering of a sweep: a JSON document, CSV rows and a terminal table. Pure (no I/O).
 
-:func:`sweep_document` turns a :class:`~advisor.core.sweep.SweepResult` into plain data (the
+:func:`sweep_document` turns a :class:`~advisor.core.sweep.grid.SweepResult` into plain data (the
 JSON format); the table and CSV renderers read the result directly. Non-finite numbers
 (an undefined gain, no KV link without a split) are ``null`` in JSON and empty in CSV.
 """
@@ -20,7 +20,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from advisor.core.sweep import VERDICTS, SweepResult
+from advisor.core.sweep.grid import SweepResult
+from advisor.core.verdict.rules import VERDICTS
 
 SCHEMA_VERSION = 1
 COLUMNS = ("verdict", "colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "gain",

@@ -140,9 +140,9 @@ def deployment_text(dep: Mapping[str, Any] | None) -> str:
     chunk = "chunked prefill off"
     if dep.get("chunked_prefill"):
         chunk = (f"chunked prefill, {num(dep['chunk_tokens'])}-token budget"
-                 if dep.get("chunk_tokens") else "chunked prefill")
+                 if dep.get("chunk_tokens") else "chunked prefill, the engine's default budget")
     if dep["mode"] == "colocated":
-        tp = shape(dep.get("tensor_parallel")) if dep.get("tensor_parallel") else "TP searched"
+        tp = shape(dep.get("tensor_parallel") or 1)
         return f"colocated, {tp}, {chunk}"
     ptp = dep.get("prefill_tensor_parallel")
     dtp = dep.get("decode_tensor_parallel")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from advisor.core.colocated import evaluate_colocated
 from advisor.core.distributions import LengthDistribution
-from advisor.core.evaluate import evaluate
+from advisor.core.plan.evaluate import evaluate
 from advisor.core.memory import plan_memory
 from advisor.core.scenario import TrafficPhase
 

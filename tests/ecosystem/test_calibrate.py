@@ -188,10 +188,18 @@ def test_unconstrained_factor_is_reported(instance: Instance) -> None:
         instance.efficiency.prefill_compute_efficiency_bf16, rel=1e-3)  # stays at the prior
 
 
-def test_engine_default_token_budget(catalog: ProfileCatalog) -> None:
-    assert cal.engine_default_token_budget("vllm", catalog.gpu("h100-sxm")) == 8192
-    assert cal.engine_default_token_budget("vllm", catalog.gpu("a100-80gb-sxm")) == 2048
-    assert cal.engine_default_token_budget("vllm", catalog.gpu("l4")) == 2048
+def test_calibrate_takes_the_engine_default_budget(catalog: ProfileCatalog) -> None:
+    """Without --chunk-tokens and without a budget in the deployment, the runs were served
+    with the engine's default for the GPU (the one rule, ``token_budget``)."""
+    from advisor.core.token_budget import engine_default_budget
+    from advisor.usecases.calibrate import serving_token_budget
+    from tests.core.helpers import scenario
+
+    sc = scenario(gpu="h100-sxm")
+    assert serving_token_budget(sc, None) == engine_default_budget("vllm", sc.cluster.gpu) == 8192
+    assert serving_token_budget(sc, 512) == 512
+    pinned = dataclasses.replace(sc, chunk_tokens=1024)  # a deployment's budget
+    assert serving_token_budget(pinned, None) == 1024
 
 
 def test_fit_needs_runs(instance: Instance) -> None:

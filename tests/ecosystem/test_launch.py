@@ -15,16 +15,26 @@ from typing import Any
 import pytest
 
 from advisor.loading.catalog import ProfileCatalog
-from advisor.render.launch import (
+from advisor.render import launch as render
+from advisor.render.formats import EmitEngine
+from advisor.usecases.launch import (
     HF_REPOSITORIES,
-    EmitEngine,
     LaunchError,
     checkpoint_from_workload,
-    launch_commands,
-    render_launch,
+    plan_launch,
 )
 
 WORKLOADS = Path(__file__).resolve().parent.parent / "data" / "ecosystem" / "workloads"
+
+
+def launch_commands(report: dict[str, Any], engine: EmitEngine | str, model: str | None = None,
+                    mode: str | None = None) -> list[str]:
+    """The lines ``--emit`` prints: the plan decided from the report, then rendered."""
+    return render.launch_commands(plan_launch(report, engine, model, mode))
+
+
+def render_launch(report: dict[str, Any], engine: EmitEngine | str) -> str:
+    return render.render_launch(plan_launch(report, engine))
 
 
 def _report(**overrides: Any) -> dict[str, Any]:
@@ -266,7 +276,7 @@ def test_render_is_pure() -> None:
 
 # --------------------------------------------------------------------------- real reports
 def _real_report(name: str) -> dict[str, Any]:
-    from advisor.cli.recommend_cmd import build_file_report
+    from advisor.usecases.recommend import build_file_report
 
     report, _ = build_file_report(WORKLOADS / name, ProfileCatalog(env={}))
     return report

@@ -202,7 +202,7 @@ def test_link_efficiencies(catalog: ProfileCatalog) -> None:
 def test_gpu_link_ids_resolve(catalog: ProfileCatalog) -> None:
     links = set(catalog.ids("interconnects"))
     for gpu_id in catalog.ids("gpus"):
-        profile = catalog.gpu_profile(gpu_id)
+        profile = catalog.raw("gpus", gpu_id)[0]
         assert profile.intra_node in links, gpu_id
         assert profile.host_link in links, gpu_id
 

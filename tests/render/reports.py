@@ -25,7 +25,7 @@ def relative(path: Path) -> str:
 @functools.cache
 def report_for(path: Path) -> dict[str, Any]:
     """The recommendation document of one workload (cached)."""
-    from advisor.cli.recommend_cmd import build_file_report
+    from advisor.usecases.recommend import build_file_report
     from advisor.loading.catalog import ProfileCatalog
 
     report, _ = build_file_report(path, ProfileCatalog(env={}), display=relative(path))
@@ -35,7 +35,7 @@ def report_for(path: Path) -> dict[str, Any]:
 @functools.cache
 def check_doc_for(paths: tuple[Path, ...]) -> dict[str, Any]:
     """The check-run document of several workloads, with YAML positions (cached)."""
-    from advisor.cli.recommend_cmd import build_file_report, locator
+    from advisor.usecases.recommend import build_file_report, locator
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.errors import InputError
     from advisor.render.report_json import build_check, check_entry, check_error_entry

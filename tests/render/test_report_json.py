@@ -113,7 +113,7 @@ def test_fractions_stay_fractions() -> None:
 
 
 def test_deployed_only_with_a_deployment_block(tmp_path: Path) -> None:
-    from advisor.cli.recommend_cmd import build_file_report
+    from advisor.usecases.recommend import build_file_report
     from advisor.loading.catalog import ProfileCatalog
 
     text = ACCEPTANCE[0].read_text(encoding="utf-8")

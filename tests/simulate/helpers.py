@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 
 from advisor.core.distributions import LengthDistribution
-from advisor.core.evaluate import evaluate
+from advisor.core.plan.evaluate import evaluate
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
 from advisor.loading.catalog import ProfileCatalog

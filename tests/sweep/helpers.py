@@ -1,14 +1,17 @@
-"""Shared loading and the scalar reference for the sweep tests."""
+"""Shared loading and the scalar reference for the sweep, points and boundary tests."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from advisor.core import sweep as sw
+from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import Scenario
+from advisor.core.sweep.keys import Axis, SweepError, check_value, key_info, value_label
+from advisor.core.verdict.rules import assess
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
 
@@ -36,10 +39,43 @@ def scenario(path: Path) -> Scenario:
     return load_scenario(path, catalog())
 
 
+def reference_point(sc: Scenario) -> dict[str, Any]:
+    """The design-point metrics from ``evaluate`` + ``assess`` (one scalar evaluation)."""
+    m = evaluate(sc)
+    a = assess(sc, m)
+    pre = {p.id: p for p in a.preconditions}
+    G = sc.cluster.gpus
+    worst_loss = max((p.disaggregated.rounding_loss if p.disaggregated else 1.0) for p in m.phases)
+    kvs = [p.disaggregated.kv_transfer for p in m.phases
+           if p.disaggregated and p.disaggregated.kv_transfer]
+    return {
+        "verdict": a.verdict,
+        "disaggregate": a.verdict == "disaggregate",
+        "colocated_goodput_per_gpu": (m.colocated.max_goodput_rps / G) if m.colocated else 0.0,
+        "disaggregated_goodput_per_gpu": (m.disaggregated.max_goodput_rps / G
+                                          if m.disaggregated else 0.0),
+        "colocated_headroom": m.colocated_headroom,
+        "disaggregated_headroom": m.disaggregated_headroom,
+        "gain": a.disagg_gain,
+        "rounding_loss": worst_loss,
+        "kv_utilization": max(k.utilization for k in kvs) if kvs else None,
+        "static_mix_loss": m.static_mix_loss,
+        "gpu_scale_ok": pre["gpu-scale"].passed,
+        "kv_bandwidth_ok": pre["kv-bandwidth"].passed,
+        "traffic_mix_ok": pre["traffic-mix"].passed,
+        "phase_goodputs": tuple(p.disaggregated.max_goodput_rps if p.disaggregated else 0.0
+                                for p in m.phases),
+        "colocated_plan": ((m.colocated.tensor_parallel, m.colocated.instances,
+                            m.colocated.chunk_tokens) if m.colocated else None),
+        "split": ((m.disaggregated.allocation.prefill_gpus, m.disaggregated.allocation.decode_gpus)
+                  if m.disaggregated and m.disaggregated.allocation else None),
+    }
+
+
 @cache
 def reference(sc: Scenario) -> dict[str, Any]:
-    """``evaluate`` + ``assess`` of one scenario (cached by identity)."""
-    return sw.reference_point(sc)
+    """:func:`reference_point` of one scenario, cached."""
+    return reference_point(sc)
 
 
 def close(a: float, b: float | None) -> bool:
@@ -70,3 +106,21 @@ def mismatches(metrics: dict[str, Any], index: Any, sc: Scenario) -> list[str]:
     if not close(float(metrics["gain"][index]), gain):
         out.append(f"gain: sweep {float(metrics['gain'][index])!r} != evaluate {gain!r}")
     return out
+
+
+def axis_from_values(key: str, values: Sequence[Any], log: bool = False) -> Axis:
+    """An :class:`Axis` from values directly (numbers sorted, deduplicated and checked against
+    the key's domain)."""
+    info = key_info(key)
+    if info.kind == "link":
+        vals = tuple(values)
+    elif info.kind == "int":
+        vals = tuple(sorted({int(v) for v in values}))
+    else:
+        vals = tuple(sorted({float(v) for v in values}))
+    for v in vals:
+        if info.kind != "link":
+            check_value(info, v)
+    if not vals:
+        raise SweepError(f"{key}: no values")
+    return Axis(key, vals, tuple(value_label(v) for v in vals), log)

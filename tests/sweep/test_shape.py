@@ -6,13 +6,15 @@ from itertools import pairwise
 
 import numpy as np
 
-from advisor.core import sweep as sw
+from advisor.core.sweep.grid import sweep
+from advisor.core.sweep.keys import apply_value
+from advisor.loading.sweep_spec import make_axis
 from tests.sweep.helpers import PREFILL_HEAVY, mismatches, scenario
 
 
 def test_prefill_heavy_gpu_sweep_shape() -> None:
     sc = scenario(PREFILL_HEAVY)
-    res = sw.sweep(sc, [sw.make_axis("cluster.gpus", "8:4096")])
+    res = sweep(sc, [make_axis("cluster.gpus", "8:4096")])
     g = np.array(res.axes[0].values)
     loss = res["rounding_loss"]
     dis = res["disaggregate"]
@@ -33,4 +35,4 @@ def test_prefill_heavy_gpu_sweep_shape() -> None:
     # and those verdicts are the scalar model's
     for value in (cross.value - 1, cross.value, cross.stable_from - 1, cross.stable_from):
         i = int(np.flatnonzero(g == value)[0])
-        assert not mismatches(res.metrics, (i,), sw.apply_value(sc, "cluster.gpus", value))
+        assert not mismatches(res.metrics, (i,), apply_value(sc, "cluster.gpus", value))

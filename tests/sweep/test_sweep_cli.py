@@ -13,15 +13,16 @@ from typing import Any
 
 import pytest
 
-from advisor.core import sweep as sw
+from advisor.core.sweep.grid import SweepResult, sweep
+from advisor.loading.sweep_spec import make_axis
 from advisor.render.report_json import json_number
-from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, scenario
+from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, axis_from_values, scenario
 
 RunCli = Callable[..., Any]
 
 
-def _expected(spec: str) -> sw.SweepResult:
-    return sw.sweep(scenario(PREFILL_HEAVY), [sw.make_axis("cluster.gpus", spec)])
+def _expected(spec: str) -> SweepResult:
+    return sweep(scenario(PREFILL_HEAVY), [make_axis("cluster.gpus", spec)])
 
 
 def test_table_reports_the_crossover(run_cli: RunCli) -> None:
@@ -65,8 +66,8 @@ def test_csv_rows(run_cli: RunCli) -> None:
                      "--format", "csv", exit_code=0)
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [r["traffic.rate_rps"] for r in rows] == ["100", "300", "20000"]
-    want = sw.sweep(scenario(PREFILL_HEAVY),
-                    [sw.axis_from_values("traffic.rate_rps", [100, 300, 20000])])
+    want = sweep(scenario(PREFILL_HEAVY),
+                 [axis_from_values("traffic.rate_rps", [100, 300, 20000])])
     assert [r["verdict"] for r in rows] == [str(v) for v in want.verdict]
     assert rows[2]["verdict"] == "chunked-prefill" and "kv-bandwidth" in rows[2]["failing"]
     assert [float(r["kv_utilization"]) for r in rows] == want["kv_utilization"].tolist()

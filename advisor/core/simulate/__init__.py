@@ -224,7 +224,7 @@ def simulate(scenario: Scenario, mode: Mode, requests: int, seed: int, plan: Pla
         raise ValueError("warmup must be in [0, 0.5)")
     if plan is None:
         if model is None:
-            from advisor.core.evaluate import evaluate
+            from advisor.core.plan.evaluate import evaluate
 
             model = evaluate(scenario)
         plan = default_plan(scenario, mode, model)

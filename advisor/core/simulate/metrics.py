@@ -51,14 +51,6 @@ class RawRun:
     step_cache_misses: int = 0
 
 
-def gap_bin(gap_s: float) -> int:
-    """Histogram bin of an inter-token gap."""
-    if gap_s <= GAP_MIN_S:
-        return 0
-    b = int((math.log(gap_s) - math.log(GAP_MIN_S)) * GAP_BINS_PER_E)
-    return b if b < GAP_BINS else GAP_BINS - 1
-
-
 def hist_quantile(hist: list[float], q: float) -> float | None:
     """The q-quantile of the gap histogram (bin centre), seconds."""
     w = np.asarray(hist, dtype=float)

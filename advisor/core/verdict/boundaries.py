@@ -2,12 +2,13 @@
 
 For the workload as given, :func:`verdict_boundaries` finds, per key, the nearest value that
 flips the verdict (``kind='verdict'``), plus the rate up to which chunked prefill keeps the
-TPOT SLO (``kind='slo'``). Every verdict is the sweep kernel's (``advisor.core.sweep``), which
-reproduces ``assess(sc, evaluate(sc)).verdict`` exactly. ``flips_at`` is None when nothing in
+TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
+(``advisor.core.plan.points.design_points``, the rule engine's tests on the capacity tables
+``evaluate`` reads), so it is ``assess(sc, evaluate(sc)).verdict`` at that point. ``flips_at`` is None when nothing in
 the searched range flips it.
 
-* ``cluster.gpus`` — integer scan (vectorised) above the current count up to 16× or 65,536
-  (``up``) and below it down to one GPU (``down``): every count within a factor of two, then a
+* ``cluster.gpus`` — integer scan (vectorised) above the current count up to 16× or the
+  largest cluster evaluated (``limits.MAX_GPUS``, 100,000; ``up``) and below it down to one GPU (``down``): every count within a factor of two, then a
   2 % grid whose first flipped bracket is scanned count by count. ``flips_at`` is the first
   count with the other verdict, so ``flips_at − 1`` (up) or ``flips_at + 1`` (down) still has
   the current one. Without an inter-node link the cluster cannot leave one node.
@@ -38,15 +39,18 @@ from typing import Literal
 
 import numpy as np
 
-from advisor.core import sweep as sw
 from advisor.core.arrays import unique_sorted
+from advisor.core.limits import MAX_GPUS
+from advisor.core.plan.capacities import Capacities
+from advisor.core.plan.points import design_points
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
+from advisor.core.sweep.keys import apply_value, peak_index
+from advisor.core.verdict.rules import VERDICTS
 
 Direction = Literal["up", "down"]
 Kind = Literal["verdict", "slo"]
 
-MAX_GPUS = 65_536
 GPU_FACTOR = 16
 BANDWIDTH_RANGE = 100.0
 BANDWIDTH_TOLERANCE = 2e-3
@@ -69,7 +73,7 @@ class Boundary:
 
 
 def _other(verdict: str) -> str:
-    return sw.VERDICTS[0] if verdict == sw.VERDICTS[1] else sw.VERDICTS[1]
+    return VERDICTS[0] if verdict == VERDICTS[1] else VERDICTS[1]
 
 
 def _fmt_gpus(n: int) -> str:
@@ -95,7 +99,7 @@ def _gpu_limit(sc: Scenario, direction: Direction) -> int:
 
 
 def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
-                 caps: sw._Capacities | None = None) -> Boundary:
+                 caps: Capacities | None = None) -> Boundary:
     """The nearest GPU count above (or below) the current one with the other verdict.
 
     Every count within a factor of two of the current one is evaluated; beyond that a grid
@@ -105,14 +109,14 @@ def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
     """
     cur = sc.cluster.gpus
     limit = _gpu_limit(sc, direction)
-    caps = caps or sw._Capacities(sc)
-    want = verdict == sw.VERDICTS[0]  # True: looking for disaggregate
+    caps = caps or Capacities(sc)
+    want = verdict == VERDICTS[0]  # True: looking for disaggregate
     rates = np.array([ph.rate_rps for ph in sc.phases])
 
     def first_flip(G: np.ndarray) -> int | None:
         if G.size == 0:
             return None
-        dis = sw._points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"]
+        dis = design_points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"]
         hit = np.flatnonzero(dis == want)
         return int(G[hit[0]]) if hit.size else None
 
@@ -152,29 +156,29 @@ def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
 
 
 def bandwidth_boundary(sc: Scenario, verdict: str,
-                       caps: sw._Capacities | None = None) -> Boundary | None:
+                       caps: Capacities | None = None) -> Boundary | None:
     """The inter-node bandwidth multiplier at which the verdict flips (None: not applicable).
 
     Every multiplier is one design-point evaluation; the capacities that do not depend on
-    the inter-node link (``_Capacities.with_inter_node``) are computed once for all of them.
+    the inter-node link (``Capacities.with_inter_node``) are computed once for all of them.
     """
     cl = sc.cluster
-    if cl.inter_node is None or cl.gpus <= cl.gpus_per_node:
+    if cl.inter_node is None or cl.single_node:
         return None
     key = "cluster.inter_node.bandwidth_scale"
-    direction: Direction = "up" if verdict == sw.VERDICTS[0] else "down"
+    direction: Direction = "up" if verdict == VERDICTS[0] else "down"
     end = BANDWIDTH_RANGE if direction == "up" else 1.0 / BANDWIDTH_RANGE
     to = _other(verdict)
 
-    caps = caps or sw._Capacities(sc)
+    caps = caps or Capacities(sc)
     rates = np.array([[ph.rate_rps for ph in sc.phases]])
 
     def at(scale: float) -> str:
-        scaled = sw.apply_value(sc, key, scale).cluster.inter_node
+        scaled = apply_value(sc, key, scale).cluster.inter_node
         assert scaled is not None
-        res = sw._points(caps.with_inter_node(scaled), np.array([cl.gpus], dtype=np.int64),
+        res = design_points(caps.with_inter_node(scaled), np.array([cl.gpus], dtype=np.int64),
                          rates)
-        return sw.VERDICTS[int(res["disaggregate"][0])]
+        return VERDICTS[int(res["disaggregate"][0])]
 
     link = cl.inter_node.id
     if at(end) == verdict:
@@ -216,12 +220,12 @@ def _over(value: np.ndarray, limit: float) -> np.ndarray:
     return np.where(value > 0, np.inf, -1.0)
 
 
-def _kv_margins(caps: sw._Capacities, sc: Scenario, scales: np.ndarray
+def _kv_margins(caps: Capacities, sc: Scenario, scales: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(max(U/U_max, share/share_max) − 1, disaggregate) with all rates × each scale."""
     scales = np.asarray(scales, dtype=float)
     rates = scales[:, None] * np.array([ph.rate_rps for ph in sc.phases])[None, :]
-    res = sw._points(caps, np.full(scales.size, sc.cluster.gpus, dtype=np.int64), rates)
+    res = design_points(caps, np.full(scales.size, sc.cluster.gpus, dtype=np.int64), rates)
     pol = sc.policy
     util = np.asarray(res["kv_utilization"], dtype=float)
     share = np.asarray(res["kv_transfer_share_of_ttft"], dtype=float)
@@ -232,7 +236,7 @@ def _kv_margins(caps: sw._Capacities, sc: Scenario, scales: np.ndarray
     return margin, np.asarray(res["disaggregate"], dtype=bool)
 
 
-def _margin_root(caps: sw._Capacities, sc: Scenario, lo: float, hi: float) -> float:
+def _margin_root(caps: Capacities, sc: Scenario, lo: float, hi: float) -> float:
     """The log-scale in [lo, hi] where the KV margin changes sign (it does between the ends).
 
     Nested grids: each pass evaluates ``_RATE_GRID`` log-scales across the bracket in one
@@ -249,27 +253,27 @@ def _margin_root(caps: sw._Capacities, sc: Scenario, lo: float, hi: float) -> fl
     return (lo + hi) / 2.0
 
 
-def _kv_margin(caps: sw._Capacities, sc: Scenario, scale: float) -> tuple[float, bool]:
+def _kv_margin(caps: Capacities, sc: Scenario, scale: float) -> tuple[float, bool]:
     """``_kv_margins`` at one scale."""
     margin, dis = _kv_margins(caps, sc, np.array([scale]))
     return float(margin[0]), bool(dis[0])
 
 
 def rate_boundary(sc: Scenario, verdict: str,
-                  caps: sw._Capacities | None = None) -> Boundary | None:
+                  caps: Capacities | None = None) -> Boundary | None:
     """The arrival rate at which the KV precondition, and with it the verdict, flips."""
-    caps = caps or sw._Capacities(sc)
-    res = sw._points(caps, np.array([sc.cluster.gpus], dtype=np.int64),
+    caps = caps or Capacities(sc)
+    res = design_points(caps, np.array([sc.cluster.gpus], dtype=np.int64),
                      np.array([[ph.rate_rps for ph in sc.phases]]))
     key = "traffic.rate_rps"
-    peak = sc.phases[sw._peak_index(sc.phases)].rate_rps
+    peak = sc.phases[peak_index(sc.phases)].rate_rps
     if math.isnan(float(res["kv_utilization"][0])):
         return None
     others_ok = (bool(res["gpu_scale_ok"][0]) and bool(res["traffic_mix_ok"][0])
                  and not math.isnan(float(res["gain"][0]))
                  and float(res["gain"][0]) >= sc.policy.min_disagg_gain)
     to = _other(verdict)
-    if verdict == sw.VERDICTS[1]:
+    if verdict == VERDICTS[1]:
         direction: Direction = "up"
         bound = RATE_RANGE
     elif others_ok and not bool(res["kv_bandwidth_ok"][0]):
@@ -293,7 +297,7 @@ def rate_boundary(sc: Scenario, verdict: str,
     eps = 1e-6
     before = _kv_margin(caps, sc, math.exp(root) * (1 - eps if direction == "up" else 1 + eps))[1]
     beyond = _kv_margin(caps, sc, math.exp(root) * (1 + eps if direction == "up" else 1 - eps))[1]
-    if sw.VERDICTS[int(before)] != verdict or sw.VERDICTS[int(beyond)] != to:
+    if VERDICTS[int(before)] != verdict or VERDICTS[int(beyond)] != to:
         return Boundary(key, peak, None, direction, "the verdict does not flip with the rate "
                         "alone", "verdict", None)
     if direction == "up":
@@ -314,7 +318,7 @@ def tpot_rate_boundary(sc: Scenario, m: ModelResult) -> Boundary | None:
     if safe is None:
         return None
     phase = next((p for p in sc.phases if p.name == m.colocated_phase), sc.phases[0])
-    peak = sc.phases[sw._peak_index(sc.phases)].rate_rps
+    peak = sc.phases[peak_index(sc.phases)].rate_rps
     flips = safe * (peak / phase.rate_rps) if phase.rate_rps > 0 else safe
     where = f" (phase '{phase.name}')" if len(sc.phases) > 1 else ""
     if safe <= 0:
@@ -328,10 +332,10 @@ def tpot_rate_boundary(sc: Scenario, m: ModelResult) -> Boundary | None:
 
 
 def gain_boundary(sc: Scenario, verdict: str, gain: float | None,
-                  caps: sw._Capacities | None = None) -> Boundary | None:
+                  caps: Capacities | None = None) -> Boundary | None:
     """When the preconditions hold, the required gain at which the verdict flips."""
-    caps = caps or sw._Capacities(sc)
-    res = sw._points(caps, np.array([sc.cluster.gpus], dtype=np.int64),
+    caps = caps or Capacities(sc)
+    res = design_points(caps, np.array([sc.cluster.gpus], dtype=np.int64),
                      np.array([[ph.rate_rps for ph in sc.phases]]))
     if not (res["gpu_scale_ok"][0] and res["kv_bandwidth_ok"][0] and res["traffic_mix_ok"][0]):
         return None
@@ -341,7 +345,7 @@ def gain_boundary(sc: Scenario, verdict: str, gain: float | None,
     to = _other(verdict)
     if gain <= 0:
         return None  # disaggregation is not ahead: no required gain makes it pay
-    if verdict == sw.VERDICTS[0]:
+    if verdict == VERDICTS[0]:
         text = (f"all preconditions hold: disaggregation would pay if a gain of "
                 f"{gain * 100:.1f}% were enough (policy.min_disagg_gain {cur * 100:g}%)")
         return Boundary("policy.min_disagg_gain", cur, gain, "down", text, "verdict", to)
@@ -350,18 +354,20 @@ def gain_boundary(sc: Scenario, verdict: str, gain: float | None,
     return Boundary("policy.min_disagg_gain", cur, gain, "up", text, "verdict", to)
 
 
-def verdict_boundaries(sc: Scenario, m: ModelResult | None = None) -> tuple[Boundary, ...]:
+def verdict_boundaries(sc: Scenario, m: ModelResult | None = None,
+                       caps: Capacities | None = None) -> tuple[Boundary, ...]:
     """Every boundary above for the workload as given (``m``: its evaluate() result, reused
-    for the TPOT-safe rate; computed when not given)."""
-    from advisor.core.rules import assess
+    for the TPOT-safe rate, computed when not given; ``caps``: the scenario's capacity
+    tables, e.g. the ones ``evaluate`` was given, shared by every search)."""
+    from advisor.core.verdict.rules import assess
 
+    caps = caps if caps is not None else Capacities(sc)
     if m is None:
-        from advisor.core.evaluate import evaluate
+        from advisor.core.plan.evaluate import evaluate
 
-        m = evaluate(sc)
+        m = evaluate(sc, caps)
     a = assess(sc, m)
     verdict = a.verdict
-    caps = sw._Capacities(sc)  # capacities shared by the searches that keep the scenario
     out: list[Boundary] = [gpu_boundary(sc, verdict, "up", caps),
                            gpu_boundary(sc, verdict, "down", caps)]
     bw = bandwidth_boundary(sc, verdict, caps)

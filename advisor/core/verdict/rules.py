@@ -13,13 +13,18 @@ goodput beats the best chunked-prefill colocated goodput by ``min_disagg_gain``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
-from advisor.core.results import ColocatedPlan, DisaggregatedPlan, ModelResult
-from advisor.core.scenario import Scenario
+import numpy as np
+
+from advisor.core.results import ModelResult
+from advisor.core.scenario import Policy, Scenario
 
 Verdict = Literal["chunked-prefill", "disaggregate"]
+VERDICTS: tuple[Verdict, Verdict] = ("chunked-prefill", "disaggregate")
+PRECONDITIONS = ("gpu-scale", "kv-bandwidth", "traffic-mix")
 
 KV_CONCURRENCY_WARN = 64
 """Concurrent KV transfers at which SGLang PD has failed (SGLang #9266; performance-model.md §13)."""
@@ -39,8 +44,9 @@ class Precondition:
 
 
 @dataclass(frozen=True)
-class Warning:
-    """A failure mode of disaggregated serving worth knowing before adopting it."""
+class Advisory:
+    """A failure mode of disaggregated serving worth knowing before adopting it (a report's
+    ``warnings``)."""
 
     id: str
     message: str
@@ -63,7 +69,7 @@ class Assessment:
     slo_met: bool
     summary: str
     reasons: tuple[str, ...]
-    warnings: tuple[Warning, ...]
+    warnings: tuple[Advisory, ...]
     measure_next: tuple[str, ...]
     preconditions: tuple[Precondition, ...]
     disagg_gain: float | None
@@ -78,14 +84,54 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%" if abs(x) >= 0.195 else f"{x * 100:.1f}%"
 
 
-def _meets(plan: ColocatedPlan | DisaggregatedPlan | None, sc: Scenario) -> bool:
-    if plan is None or plan.overloaded:
-        return False
-    if sc.slo.ttft_ms is not None and (plan.ttft_ms is None or plan.ttft_ms > sc.slo.ttft_ms):
-        return False
-    if sc.slo.tpot_ms is not None and (plan.tpot_ms is None or plan.tpot_ms > sc.slo.tpot_ms):
-        return False
-    return plan.max_goodput_rps >= plan.rate_rps
+# --------------------------------------------------------------------------- the thresholds
+# One definition of each test, on numbers or numpy arrays alike: ``assess`` applies them to
+# one model result, ``advisor.core.plan.points`` to many design points at once.
+
+
+def gpu_scale_passes(rounding_loss: np.ndarray | float, policy: Policy) -> np.ndarray:
+    """gpu-scale: the worst phase's rounding loss is within ``max_rounding_loss``."""
+    return np.asarray(rounding_loss) <= policy.max_rounding_loss
+
+
+def kv_bandwidth_passes(utilization: np.ndarray | float, transfer_share: np.ndarray | float | None,
+                        policy: Policy) -> np.ndarray:
+    """kv-bandwidth: the KV link utilisation is within ``max_kv_link_utilization`` and the
+    exposed p95 transfer's share of the TTFT target (None: no TTFT target) within
+    ``max_kv_transfer_share_of_ttft``."""
+    ok = np.asarray(utilization) <= policy.max_kv_link_utilization
+    if transfer_share is None:
+        return ok
+    return ok & (np.asarray(transfer_share) <= policy.max_kv_transfer_share_of_ttft)
+
+
+def traffic_mix_passes(phases: int, autoscaling: bool, static_mix_loss: np.ndarray | float,
+                       policy: Policy) -> np.ndarray:
+    """traffic-mix: one phase, autoscaling, or a static split within ``max_static_mix_loss``."""
+    return (phases == 1) | autoscaling | (np.asarray(static_mix_loss)
+                                          <= policy.max_static_mix_loss)
+
+
+def disaggregation_gain(disaggregated_headroom: np.ndarray | float,
+                        colocated_headroom: np.ndarray | float) -> np.ndarray:
+    """Disaggregated over colocated headroom − 1; +inf where only disaggregation carries
+    traffic, NaN where neither does (undefined)."""
+    d = np.asarray(disaggregated_headroom, dtype=float)
+    c = np.asarray(colocated_headroom, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(c > 0, d / np.where(c > 0, c, 1.0) - 1.0,
+                        np.where(d > 0, np.inf, np.nan))
+
+
+def disaggregates(preconditions_pass: np.ndarray | bool, gain: np.ndarray | float,
+                  policy: Policy) -> np.ndarray:
+    """The verdict: disaggregate when every precondition holds and the gain (NaN:
+    undefined) clears ``min_disagg_gain``."""
+    g = np.asarray(gain, dtype=float)
+    return np.asarray(preconditions_pass) & ~np.isnan(g) & (g >= policy.min_disagg_gain)
+
+
+# --------------------------------------------------------------------------- preconditions
 
 
 def _gpu_scale(sc: Scenario, m: ModelResult) -> Precondition:
@@ -104,23 +150,22 @@ def _gpu_scale(sc: Scenario, m: ModelResult) -> Precondition:
             f"{plan.ideal_prefill_fraction:.2f}; whole instances lose {_pct(plan.rounding_loss)} "
             f"of the ideal goodput (limit {_pct(limit)})")
     return Precondition("gpu-scale", "enough GPUs for a clean integer P:D allocation?",
-                        plan.rounding_loss <= limit, plan.rounding_loss, limit, "fraction", text)
+                        bool(gpu_scale_passes(plan.rounding_loss, sc.policy)),
+                        plan.rounding_loss, limit, "fraction", text)
 
 
 def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
     limit = sc.policy.max_kv_link_utilization
-    plans = [p.disaggregated for p in m.phases if p.disaggregated and p.disaggregated.kv_transfer]
-    if not plans:
+    transfers = [kv for p in m.phases
+                 if p.disaggregated is not None and (kv := p.disaggregated.kv_transfer) is not None]
+    if not transfers:
         return Precondition("kv-bandwidth", "does the network sustain the KV production rate?",
                             False, None, limit, "fraction",
                             "no disaggregated plan exists, so no KV transfer could be sized")
-    worst = max(plans, key=lambda p: p.kv_transfer.utilization)
-    kv = worst.kv_transfer
+    kv = max(transfers, key=lambda t: t.utilization)
     share = None
     if sc.slo.ttft_ms:
-        share = max(p.kv_transfer.transfer_ms for p in plans) / sc.slo.ttft_ms
-    ok_util = kv.utilization <= limit
-    ok_share = share is None or share <= sc.policy.max_kv_transfer_share_of_ttft
+        share = max(t.transfer_ms for t in transfers) / sc.slo.ttft_ms
     text = (f"KV demand {kv.demand_bytes_per_s / 1e9:,.2f} GB/s over {kv.link_id} "
             f"({kv.link_bytes_per_s / 1e9:,.1f} GB/s usable from the prefill GPUs) is "
             f"{_pct(kv.utilization)} utilisation (limit {_pct(limit)})")
@@ -128,7 +173,8 @@ def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
         text += (f"; a p95 prompt's exposed transfer takes {kv.transfer_ms:.1f} ms, "
                  f"{_pct(share)} of the TTFT SLO (limit {_pct(sc.policy.max_kv_transfer_share_of_ttft)})")
     return Precondition("kv-bandwidth", "does the network sustain the KV production rate?",
-                        ok_util and ok_share, kv.utilization, limit, "fraction", text)
+                        bool(kv_bandwidth_passes(kv.utilization, share, sc.policy)),
+                        kv.utilization, limit, "fraction", text)
 
 
 def _traffic_mix(sc: Scenario, m: ModelResult) -> Precondition:
@@ -147,47 +193,48 @@ def _traffic_mix(sc: Scenario, m: ModelResult) -> Precondition:
     if m.static_allocation is not None:
         a = m.static_allocation
         text += f"; the static split is {a.prefill_gpus}:{a.decode_gpus}"
-    return Precondition("traffic-mix", q, m.static_mix_loss <= limit, m.static_mix_loss, limit,
-                        "fraction", text)
+    passed = bool(traffic_mix_passes(len(sc.phases), sc.autoscaling, m.static_mix_loss,
+                                     sc.policy))
+    return Precondition("traffic-mix", q, passed, m.static_mix_loss, limit, "fraction", text)
 
 
-def _warnings(sc: Scenario, m: ModelResult, verdict: Verdict) -> tuple[Warning, ...]:
+def _advisories(sc: Scenario, m: ModelResult, verdict: Verdict) -> tuple[Advisory, ...]:
     dep = sc.deployment
     relevant = verdict == "disaggregate" or (dep is not None and dep.mode == "disaggregated")
     if not relevant or m.disaggregated is None:
         return ()
-    out: list[Warning] = []
+    out: list[Advisory] = []
     plan = m.disaggregated
     kv = plan.kv_transfer
     if kv is not None:
         in_flight = kv.concurrent_transfers
         decode_conc = plan.decode_batch * (plan.allocation.decode_instances if plan.allocation else 1)
         if in_flight >= KV_CONCURRENCY_WARN or decode_conc >= KV_CONCURRENCY_WARN:
-            out.append(Warning("kv-concurrency",
+            out.append(Advisory("kv-concurrency",
                                f"about {in_flight:,.0f} KV transfers in flight and {decode_conc:,.0f} "
                                f"concurrent decoding requests; ≥ {KV_CONCURRENCY_WARN} concurrent "
                                "requests have broken SGLang PD transfers (sgl-project/sglang#9266) — "
                                "load-test the transfer path at this concurrency"))
         if kv.link_id.startswith("nvlink"):
-            out.append(Warning("kv-over-tcp",
+            out.append(Advisory("kv-over-tcp",
                                "KV is planned over NVLink, but NIXL/UCX without an RDMA NIC falls "
                                "back to TCP through host memory even on one node; check the "
                                "transfer backend really uses NVLink"))
     longest = max(p.prompt_tokens.upper_tokens for p in sc.phases)
-    out.append(Warning("prompt-limit",
+    out.append(Advisory("prompt-limit",
                        f"prompts up to {longest:,.0f} tokens: set the same maximum input length on "
                        "prefill and decode; longer prompts than the prefill side accepts have "
                        "produced silent garbage on the decode side (sgl-project/sglang#30233)"))
     if plan.allocation is not None and plan.allocation.prefill_instances < 2:
-        out.append(Warning("no-prefill-fallback",
+        out.append(Advisory("no-prefill-fallback",
                            "a single prefill instance: when it fails every request stalls; "
                            "keep a colocated fallback path"))
     else:
-        out.append(Warning("no-prefill-fallback",
+        out.append(Advisory("no-prefill-fallback",
                            "if the prefill pool fails, decode instances starve; plan a fallback "
                            "(colocated serving) and alert on prefill queue depth"))
     if len(sc.phases) > 1 and not sc.autoscaling:
-        out.append(Warning("static-ratio",
+        out.append(Advisory("static-ratio",
                            f"a static P:D ratio under a shifting mix loses {_pct(m.static_mix_loss)} "
                            "against per-phase re-allocation; enable autoscaling with damping"))
     return tuple(out)
@@ -274,15 +321,13 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
     """Apply the rules to a model result."""
     pre = (_gpu_scale(sc, m), _kv_bandwidth(sc, m), _traffic_mix(sc, m))
     c, d = m.colocated, m.disaggregated
-    gain = None
-    if m.colocated_headroom > 0:
-        gain = m.disaggregated_headroom / m.colocated_headroom - 1.0
-    elif m.disaggregated_headroom > 0:
-        gain = float("inf")
+    raw_gain = float(disaggregation_gain(m.disaggregated_headroom, m.colocated_headroom))
+    gain = None if math.isnan(raw_gain) else raw_gain
     all_pass = all(p.passed for p in pre)
     gain_ok = gain is not None and gain >= sc.policy.min_disagg_gain
-    verdict: Verdict = "disaggregate" if all_pass and gain_ok else "chunked-prefill"
-    coloc_ok, disagg_ok = _meets(c, sc), _meets(d, sc)
+    verdict = VERDICTS[int(bool(disaggregates(all_pass, raw_gain, sc.policy)))]
+    coloc_ok = c is not None and c.meets(sc.slo)
+    disagg_ok = d is not None and d.meets(sc.slo)
     slo_met = disagg_ok if verdict == "disaggregate" else coloc_ok
 
     reasons: list[str] = []
@@ -337,5 +382,5 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
 
     findings = _findings(sc, m, verdict, pre, slo_met)
     return Assessment(verdict=verdict, slo_met=slo_met, summary=summary, reasons=tuple(reasons),
-                      warnings=_warnings(sc, m, verdict), measure_next=_measure_next(sc, m),
+                      warnings=_advisories(sc, m, verdict), measure_next=_measure_next(sc, m),
                       preconditions=pre, disagg_gain=gain, findings=findings, model=m)

@@ -1,27 +1,53 @@
-"""The vectorised sweep reproduces ``assess(sc, evaluate(sc))`` point for point.
+"""Many design points (``design_points``, the sweep) agree with one (``evaluate`` + ``assess``,
+what ``recommend`` runs), point for point.
 
-Numbers to 1e-9, verdicts and preconditions exactly, on a random sample of design points of
-every example workload (and the three-phase benchmark workload), for every sweepable key.
+Numbers to 1e-9, verdicts and preconditions exactly: as a property over generated workloads
+(the documents the fuzz tests feed the CLI), and on a random sample of design points of every
+example workload (and the three-phase benchmark workload) for every sweepable key.
 """
 
 from __future__ import annotations
 
 import random
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
-from advisor.core import sweep as sw
+from advisor.core.plan.points import PointsError, evaluate_points
+from advisor.core.sweep.grid import sweep
+from advisor.core.sweep.keys import Axis, apply_value
+from advisor.loading.resolve import load_scenario
+from tests.fuzz.strategies import to_yaml, workloads
 from tests.sweep.helpers import (
     PREFILL_HEAVY,
     THREE_PHASE,
     WORKLOADS,
+    axis_from_values,
     catalog,
     mismatches,
     reference,
     scenario,
 )
+
+
+@settings(max_examples=40)
+@given(doc=workloads(resolvable=True, max_gpus=2048, max_phases=3))
+def test_recommend_and_sweep_agree_on_generated_workloads(doc: dict[str, Any]) -> None:
+    """The property: at a workload's own design point, the sweep's verdict, goodputs,
+    headrooms, gain, rounding loss, KV utilisation and preconditions are recommend's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "workload.yaml"
+        path.write_text(to_yaml(doc), encoding="utf-8")
+        sc = load_scenario(path, catalog())
+    res = sweep(sc, [axis_from_values("cluster.gpus", [sc.cluster.gpus])])
+    ref = reference(sc)
+    assert str(res.verdict[0]) == ref["verdict"]
+    problems = mismatches(res.metrics, (0,), sc)
+    assert not problems, "\n".join(problems)
 
 
 def _gpu_sample(path: Path, k: int, seed: int) -> list[int]:
@@ -36,10 +62,10 @@ def _gpu_sample(path: Path, k: int, seed: int) -> list[int]:
 def test_gpu_counts_agree_with_the_scalar_model(path: Path) -> None:
     sc = scenario(path)
     gpus = _gpu_sample(path, 4, seed=len(path.stem))
-    res = sw.sweep(sc, [sw.axis_from_values("cluster.gpus", gpus)])
+    res = sweep(sc, [axis_from_values("cluster.gpus", gpus)])
     problems = []
     for i, g in enumerate(res.axes[0].values):
-        for p in mismatches(res.metrics, (i,), sw.apply_value(sc, "cluster.gpus", g)):
+        for p in mismatches(res.metrics, (i,), apply_value(sc, "cluster.gpus", g)):
             problems.append(f"{g} GPUs: {p}")
     assert not problems, "\n".join(problems)
 
@@ -65,13 +91,13 @@ def test_every_key_agrees_with_the_scalar_model(path: Path, key: str,
                                                 values: tuple) -> None:
     sc = scenario(path)
     if key == "cluster.inter_node":
-        axis = sw.Axis(key, tuple(catalog().link(v) for v in values), values)
+        axis = Axis(key, tuple(catalog().link(v) for v in values), values)
     else:
-        axis = sw.axis_from_values(key, values)
-    res = sw.sweep(sc, [axis])
+        axis = axis_from_values(key, values)
+    res = sweep(sc, [axis])
     problems = []
     for i, v in enumerate(axis.values):
-        for p in mismatches(res.metrics, (i,), sw.apply_value(sc, key, v)):
+        for p in mismatches(res.metrics, (i,), apply_value(sc, key, v)):
             problems.append(f"{key} = {axis.labels[i]}: {p}")
     assert not problems, "\n".join(problems)
 
@@ -79,25 +105,25 @@ def test_every_key_agrees_with_the_scalar_model(path: Path, key: str,
 def test_a_grid_agrees_with_the_scalar_model() -> None:
     """cluster.gpus × traffic.rate_rps: the allocation once per count, rates per point."""
     sc = scenario(PREFILL_HEAVY)
-    gpus = sw.axis_from_values("cluster.gpus", [24, 160, 1000])
-    rates = sw.axis_from_values("traffic.rate_rps", [30.0, 300.0, 9000.0])
-    res = sw.sweep(sc, [gpus, rates])
+    gpus = axis_from_values("cluster.gpus", [24, 160, 1000])
+    rates = axis_from_values("traffic.rate_rps", [30.0, 300.0, 9000.0])
+    res = sweep(sc, [gpus, rates])
     assert res.shape == (3, 3)
     problems = []
     for i, g in enumerate(gpus.values):
         for j, r in enumerate(rates.values):
-            point = sw.apply_value(sw.apply_value(sc, "cluster.gpus", g), "traffic.rate_rps", r)
+            point = apply_value(apply_value(sc, "cluster.gpus", g), "traffic.rate_rps", r)
             problems += [f"{g} GPUs, {r} req/s: {p}"
                          for p in mismatches(res.metrics, (i, j), point)]
     assert not problems, "\n".join(problems)
 
 
-def test_the_split_shown_is_evaluates_best_split() -> None:
+def test_the_split_shown_is_the_one_evaluate_reports() -> None:
     sc = scenario(PREFILL_HEAVY)
     gpus = [9, 56, 175, 1024, 3001]
-    res = sw.evaluate_points(sc, gpus)
+    res = evaluate_points(sc, gpus)
     for i, g in enumerate(gpus):
-        ref = reference(sw.apply_value(sc, "cluster.gpus", g))
+        ref = reference(apply_value(sc, "cluster.gpus", g))
         assert (int(res["prefill_gpus"][i]), int(res["decode_gpus"][i])) == ref["split"]
         tp, n, chunk = ref["colocated_plan"]
         assert (int(res["colocated_tensor_parallel"][i]), int(res["colocated_instances"][i]),
@@ -106,13 +132,13 @@ def test_the_split_shown_is_evaluates_best_split() -> None:
 
 def test_a_multi_node_count_without_an_inter_node_link_is_refused() -> None:
     sc = scenario(Path(__file__).resolve().parents[2] / "examples" / "chat-8b-single-node.yaml")
-    with pytest.raises(sw.SweepError, match="inter_node"):
-        sw.evaluate_points(sc, [8, 16])
+    with pytest.raises(PointsError, match="inter_node"):
+        evaluate_points(sc, [8, 16])
 
 
 def test_results_are_read_only_arrays_of_the_grid_shape() -> None:
     sc = scenario(PREFILL_HEAVY)
-    res = sw.sweep(sc, [sw.axis_from_values("cluster.gpus", [8, 16, 32])])
+    res = sweep(sc, [axis_from_values("cluster.gpus", [8, 16, 32])])
     assert res.shape == (3,) and res.size == 3
     assert all(np.asarray(a).shape == (3,) for a in res.metrics.values())
     with pytest.raises(ValueError):

@@ -8,11 +8,11 @@ from functools import cache
 
 import pytest
 
-from advisor.core import sweep as sw
-from advisor.core.boundaries import Boundary, verdict_boundaries
-from advisor.core.evaluate import evaluate
-from advisor.core.rules import assess
+from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import Scenario
+from advisor.core.sweep.keys import apply_value
+from advisor.core.verdict.boundaries import Boundary, verdict_boundaries
+from advisor.core.verdict.rules import assess
 from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, catalog, scenario
 
 EPS = {"cluster.inter_node.bandwidth_scale": 5e-3, "traffic.rate_rps": 1e-4,
@@ -23,10 +23,10 @@ def _variants() -> dict[str, Scenario]:
     heavy = scenario(PREFILL_HEAVY)
     return {
         "prefill-heavy": heavy,
-        "prefill-heavy-100-gpus": sw.apply_value(heavy, "cluster.gpus", 100),
+        "prefill-heavy-100-gpus": apply_value(heavy, "cluster.gpus", 100),
         # a slow link at a higher rate: only the KV link stands in the way
-        "prefill-heavy-eth-25": sw.apply_value(
-            sw.apply_value(heavy, "cluster.inter_node", catalog().link("eth-25")),
+        "prefill-heavy-eth-25": apply_value(
+            apply_value(heavy, "cluster.inter_node", catalog().link("eth-25")),
             "traffic.rate_rps", 800.0),
         "bursty": scenario(EXAMPLES / "bursty-32b-16gpu.yaml"),
         "day-night": scenario(EXAMPLES / "day-night-shift.yaml"),
@@ -48,7 +48,7 @@ def _verdict(sc: Scenario) -> str:
 def _at(sc: Scenario, key: str, value: float) -> Scenario:
     if key == "policy.min_disagg_gain":
         return replace(sc, policy=replace(sc.policy, min_disagg_gain=value))
-    return sw.apply_value(sc, key, value)
+    return apply_value(sc, key, value)
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -91,7 +91,7 @@ def test_tpot_safe_rate_is_honest(name: str) -> None:
     assert b.key == "traffic.rate_rps" and b.flips_at is not None
     assert b.direction == ("up" if b.flips_at >= b.current else "down")
     for factor, within in ((1 - 2e-3, True), (1 + 2e-3, False)):
-        m = evaluate(sw.apply_value(sc, "traffic.rate_rps", b.flips_at * factor))
+        m = evaluate(apply_value(sc, "traffic.rate_rps", b.flips_at * factor))
         c = m.colocated
         assert c is not None
         ok = c.tpot_ms is not None and c.tpot_ms <= sc.slo.tpot_ms

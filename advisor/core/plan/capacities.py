@@ -1,0 +1,372 @@
+"""Per-instance capacities of a scenario, computed once and shared by every caller.
+
+Per-instance capacities — colocated goodput per shape and token budget, prefill and decode
+capacity per shape and phase — do not depend on the arrival rate. They depend on the cluster
+size only through *which shapes exist* (TP up to the node, TP × PP while it fits), *which
+link carries the KV* (intra-node while the cluster is one node) and two pool sizes: the
+pooled prefill queue's (the prefill instances behind one router, sized from the ideal split:
+:meth:`Capacities.prefill_pool_sizes`) and the colocated prompt queue's (the instances the
+router splits arrivals over, rounded down to a power of two by
+``colocated.queue_instances``). So cluster sizes are grouped by (regime, shape set)
+(:meth:`Capacities.group_codes`); each :class:`CapacityGroup` is computed once, the
+pool-size dependent goodputs once per (shape, pool size) over all groups
+(:meth:`Capacities.prefetch_pooled`, :meth:`Capacities.prefetch_colocated`), and all of
+them are reused for every cluster size and rate. ``evaluate`` (one cluster size),
+``evaluate_points`` (many) and the boundary searches read the same tables, so they agree by
+construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from advisor.core.arrays import unique_sorted
+from advisor.core.colocated import CHUNK_CANDIDATES, max_rate_meeting, queue_instances
+from advisor.core.disaggregated import (
+    DecodeCapacity,
+    PrefillCapacity,
+    decode_capacity,
+    prefill_capacity,
+    prefill_goodputs,
+)
+from advisor.core.hardware import LinkSpec
+from advisor.core.instance import Instance, StackedInstances
+from advisor.core.plan.shapes import Shape, instance_shapes
+from advisor.core.plan.split import PoolOption, ideal_split
+from advisor.core.results import ExcludedInstance
+from advisor.core.scenario import Scenario, TrafficPhase, instances_in_cluster
+
+
+def seconds(ms: float | None) -> float | None:
+    """Milliseconds (an SLO target) as seconds; None stays None."""
+    return None if ms is None else ms / 1000.0
+
+
+def kv_bytes_per_request(inst: Instance, phase: TrafficPhase) -> float:
+    """KV bytes one mean-length prompt ships from a prefill instance (every TP rank its
+    shard, ``kv_bytes_per_token_wire``)."""
+    return phase.prompt_tokens.mean * inst.kv_bytes_per_token_wire
+
+
+def link_rate_per_prefill_gpu(shapes: Sequence[Shape], phase: TrafficPhase,
+                              link: LinkSpec) -> float:
+    """Requests/s one prefill GPU's NIC can ship over ``link`` (the KV-link floor on the
+    prefill GPUs): bytes per request per GPU at the shape that ships the fewest (TP
+    duplication differs per shape; the ideal split uses the best one). 0 without shapes."""
+    if not shapes:
+        return 0.0
+    wire = min(kv_bytes_per_request(s.instance, phase) / s.gpus for s in shapes)
+    return link.effective_bytes_per_s / max(wire * 1.0, 1.0)
+
+
+def prefill_sizing_fraction(capacities: Sequence[PrefillCapacity], shapes: Sequence[Shape],
+                            decode: Sequence[PoolOption], link_rate: float) -> float:
+    """Prefill share of the GPUs that sizes the pooled prefill queue: the ideal split of the
+    prefill capacities at full utilisation against the decode goodputs."""
+    full = [PoolOption(s.gpus, c.max_rate_rps, s.label)
+            for s, c in zip(shapes, capacities, strict=True)]
+    return ideal_split(full, list(decode), link_rate)[1]
+
+
+def colocated_goodputs(sc: Scenario, shapes: Sequence[Shape], chunks: np.ndarray | None,
+                       pools: np.ndarray) -> np.ndarray:
+    """(shapes, phases, budgets) per-instance colocated goodput of each shape with its
+    prompt-queue pool size ``pools`` (one per shape), every token budget in ``chunks``
+    (None: unchunked, one column), one vectorised search per phase."""
+    stack = StackedInstances([s.instance for s in shapes], ndim=3)
+    per_phase = []
+    for ph in sc.phases:
+        seqs = np.array([s.max_sequences[ph.name] for s in shapes], dtype=float)
+        g = max_rate_meeting(stack, seqs, ph, chunks, sc.slo.quantile, seconds(sc.slo.ttft_ms),
+                             seconds(sc.slo.tpot_ms), instances=pools)
+        per_phase.append(np.asarray(g, dtype=float).reshape(len(shapes), -1))
+    return np.stack(per_phase, axis=1)
+
+
+@dataclass
+class PhaseCapacities:
+    """One phase's per-shape capacities in a :class:`CapacityGroup`."""
+
+    prefill: list[PrefillCapacity]
+    """Per shape, with a single-instance prefill queue (when ``pooled``, the goodput of
+    ``Capacities.pooled_prefill`` replaces theirs, which is then the raw capacity)."""
+    decode: list[DecodeCapacity]
+    prefill_rates: np.ndarray
+    """Single-queue prefill goodput per shape, req/s."""
+    decode_rates: np.ndarray
+    """Decode goodput per shape, req/s."""
+    link_rate: float
+    """KV link rate per prefill GPU (:func:`link_rate_per_prefill_gpu`)."""
+    ideal_per_gpu: float
+    """Of the single-queue split (the final one unless ``pooled``)."""
+    mean_bytes: np.ndarray
+    p95_bytes: np.ndarray
+    own_prefill_s: np.ndarray
+    """Prefill pass of a p95 prompt, per shape (the exposed-transfer overlap)."""
+    pooled: bool = False
+    """Whether prefill goodputs are redone for pooled queues sized from the cluster (a TTFT
+    SLO and a positive ideal prefill fraction)."""
+    prefill_fraction: float = 0.0
+    pairs: tuple[np.ndarray, np.ndarray] = field(
+        default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+    """(prefill index, decode index) of the shape pairs with non-zero rates (prefill-major;
+    with pooled queues every prefill shape, whose rate depends on the cluster size)."""
+
+
+@dataclass
+class CapacityGroup:
+    """Capacities shared by every cluster size with the same shape set and KV link."""
+
+    shapes: list[Shape]
+    excluded: list[ExcludedInstance]
+    gpus: np.ndarray
+    """GPUs per instance of each shape."""
+    link: LinkSpec
+    """The KV link (``Cluster.kv_link``)."""
+    phases: list[PhaseCapacities]
+    chunks: np.ndarray | None
+    """Token budgets searched (the pinned one, or ``CHUNK_CANDIDATES``); None without shapes."""
+
+
+def _stage_link(inst: Instance) -> LinkSpec | None:
+    """The link an instance's pipeline stages talk over (None: one stage, no such link)."""
+    return inst.inter_link if inst.pipeline_stages > 1 else None
+
+
+class Capacities:
+    """Capacity tables for one scenario (its cluster size and rates are free to vary).
+
+    The per-instance caches are keyed by the instance shape, the phase and every link the
+    entry depends on (the KV link of prefill entries, the pipeline-stage link of instances
+    spanning nodes), so :meth:`with_inter_node` can share them between scenarios that differ
+    only in the inter-node link.
+    """
+
+    def __init__(self, sc: Scenario, shared: Capacities | None = None) -> None:
+        self.sc = sc
+        self._groups: dict[int, CapacityGroup] = {}
+        if shared is None:
+            self._coloc: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+            self._prefill: dict[tuple, PrefillCapacity] = {}
+            self._decode: dict[tuple, DecodeCapacity] = {}
+            self._pooled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        else:
+            self._coloc, self._prefill = shared._coloc, shared._prefill
+            self._decode, self._pooled = shared._decode, shared._pooled
+
+    def with_inter_node(self, link: LinkSpec) -> Capacities:
+        """The capacities of this scenario with ``link`` as its inter-node link, sharing every
+        cached entry that does not depend on it (instances within one node, decode and
+        colocated capacities of single-stage instances)."""
+        sc = self.sc
+        return Capacities(replace(sc, cluster=replace(sc.cluster, inter_node=link)), self)
+
+    # ---- groups of cluster sizes --------------------------------------------------------
+    def group_codes(self, gpus: np.ndarray) -> np.ndarray:
+        """A code per cluster size: equal codes share shapes and KV link (a group)."""
+        cl = self.sc.cluster
+        G = np.asarray(gpus, dtype=np.int64)
+        gpn = cl.gpus_per_node
+        multi = (G > gpn) if cl.inter_node is not None else np.zeros(G.shape, dtype=bool)
+        n_tp = np.zeros(G.shape, dtype=np.int64)
+        tp = 1
+        while tp <= gpn:
+            n_tp += (tp <= G)
+            tp *= 2
+        n_pp = np.zeros(G.shape, dtype=np.int64)
+        pp = 2
+        while pp <= 16:
+            n_pp += multi & (gpn * pp <= G)
+            pp *= 2
+        return multi.astype(np.int64) * 10_000 + n_tp * 100 + n_pp
+
+    def group_at(self, gpus: int) -> CapacityGroup:
+        """The group of one cluster size."""
+        code = int(self.group_codes(np.array([gpus], dtype=np.int64))[0])
+        return self.group(code, gpus)
+
+    def group(self, code: int, gpus: int) -> CapacityGroup:
+        """The group ``code`` (from :meth:`group_codes`), built at ``gpus`` GPUs, a cluster
+        size of the group, the first time it is asked for."""
+        if code in self._groups:
+            return self._groups[code]
+        sc = self.sc
+        cluster = sc.cluster.with_gpus(gpus)
+        shapes, excluded = instance_shapes(replace(sc, cluster=cluster))
+        link = cluster.kv_link
+        phases = []
+        for k, ph in enumerate(sc.phases):
+            raw = [self._prefill_cap(s, k, ph, link, with_slo=False) for s in shapes]
+            dc = [self._decode_cap(s, k, ph) for s in shapes]
+            decode = [PoolOption(s.gpus, c.goodput_rps, s.label)
+                      for s, c in zip(shapes, dc, strict=True)]
+            link_rate = link_rate_per_prefill_gpu(shapes, ph, link)
+            frac = prefill_sizing_fraction(raw, shapes, decode, link_rate)
+            pooled = sc.slo.ttft_ms is not None and frac > 0
+            # a single-queue TTFT goodput only where the queue is not pooled (raw = the
+            # capacity without a TTFT SLO)
+            pc = (raw if pooled or sc.slo.ttft_ms is None
+                  else [self._prefill_cap(s, k, ph, link, with_slo=True) for s in shapes])
+            prefill = [PoolOption(s.gpus, c.goodput_rps, s.label)
+                       for s, c in zip(shapes, pc, strict=True)]
+            per_gpu, _, _, _ = ideal_split(prefill, decode, link_rate)
+            s95 = ph.prompt_tokens.quantile(0.95)
+            # pooled: prefill rates change with the cluster size; zero ones are skipped per size
+            ii = [i for i, o in enumerate(prefill) if pooled or o.rate_rps > 0]
+            jj = [j for j, o in enumerate(decode) if o.rate_rps > 0]
+            pairs = (np.array([i for i in ii for _ in jj], dtype=np.int64),
+                     np.array([j for _ in ii for j in jj], dtype=np.int64))
+            phases.append(PhaseCapacities(
+                prefill=pc, decode=dc,
+                prefill_rates=np.array([o.rate_rps for o in prefill], dtype=float),
+                decode_rates=np.array([o.rate_rps for o in decode], dtype=float),
+                link_rate=float(link_rate), ideal_per_gpu=float(per_gpu),
+                mean_bytes=np.array([kv_bytes_per_request(s.instance, ph) for s in shapes],
+                                    dtype=float),
+                p95_bytes=np.array([s95 * s.instance.kv_bytes_per_token_wire for s in shapes],
+                                   dtype=float),
+                own_prefill_s=np.array([float(s.instance.prefill_time_s(s95)) for s in shapes],
+                                       dtype=float),
+                pooled=pooled, prefill_fraction=float(frac), pairs=pairs))
+        chunks = (np.array([float(sc.chunk_tokens)] if sc.chunk_tokens else CHUNK_CANDIDATES)
+                  if shapes else None)
+        grp = CapacityGroup(shapes, excluded, np.array([s.gpus for s in shapes], dtype=np.int64),
+                            link, phases, chunks)
+        self._groups[code] = grp
+        return grp
+
+    # ---- prefill and decode -------------------------------------------------------------
+    def _prefill_cap(self, shape: Shape, k: int, ph: TrafficPhase, link: LinkSpec,
+                     with_slo: bool) -> PrefillCapacity:
+        """One prefill instance alone: its capacity, and its TTFT-SLO goodput ``with_slo``."""
+        key = (shape.label, k, link, _stage_link(shape.instance), with_slo)
+        if key not in self._prefill:
+            ttft = seconds(self.sc.slo.ttft_ms) if with_slo else None
+            self._prefill[key] = prefill_capacity(shape.instance, ph, self.sc.slo.quantile,
+                                                  ttft, link)
+        return self._prefill[key]
+
+    def _decode_cap(self, shape: Shape, k: int, ph: TrafficPhase) -> DecodeCapacity:
+        key = (shape.label, k, _stage_link(shape.instance))
+        if key not in self._decode:
+            self._decode[key] = decode_capacity(shape.instance, shape.max_sequences[ph.name],
+                                                ph, seconds(self.sc.slo.tpot_ms))
+        return self._decode[key]
+
+    def prefill_pool_sizes(self, grp: CapacityGroup, k: int, gpus: np.ndarray) -> np.ndarray:
+        """(n, shapes) prefill pool sizes: ``max(1, ⌊G·f⌋ // g)`` instances per shape, f the
+        single-queue ideal prefill fraction (the limit a large pooled queue approaches)."""
+        f = grp.phases[k].prefill_fraction
+        G = np.asarray(gpus, dtype=np.int64)
+        return np.maximum(1, np.floor_divide(G[:, None] * f, grp.gpus[None, :]).astype(np.int64))
+
+    def prefetch_pooled(self, work: Sequence[tuple[CapacityGroup, np.ndarray]]) -> None:
+        """Run the pooled prefill searches of several groups together: one vectorised search
+        per (shape, phase, link) over every pool size any of them needs."""
+        sc = self.sc
+        need: dict[tuple, tuple[Instance, int, LinkSpec, list[np.ndarray]]] = {}
+        for grp, G in work:
+            for k, pc in enumerate(grp.phases):
+                if not pc.pooled or not grp.shapes:
+                    continue
+                servers = self.prefill_pool_sizes(grp, k, G)
+                for j, shape in enumerate(grp.shapes):
+                    base = (shape.label, k, grp.link, _stage_link(shape.instance))
+                    need.setdefault(base, (shape.instance, k, grp.link, []))[3].append(
+                        servers[:, j])
+        for base, (inst, k, link, cols) in need.items():
+            missing = _missing(cols, self._pooled.get(base))
+            if missing.size == 0:
+                continue
+            got = prefill_goodputs(inst, sc.phases[k], sc.slo.quantile, seconds(sc.slo.ttft_ms),
+                                   link, missing)
+            self._pooled[base] = _merged(self._pooled.get(base), missing, got)
+
+    def pooled_prefill(self, grp: CapacityGroup, k: int, gpus: np.ndarray) -> np.ndarray:
+        """(n, shapes) prefill goodput per instance, req/s, with the pool sizes of
+        :meth:`prefill_pool_sizes` at each cluster size."""
+        self.prefetch_pooled([(grp, gpus)])
+        servers = self.prefill_pool_sizes(grp, k, gpus)
+        out = np.zeros(servers.shape)
+        for j, shape in enumerate(grp.shapes):
+            vals, res = self._pooled[(shape.label, k, grp.link, _stage_link(shape.instance))]
+            out[:, j] = res[np.searchsorted(vals, servers[:, j])]
+        return out
+
+    def prefill_rates(self, grp: CapacityGroup, k: int, gpus: np.ndarray) -> np.ndarray:
+        """Phase k's prefill goodput per instance: (n, shapes) from pooled queues at each
+        cluster size, or the (shapes,) single-queue rates when the queue is not pooled."""
+        if grp.phases[k].pooled and grp.shapes:
+            return self.pooled_prefill(grp, k, gpus)
+        return grp.phases[k].prefill_rates
+
+    # ---- colocated ----------------------------------------------------------------------
+    def colocated_pools(self, grp: CapacityGroup, gpus: np.ndarray) -> np.ndarray:
+        """(n, shapes) pool sizes of the colocated prompt queue at each cluster size."""
+        G = np.asarray(gpus, dtype=np.int64)
+        counts = instances_in_cluster(G[:, None], grp.gpus[None, :],
+                                      self.sc.cluster.gpus_per_node)
+        return queue_instances(counts)
+
+    def prefetch_colocated(self, work: Sequence[tuple[CapacityGroup, np.ndarray]]) -> None:
+        """Run the colocated goodput searches of several groups together: one vectorised
+        search per phase over every (shape, queue pool size) any of them needs (the prompt
+        queue depends on the pool size the router splits arrivals over; ``queue_instances``
+        keeps ⌊log₂ n⌋ + 1 of them per shape)."""
+        need: dict[tuple, tuple[Shape, np.ndarray, list[np.ndarray]]] = {}
+        for grp, G in work:
+            if not grp.shapes or grp.chunks is None:
+                continue
+            pools = self.colocated_pools(grp, G)
+            for j, shape in enumerate(grp.shapes):
+                key = (shape.label, _stage_link(shape.instance))
+                need.setdefault(key, (shape, grp.chunks, []))[2].append(pools[:, j])
+        todo = []
+        for key, (shape, chunks, cols) in need.items():
+            missing = _missing(cols, self._coloc.get(key))
+            if missing.size:
+                todo.append((key, shape, chunks, missing))
+        if not todo:
+            return
+        chunks = todo[0][2]
+        shapes = [shape for _, shape, _, miss in todo for _ in miss]
+        pools = np.concatenate([miss for *_, miss in todo])
+        goods = colocated_goodputs(self.sc, shapes, chunks, pools)  # (combos, phases, chunks)
+        start = 0
+        for key, _, _, miss in todo:
+            self._coloc[key] = _merged(self._coloc.get(key), miss,
+                                       goods[start:start + miss.size])
+            start += miss.size
+
+    def colocated(self, grp: CapacityGroup, gpus: np.ndarray) -> np.ndarray:
+        """(phases, n, shapes, budgets) per-instance colocated goodput, req/s, at each
+        cluster size's prompt-queue pool size."""
+        G = np.asarray(gpus, dtype=np.int64)
+        self.prefetch_colocated([(grp, G)])
+        pools = self.colocated_pools(grp, G)
+        assert grp.chunks is not None
+        out = np.zeros((len(self.sc.phases), G.size, len(grp.shapes), grp.chunks.size))
+        for j, shape in enumerate(grp.shapes):
+            vals, res = self._coloc[(shape.label, _stage_link(shape.instance))]
+            out[:, :, j, :] = res[np.searchsorted(vals, pools[:, j])].transpose(1, 0, 2)
+        return out
+
+
+def _missing(needed: Sequence[np.ndarray], known: tuple[np.ndarray, np.ndarray] | None
+             ) -> np.ndarray:
+    """The distinct pool sizes in ``needed`` that the (sizes, results) table ``known`` lacks."""
+    values = unique_sorted(np.concatenate(needed))
+    return values if known is None else np.setdiff1d(values, known[0], assume_unique=True)
+
+
+def _merged(known: tuple[np.ndarray, np.ndarray] | None, sizes: np.ndarray,
+            results: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The table ``known`` with ``sizes`` → ``results`` added, sorted by size (for
+    ``np.searchsorted`` lookups)."""
+    if known is not None:
+        sizes, results = np.concatenate([known[0], sizes]), np.concatenate([known[1], results])
+    order = np.argsort(sizes, kind="stable")
+    return sizes[order], results[order]

@@ -1,0 +1,530 @@
+"""Scenario → ModelResult: one design point in full detail, the best plans chosen.
+
+A thin caller of the engine: the shapes, per-instance capacities and goodput tables come
+from :class:`~advisor.core.plan.capacities.Capacities` (the tables ``evaluate_points`` and
+the boundary searches read), the integer and static splits from
+:mod:`~advisor.core.plan.split` and :mod:`~advisor.core.plan.static`. What this module adds
+is the detail of the chosen plans: latencies at the workload's rate and at light load, the
+KV transfer, interference, runners-up, GPUs needed and the declared deployment.
+
+The order of work (docs/model.md §4–§8):
+1. instance shapes (TP within a node, TP × PP across nodes) and their memory; shapes that do
+   not fit are excluded with a reason;
+2. colocated pools per shape: chunked (token budgets 256…16384, or the pinned one) and
+   unchunked; goodput = instances × the largest per-instance rate meeting the SLOs;
+3. disaggregated pools: prefill and decode capacities per shape, the ideal fractional split,
+   the best integer split over ``cluster.gpus`` and its rounding loss, the KV transfer;
+4. phases: each phase on its own; the best *static* allocation across phases and the goodput
+   it loses against per-phase re-allocation;
+5. the declared deployment, predicted as declared.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from advisor.core.colocated import evaluate_colocated, max_rate_meeting, queue_instances
+from advisor.core.disaggregated import (
+    DecodeCapacity,
+    PrefillCapacity,
+    decode_tpot_at_rate,
+    prefill_ttft,
+)
+from advisor.core.hardware import LinkSpec
+from advisor.core.instance import Instance
+from advisor.core.interference import tpot_inflation
+from advisor.core.kv_transfer import KvTransfer, link_utilization, transfer_seconds
+from advisor.core.plan.best import best_colocated
+from advisor.core.plan.capacities import (
+    Capacities,
+    CapacityGroup,
+    colocated_goodputs,
+    seconds,
+)
+from advisor.core.plan.shapes import Shape
+from advisor.core.plan.split import Allocation, PoolOption, SplitResult, split
+from advisor.core.plan.static import static_allocation
+from advisor.core.results import (
+    AllocationSummary,
+    ColocatedPlan,
+    DeployedPrediction,
+    DisaggregatedPlan,
+    Interference,
+    ModelResult,
+    PhaseResult,
+    meets_slo,
+)
+from advisor.core.scenario import Scenario, TrafficPhase
+
+LIGHT_LOAD_RPS = 1e-6
+"""Per-instance rate at which "best achievable" (light-load) percentiles are evaluated."""
+
+
+def _ms(seconds_: float | None) -> float | None:
+    if seconds_ is None or not math.isfinite(seconds_):
+        return None
+    return float(seconds_) * 1000.0
+
+
+def _chunk_array(chunk: int | None) -> np.ndarray | None:
+    return None if chunk is None else np.array(float(chunk))
+
+
+# ---------------------------------------------------------------------------------------------
+# colocated
+
+
+@dataclass(frozen=True)
+class _ColocatedTable:
+    """Per-instance colocated goodput of every shape at the cluster's pool sizes."""
+
+    budgets: tuple[int | None, ...]
+    """Token budgets of the columns (None: unchunked)."""
+    goods: np.ndarray
+    """(phases, shapes, budgets) req/s per instance."""
+
+    def get(self, shape: int, budget: int | None, phase: int) -> float | None:
+        if budget not in self.budgets:
+            return None
+        return float(self.goods[phase, shape, self.budgets.index(budget)])
+
+
+def _colocated_tables(caps: Capacities, grp: CapacityGroup) -> tuple[_ColocatedTable,
+                                                                     _ColocatedTable]:
+    """(chunked, unchunked) goodput tables at the scenario's cluster size."""
+    G = np.array([caps.sc.cluster.gpus], dtype=np.int64)
+    assert grp.chunks is not None
+    chunked = _ColocatedTable(tuple(int(c) for c in grp.chunks), caps.colocated(grp, G)[:, 0])
+    pools = caps.colocated_pools(grp, G)[0]
+    unchunked = colocated_goodputs(caps.sc, grp.shapes, None, pools).transpose(1, 0, 2)
+    return chunked, _ColocatedTable((None,), unchunked)
+
+
+def _colocated_plan(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
+                    per_instance_goodput: float, memo: dict) -> ColocatedPlan:
+    key = (shape.label, chunk, ph.name, per_instance_goodput)
+    if key not in memo:
+        memo[key] = _colocated_plan_uncached(sc, shape, chunk, ph, per_instance_goodput)
+    return memo[key]
+
+
+def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
+                             per_instance_goodput: float) -> ColocatedPlan:
+    inst = shape.instance
+    n = sc.cluster.instances_of(inst.gpus)
+    rate_inst = ph.rate_rps / max(n, 1)
+    pool = float(queue_instances(n))
+    seqs = shape.max_sequences[ph.name]
+    pt = evaluate_colocated(inst, seqs, ph, np.array(rate_inst), _chunk_array(chunk),
+                            sc.slo.quantile, pool)
+    capacity = max_rate_meeting(inst, seqs, ph, _chunk_array(chunk), sc.slo.quantile, None, None,
+                                feasible_rate=None if chunk is not None else per_instance_goodput,
+                                instances=pool)
+    overloaded = bool(pt.overloaded) or n == 0
+    goodput_total = per_instance_goodput * n
+    gpus = n * inst.gpus
+    # at the goodput (the running sequences) and at a light load (the best percentiles)
+    both = evaluate_colocated(inst, seqs, ph,
+                              np.array([max(per_instance_goodput, LIGHT_LOAD_RPS), LIGHT_LOAD_RPS]),
+                              _chunk_array(chunk), sc.slo.quantile, pool)
+    running = int(min(math.ceil(float(both.batch[0])), seqs))
+    light_over = bool(both.overloaded[1])
+    return ColocatedPlan(
+        tensor_parallel=inst.tensor_parallel, pipeline_stages=inst.pipeline_stages,
+        instances=n, gpus=gpus, chunked=chunk is not None, chunk_tokens=chunk,
+        max_goodput_rps=float(goodput_total), capacity_rps=float(capacity) * n,
+        rate_rps=ph.rate_rps, percentile=sc.slo.percentile,
+        ttft_ms=None if overloaded else _ms(float(pt.ttft_q_s)),
+        tpot_ms=None if overloaded else _ms(float(pt.tpot_q_s)),
+        overloaded=overloaded, decode_batch=float(pt.batch),
+        output_tokens_per_s_per_gpu=float(goodput_total * ph.output_tokens.mean / max(gpus, 1)),
+        best_ttft_ms=None if light_over else _ms(float(both.ttft_q_s[1])),
+        best_tpot_ms=None if light_over else _ms(float(both.tpot_q_s[1])),
+        max_running_sequences=max(running, 1))
+
+
+def _interference(sc: Scenario, shape: Shape, chunk: int, ph: TrafficPhase,
+                  plan: ColocatedPlan) -> Interference:
+    inst = shape.instance
+    seqs = shape.max_sequences[ph.name]
+    s95 = ph.prompt_tokens.quantile(0.95)
+    ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
+    b = max(plan.decode_batch if not plan.overloaded else seqs, 1.0)
+    b = min(b, float(seqs))
+    unchunked_f, chunked_f, t_dec = tpot_inflation(inst, b, ctx, s95, chunk)
+    safe = None
+    if sc.slo.tpot_ms is not None:
+        per = max_rate_meeting(inst, seqs, ph, np.array(float(chunk)), sc.slo.quantile, None,
+                               seconds(sc.slo.tpot_ms),
+                               instances=float(queue_instances(plan.instances)))
+        safe = float(per) * plan.instances
+    return Interference(prompt_tokens=s95, decode_batch=b, decode_step_ms=t_dec * 1000,
+                        unchunked_tpot_factor=unchunked_f,
+                        chunked_tpot_factor=chunked_f, chunk_tokens=chunk,
+                        chunked_safe_rate_rps=safe)
+
+
+@dataclass(frozen=True)
+class _ColocatedChoice:
+    plan: ColocatedPlan | None
+    """The binding phase's view of the best plan."""
+    per_phase: dict[str, ColocatedPlan]
+    shape: Shape | None
+    binding_phase: str
+
+
+def _best_colocated(sc: Scenario, shapes: list[Shape], table: _ColocatedTable,
+                    memo: dict) -> _ColocatedChoice:
+    """The best colocated plan (max of the worst phase's goodput/rate, then goodput per GPU)
+    and its per-phase views."""
+    counts = np.array([[sc.cluster.instances_of(s.gpus) for s in shapes]], dtype=float)
+    best = best_colocated(table.goods[:, None], counts,
+                          np.array([[p.rate_rps for p in sc.phases]]),
+                          np.array([s.gpus for s in shapes], dtype=np.int64))
+    if not bool(best.found[0]):
+        return _ColocatedChoice(None, {}, None, sc.phases[0].name)
+    i, k = int(best.shape[0]), int(best.budget[0])
+    shape = shapes[i]
+    chunk = table.budgets[k]
+    per_phase = {p.name: _colocated_plan(sc, shape, chunk, p, float(table.goods[n, i, k]), memo)
+                 for n, p in enumerate(sc.phases)}
+    binding = min(sc.phases, key=lambda p: per_phase[p.name].max_goodput_rps / p.rate_rps)
+    return _ColocatedChoice(per_phase[binding.name], per_phase, shape, binding.name)
+
+
+# ---------------------------------------------------------------------------------------------
+# disaggregated
+
+
+@dataclass(frozen=True)
+class _PhasePools:
+    prefill: list[PoolOption]
+    decode: list[PoolOption]
+    prefill_caps: list[PrefillCapacity]
+    decode_caps: list[DecodeCapacity]
+    link_rate_per_prefill_gpu: float
+    split: SplitResult
+
+
+def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> _PhasePools:
+    """Phase k's pools at the scenario's cluster size: prefill goodputs with the pooled
+    queue sized from the ideal split (when there is a TTFT SLO), the best integer split."""
+    cl = caps.sc.cluster
+    pc = grp.phases[k]
+    prefill_caps = pc.prefill
+    if pc.pooled and grp.shapes:
+        rates = caps.pooled_prefill(grp, k, np.array([cl.gpus], dtype=np.int64))[0]
+        prefill_caps = [replace(c, goodput_rps=float(r))
+                        for c, r in zip(pc.prefill, rates, strict=True)]
+    prefill = [PoolOption(s.gpus, c.goodput_rps, s.label)
+               for s, c in zip(grp.shapes, prefill_caps, strict=True)]
+    decode = [PoolOption(s.gpus, c.goodput_rps, s.label)
+              for s, c in zip(grp.shapes, pc.decode, strict=True)]
+    result = split(cl.gpus, prefill, decode, pc.link_rate, cl.gpus_per_node)
+    return _PhasePools(prefill, decode, prefill_caps, pc.decode, pc.link_rate, result)
+
+
+def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
+    pi, di = shapes[a.prefill_option].instance, shapes[a.decode_option].instance
+    return AllocationSummary(pi.tensor_parallel, di.tensor_parallel, pi.pipeline_stages,
+                             di.pipeline_stages, a.prefill_instances, a.decode_instances,
+                             a.prefill_gpus, a.decode_gpus, a.idle_gpus, a.goodput_rps,
+                             a.limited_by)
+
+
+def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficPhase,
+                 prefill_s: float) -> KvTransfer:
+    bpt = inst.kv_bytes_per_token_wire
+    mean_b = ph.prompt_tokens.mean * bpt
+    p95_b = ph.prompt_tokens.quantile(0.95) * bpt
+    demand = ph.rate_rps * mean_b
+    capacity = prefill_gpus * link.effective_bytes_per_s
+    util = float(link_utilization(demand, capacity))
+    exposed, serial = transfer_seconds(p95_b, link, inst.gpus, prefill_s, inst.model.num_layers,
+                                       min(util, 0.999))
+    _, serial_mean = transfer_seconds(mean_b, link, inst.gpus, prefill_s, inst.model.num_layers,
+                                      0.0)
+    return KvTransfer(link_id=link.id, bytes_per_token=bpt, bytes_per_request_mean=mean_b,
+                      bytes_per_request_p95=p95_b, demand_bytes_per_s=demand,
+                      link_bytes_per_s=capacity, utilization=util,
+                      transfer_ms=float(exposed) * 1000,
+                      serialized_transfer_ms=float(serial) * 1000,
+                      concurrent_transfers=ph.rate_rps * float(serial_mean))
+
+
+def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _PhasePools,
+                 a: Allocation | None) -> DisaggregatedPlan:
+    shapes = grp.shapes
+    sp = pools.split
+    ideal_total = sp.ideal_goodput_per_gpu_rps * sc.cluster.gpus
+    alternatives = tuple(_summary(shapes, x) for x in sp.alternatives)
+    if a is None:
+        return DisaggregatedPlan(None, sp.ideal_prefill_fraction, ideal_total, 0.0, 1.0,
+                                 ph.rate_rps, sc.slo.percentile, None, None, True, 0.0, 0.0, 0.0,
+                                 0.0, 0.0, alternatives, None)
+    pshape, dshape = shapes[a.prefill_option], shapes[a.decode_option]
+    pc, dc = pools.prefill_caps[a.prefill_option], pools.decode_caps[a.decode_option]
+    rate_p = ph.rate_rps / a.prefill_instances
+    rate_d = ph.rate_rps / a.decode_instances
+    own = float(pshape.instance.prefill_time_s(ph.prompt_tokens.quantile(0.95)))
+    link = grp.link
+    kv = _kv_transfer(link, pshape.instance, a.prefill_gpus, ph, own)
+    ttft, rho, _ = prefill_ttft(pshape.instance, ph, np.array(rate_p), sc.slo.quantile, link,
+                                min(kv.utilization, 0.999), pc.saturating_tokens,
+                                a.prefill_instances)
+    tpot, batch, d_over = decode_tpot_at_rate(dshape.instance, ph, rate_d,
+                                              dshape.max_sequences[ph.name])
+    overloaded = bool(rho >= 1.0) or d_over or kv.utilization >= 1.0
+    gpus = a.prefill_gpus + a.decode_gpus + a.idle_gpus
+    light_ttft, _, _ = prefill_ttft(pshape.instance, ph, np.array(LIGHT_LOAD_RPS), sc.slo.quantile,
+                                    link, 0.0, pc.saturating_tokens)
+    light_tpot = float(dshape.instance.decode_step_s(1.0, ph.prompt_tokens.mean
+                                                      + ph.output_tokens.mean / 2.0))
+    ideal_loss = 1.0 if ideal_total <= 0 else max(0.0, min(1.0, 1.0 - a.goodput_rps / ideal_total))
+    return DisaggregatedPlan(
+        allocation=_summary(shapes, a), ideal_prefill_fraction=sp.ideal_prefill_fraction,
+        ideal_max_goodput_rps=ideal_total, max_goodput_rps=a.goodput_rps,
+        rounding_loss=ideal_loss, rate_rps=ph.rate_rps, percentile=sc.slo.percentile,
+        ttft_ms=None if overloaded else _ms(float(ttft)),
+        tpot_ms=None if overloaded else _ms(tpot), overloaded=overloaded,
+        output_tokens_per_s_per_gpu=a.goodput_rps * ph.output_tokens.mean / max(gpus, 1),
+        prefill_rate_per_instance_rps=pc.goodput_rps, decode_rate_per_instance_rps=dc.goodput_rps,
+        prefill_saturating_tokens=pc.saturating_tokens, decode_batch=float(batch),
+        alternatives=alternatives, kv_transfer=kv,
+        best_ttft_ms=_ms(float(light_ttft)), best_tpot_ms=_ms(light_tpot),
+        decode_max_running_sequences=max(int(math.floor(dc.slo_batch)), 1))
+
+
+def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]
+                       ) -> tuple[float, Allocation | None, dict[str, float]]:
+    """The best allocation fixed across phases (``static.static_allocation`` at the cluster's
+    size): (static mix loss, the allocation, its goodput per phase)."""
+    cl = sc.cluster
+    G = np.array([cl.gpus], dtype=np.int64)
+    per_phase = [pools[ph.name] for ph in sc.phases]
+    best = [p.split.best for p in per_phase]
+    st = static_allocation(
+        G, grp.gpus, [np.array([o.rate_rps for o in p.prefill], dtype=float) for p in per_phase],
+        [np.array([o.rate_rps for o in p.decode], dtype=float) for p in per_phase],
+        [p.link_rate_per_prefill_gpu for p in per_phase],
+        [np.array([b.goodput_rps if b else 0.0]) for b in best],
+        [ph.share for ph in sc.phases], cl.gpus_per_node,
+        known=[(np.array([b.prefill_option if b else -1]), np.array([b.decode_option if b else -1]),
+                np.array([b.prefill_instances if b else 0])) for b in best])
+    score = float(st.score[0])
+    if not bool(st.found[0]):
+        return 0.0, None, {}
+    i, j, x, y = (int(st.prefill_option[0]), int(st.decode_option[0]), int(st.x[0]),
+                  int(st.y[0]))
+    goods = {ph.name: float(st.goods[0, k]) for k, ph in enumerate(sc.phases)}
+    used_p, used_d = x * grp.shapes[i].gpus, y * grp.shapes[j].gpus
+    a = Allocation(i, j, x, y, used_p, used_d, cl.gpus - used_p - used_d,
+                   float(min(goods.values())), "static")
+    return max(0.0, 1.0 - score), a, goods
+
+
+# ---------------------------------------------------------------------------------------------
+# GPUs needed
+
+
+def _colocated_gpus_needed(sc: Scenario, choice: _ColocatedChoice) -> int | None:
+    if choice.shape is None or choice.plan is None:
+        return None
+    need = 0
+    for ph in sc.phases:
+        pp = choice.per_phase[ph.name]
+        per_inst = pp.max_goodput_rps / max(pp.instances, 1)
+        if per_inst <= 0:
+            return None
+        need = max(need, math.ceil(ph.rate_rps / per_inst) * choice.shape.gpus)
+    return need
+
+
+def _disagg_gpus_needed(sc: Scenario, pools: dict[str, _PhasePools]) -> int | None:
+    """Fewest GPUs whose integer split carries every phase's rate (DistServe's ceilings).
+
+    Per shape pair: x = ⌈R/P⌉ prefill instances (more if the KV link needs more NICs),
+    y = ⌈R/D⌉ decode instances; GPUs = x·g_p + y·g_d, rounded up to whole nodes when an
+    instance spans nodes.
+    """
+    gpn = sc.cluster.gpus_per_node
+    need = 0
+    for ph in sc.phases:
+        sp = pools[ph.name]
+        best = None
+        for p in sp.prefill:
+            if p.rate_rps <= 0:
+                continue
+            x = math.ceil(ph.rate_rps / p.rate_rps - 1e-9)
+            if sp.link_rate_per_prefill_gpu > 0:
+                x = max(x, math.ceil(ph.rate_rps / (p.gpus * sp.link_rate_per_prefill_gpu) - 1e-9))
+            for d in sp.decode:
+                if d.rate_rps <= 0:
+                    continue
+                y = math.ceil(ph.rate_rps / d.rate_rps - 1e-9)
+                gpus = x * p.gpus + y * d.gpus
+                if p.gpus > gpn or d.gpus > gpn:
+                    gpus = -(-gpus // gpn) * gpn
+                best = gpus if best is None else min(best, gpus)
+        if best is None:
+            return None
+        need = max(need, best)
+    return need
+
+
+# ---------------------------------------------------------------------------------------------
+# deployed
+
+
+def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _ColocatedTable],
+                        ph: TrafficPhase, k: int, memo: dict) -> DeployedPrediction:
+    dep = sc.deployment
+    assert dep is not None
+    tp = dep.tensor_parallel or 1
+    index = next((i for i, s in enumerate(grp.shapes) if s.gpus == tp), None)
+    if index is None:
+        return DeployedPrediction("colocated", tp, sc.chunk_tokens, None, None, 0.0,
+                                  ph.rate_rps, sc.slo.percentile, None, None, True, False,
+                                  ph.name, feasible=False,
+                                  reason=f"TP{tp} instances cannot serve this workload")
+    shape = grp.shapes[index]
+    chunk = sc.chunk_tokens if dep.chunked_prefill else None  # the deployment's budget
+    per = tables[chunk is not None].get(index, chunk, k)
+    if per is None:
+        n = sc.cluster.instances_of(shape.gpus)
+        per = float(max_rate_meeting(shape.instance, shape.max_sequences[ph.name], ph,
+                                     _chunk_array(chunk), sc.slo.quantile,
+                                     seconds(sc.slo.ttft_ms), seconds(sc.slo.tpot_ms),
+                                     instances=float(queue_instances(n))))
+    plan = _colocated_plan(sc, shape, chunk, ph, per, memo)
+    return DeployedPrediction("colocated", tp, chunk, None, None, plan.max_goodput_rps,
+                              ph.rate_rps, sc.slo.percentile, plan.ttft_ms, plan.tpot_ms,
+                              plan.overloaded, meets_slo(plan, sc.slo), ph.name)
+
+
+def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools,
+                            ph: TrafficPhase) -> DeployedPrediction:
+    dep = sc.deployment
+    assert dep is not None
+    shapes = grp.shapes
+    ptp = dep.prefill_tensor_parallel or dep.tensor_parallel
+    dtp = dep.decode_tensor_parallel or dep.tensor_parallel
+    pi = _pick_shape(shapes, pools.prefill, ptp)
+    di = _pick_shape(shapes, pools.decode, dtp)
+    pg, dg = dep.prefill_gpus or 0, dep.decode_gpus or 0
+    if pi is None or di is None:
+        return DeployedPrediction("disaggregated", None, None, pg, dg, 0.0, ph.rate_rps,
+                                  sc.slo.percentile, None, None, True, False, ph.name,
+                                  feasible=False,
+                                  reason="no instance shape fits the declared pools")
+    gp, gd = shapes[pi].gpus, shapes[di].gpus
+    x, y = pg // gp, dg // gd
+    a = None
+    if x >= 1 and y >= 1:
+        link = x * gp * pools.link_rate_per_prefill_gpu
+        good = min(x * pools.prefill[pi].rate_rps, y * pools.decode[di].rate_rps,
+                   link if link > 0 else math.inf)
+        a = Allocation(pi, di, x, y, x * gp, y * gd, sc.cluster.gpus - x * gp - y * gd, good,
+                       "declared")
+    plan = _disagg_plan(sc, grp, ph, pools, a)
+    best = pools.split.best
+    return DeployedPrediction("disaggregated", None, None, pg, dg, plan.max_goodput_rps,
+                              ph.rate_rps, sc.slo.percentile, plan.ttft_ms, plan.tpot_ms,
+                              plan.overloaded, meets_slo(plan, sc.slo), ph.name,
+                              best_split_prefill_gpus=best.prefill_gpus if best else None)
+
+
+def _deployed(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _ColocatedTable],
+              pools: dict[str, _PhasePools], memo: dict) -> DeployedPrediction | None:
+    """The declared deployment, predicted as declared (its worst phase)."""
+    dep = sc.deployment
+    if dep is None:
+        return None
+    worst: DeployedPrediction | None = None
+    for k, ph in enumerate(sc.phases):
+        if dep.mode == "colocated":
+            pred = _deployed_colocated(sc, grp, tables, ph, k, memo)
+        else:
+            pred = _deployed_disaggregated(sc, grp, pools[ph.name], ph)
+        if not pred.feasible:
+            return pred
+        if worst is None or (not pred.meets_slo and worst.meets_slo) or (
+                pred.meets_slo == worst.meets_slo
+                and pred.max_goodput_rps / pred.rate_rps < worst.max_goodput_rps / worst.rate_rps):
+            worst = pred
+    return worst
+
+
+def _pick_shape(shapes: list[Shape], options: list[PoolOption], tp: int | None) -> int | None:
+    """The shape of ``tp`` GPUs, or (no TP declared) the best goodput per GPU."""
+    if tp is not None:
+        return next((i for i, s in enumerate(shapes) if s.gpus == tp), None)
+    if not options:
+        return None
+    return int(np.argmax([o.rate_rps / o.gpus for o in options]))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
+    """Run the whole cost model on a resolved scenario (``caps``: its capacity tables, when
+    the caller already has them)."""
+    caps = caps if caps is not None else Capacities(sc)
+    grp = caps.group_at(sc.cluster.gpus)
+    shapes = grp.shapes
+    memo: dict = {}
+    tables: dict[bool, _ColocatedTable] = {}
+    coloc = unchunked = _ColocatedChoice(None, {}, None, sc.phases[0].name)
+    if shapes:
+        tables[True], tables[False] = _colocated_tables(caps, grp)
+        coloc = _best_colocated(sc, shapes, tables[True], memo)
+        unchunked = _best_colocated(sc, shapes, tables[False], memo)
+    coloc_phases = dict(coloc.per_phase)
+    coloc_plan = coloc.plan
+    if coloc_plan is not None and coloc.shape is not None and coloc_plan.chunk_tokens:
+        binding = next(p for p in sc.phases if p.name == coloc.binding_phase)
+        coloc_plan = replace(coloc_plan, interference=_interference(
+            sc, coloc.shape, coloc_plan.chunk_tokens, binding, coloc_plan))
+        coloc_phases[coloc.binding_phase] = coloc_plan
+
+    pools = {ph.name: _phase_pools(caps, grp, k) for k, ph in enumerate(sc.phases)}
+    static_loss: float = 0.0
+    static_a: Allocation | None = None
+    static_goods: dict[str, float] = {}
+    if len(sc.phases) > 1 and shapes:
+        static_loss, static_a, static_goods = _static_allocation(sc, grp, pools)
+
+    phase_results = []
+    disagg_by_phase: dict[str, DisaggregatedPlan] = {}
+    for ph in sc.phases:
+        best_plan = _disagg_plan(sc, grp, ph, pools[ph.name], pools[ph.name].split.best)
+        plan = best_plan
+        if len(sc.phases) > 1 and not sc.autoscaling and static_a is not None:
+            plan = _disagg_plan(sc, grp, ph, pools[ph.name],
+                                replace(static_a, goodput_rps=static_goods[ph.name]))
+        disagg_by_phase[ph.name] = plan
+        phase_results.append(PhaseResult(
+            name=ph.name, share=ph.share, rate_rps=ph.rate_rps,
+            prompt_tokens_mean=ph.prompt_tokens.mean, output_tokens_mean=ph.output_tokens.mean,
+            colocated=coloc_phases.get(ph.name), unchunked=unchunked.per_phase.get(ph.name),
+            disaggregated=best_plan, static_goodput_rps=static_goods.get(ph.name)))
+
+    d_binding = min(sc.phases, key=lambda p: disagg_by_phase[p.name].max_goodput_rps / p.rate_rps)
+    coloc_headroom = min((coloc_phases[p.name].max_goodput_rps / p.rate_rps for p in sc.phases),
+                         default=0.0) if coloc_phases else 0.0
+    disagg_headroom = min(disagg_by_phase[p.name].max_goodput_rps / p.rate_rps for p in sc.phases)
+    return ModelResult(
+        phases=tuple(phase_results), colocated=coloc_plan, unchunked=unchunked.plan,
+        disaggregated=disagg_by_phase[d_binding.name],
+        colocated_phase=coloc.binding_phase, disaggregated_phase=d_binding.name,
+        static_mix_loss=static_loss,
+        static_allocation=_summary(shapes, static_a) if static_a is not None else None,
+        excluded=tuple(grp.excluded),
+        colocated_gpus_needed=_colocated_gpus_needed(sc, coloc),
+        disaggregated_gpus_needed=_disagg_gpus_needed(sc, pools),
+        colocated_headroom=float(coloc_headroom), disaggregated_headroom=float(disagg_headroom),
+        deployed=_deployed(sc, grp, tables, pools, memo))

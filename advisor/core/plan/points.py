@@ -1,0 +1,246 @@
+"""Many design points at once: the headline metrics of ``evaluate`` + ``assess``.
+
+A design point is a cluster size and per-phase arrival rates of one scenario. For each,
+:func:`design_points` gives what ``assess(sc, evaluate(sc))`` decides — the verdict, both
+architectures' goodput per GPU and headroom, the gain, the rounding loss, the KV link
+utilisation, which preconditions fail, the colocated plan and the split shown — without
+building the detailed plans:
+
+* capacities and goodput tables come from :class:`~advisor.core.plan.capacities.Capacities`
+  (the same tables ``evaluate`` reads), grouped by shape set;
+* per cluster size, each phase's best integer split (``split.best_splits``) and, with
+  several phases, the best static split (``static.static_allocation``);
+* per point (rates enter only here), goodput/rate headrooms, the colocated plan choice
+  (``evaluate``'s order: worst-phase headroom, then goodput per GPU), the KV utilisation and
+  exposed transfer, and the preconditions and verdict by the rule engine's own tests
+  (``advisor.core.verdict.rules``).
+
+``tests/plan/test_points.py`` checks every field against ``evaluate`` + ``assess`` on
+generated workloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from advisor.core.arrays import unique_sorted
+from advisor.core.kv_transfer import link_utilization, transfer_seconds
+from advisor.core.plan.best import best_colocated
+from advisor.core.plan.capacities import Capacities, CapacityGroup
+from advisor.core.plan.split import best_splits, ideal_goodput_per_gpu
+from advisor.core.plan.static import static_allocation
+from advisor.core.scenario import Scenario, instances_in_cluster
+from advisor.core.verdict.rules import (
+    disaggregates,
+    disaggregation_gain,
+    gpu_scale_passes,
+    kv_bandwidth_passes,
+    traffic_mix_passes,
+)
+
+
+class PointsError(ValueError):
+    """Design points the scenario cannot be evaluated at."""
+
+
+FIELDS = ("disaggregate", "colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu",
+          "colocated_headroom", "disaggregated_headroom", "gain", "rounding_loss",
+          "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss", "gpu_scale_ok",
+          "kv_bandwidth_ok", "traffic_mix_ok", "colocated_tensor_parallel",
+          "colocated_instances", "colocated_chunk_tokens", "prefill_gpus", "decode_gpus")
+
+
+def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
+                  progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+    """The :data:`FIELDS` of design points of ``caps.sc``: cluster sizes ``gpus`` (n,) with
+    per-phase arrival rates ``rates`` (n, phases); ``progress(count)`` after each group."""
+    G = np.asarray(gpus, dtype=np.int64).ravel()
+    rates = np.asarray(rates, dtype=float)
+    cl = caps.sc.cluster
+    n = G.size
+    out = {
+        "disaggregate": np.zeros(n, dtype=bool),
+        "colocated_goodput_per_gpu": np.zeros(n), "disaggregated_goodput_per_gpu": np.zeros(n),
+        "colocated_headroom": np.zeros(n), "disaggregated_headroom": np.zeros(n),
+        "gain": np.full(n, np.nan), "rounding_loss": np.ones(n),
+        "kv_utilization": np.full(n, np.nan), "kv_transfer_share_of_ttft": np.full(n, np.nan),
+        "static_mix_loss": np.zeros(n), "gpu_scale_ok": np.zeros(n, dtype=bool),
+        "kv_bandwidth_ok": np.zeros(n, dtype=bool), "traffic_mix_ok": np.zeros(n, dtype=bool),
+        "colocated_tensor_parallel": np.zeros(n, dtype=np.int64),
+        "colocated_instances": np.zeros(n, dtype=np.int64),
+        "colocated_chunk_tokens": np.zeros(n, dtype=np.int64),
+        "prefill_gpus": np.zeros(n, dtype=np.int64), "decode_gpus": np.zeros(n, dtype=np.int64),
+    }
+    if n == 0:
+        return out
+    if cl.inter_node is None and (G > cl.gpus_per_node).any():
+        raise PointsError(f"{int(G.max())} GPUs span several {cl.gpus_per_node}-GPU nodes, but "
+                         "the workload has no cluster.inter_node link")
+    codes = caps.group_codes(G)
+    work = []
+    for code in unique_sorted(codes):
+        idx = np.flatnonzero(codes == code)
+        work.append((caps.group(int(code), int(G[idx].min())), idx))
+    caps.prefetch_pooled([(grp, unique_sorted(G[idx])) for grp, idx in work])
+    caps.prefetch_colocated([(grp, unique_sorted(G[idx])) for grp, idx in work])
+    for grp, idx in work:
+        _group_points(caps, grp, G[idx], rates[idx], idx, out)
+        if progress is not None:
+            progress(idx.size)
+    return out
+
+
+def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np.ndarray,
+                  idx: np.ndarray, out: dict[str, np.ndarray]) -> None:
+    sc = caps.sc
+    cl = sc.cluster
+    pol = sc.policy
+    K = len(sc.phases)
+    gpn = cl.gpus_per_node
+    shares = [ph.share for ph in sc.phases]
+    ug, inv = np.unique(G, return_inverse=True)
+    S = len(grp.shapes)
+
+    # --- disaggregated: per-phase best split and static allocation, per cluster size
+    d_good = np.zeros((ug.size, K))
+    d_pre = np.full((ug.size, K), -1, dtype=np.int64)
+    d_x = np.zeros((ug.size, K), dtype=np.int64)
+    d_y = np.zeros((ug.size, K), dtype=np.int64)
+    d_dec = np.full((ug.size, K), -1, dtype=np.int64)
+    prefill_rates: list[np.ndarray] = []
+    ideal = np.zeros((ug.size, K))
+    for k in range(K):
+        pc = grp.phases[k]
+        rates_k = caps.prefill_rates(grp, k, ug)                     # (u, S), or (S,)
+        if rates_k.ndim == 2:
+            ideal[:, k] = ideal_goodput_per_gpu(grp.gpus, rates_k, pc.decode_rates,
+                                                pc.link_rate)
+        else:
+            ideal[:, k] = pc.ideal_per_gpu
+        prefill_rates.append(rates_k)
+        pi, pj = pc.pairs
+        if pi.size == 0:
+            continue
+        sp = best_splits(ug, grp.gpus[pi], rates_k[..., pi], grp.gpus[pj], pc.decode_rates[pj],
+                         pc.link_rate, gpn)
+        has = sp.pair >= 0
+        d_good[:, k] = sp.goodput
+        d_pre[:, k] = np.where(has, pi[np.maximum(sp.pair, 0)], -1)
+        d_dec[:, k] = np.where(has, pj[np.maximum(sp.pair, 0)], -1)
+        d_x[:, k], d_y[:, k] = sp.x, sp.y
+    exists = d_pre >= 0
+    ideal_total = ideal * ug[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.where(ideal_total <= 0, 1.0,
+                        np.maximum(0.0, np.minimum(1.0, 1.0 - d_good / ideal_total)))
+    loss = np.where(exists, loss, 1.0)
+    use_static = K > 1 and not sc.autoscaling
+    if K > 1 and S > 0:
+        st = static_allocation(
+            ug, grp.gpus, prefill_rates, [pc.decode_rates for pc in grp.phases],
+            [pc.link_rate for pc in grp.phases], [d_good[:, k] for k in range(K)], shares, gpn,
+            known=[(d_pre[:, k], d_dec[:, k], d_x[:, k]) for k in range(K)])
+        s_goods, s_found = st.goods, st.found
+        static_loss = np.where(st.score < 0, 0.0, np.maximum(0.0, 1.0 - st.score))
+    else:
+        st = None
+        s_goods = np.zeros((ug.size, K))
+        s_found = np.zeros(ug.size, dtype=bool)
+        static_loss = np.zeros(ug.size)
+
+    # --- per point (rates enter here)
+    r = rates
+    rows = np.arange(G.size)
+    gpu_goods = np.where(use_static & s_found[:, None], s_goods, d_good)[inv]      # (n, K)
+    d_head_k = gpu_goods / r
+    d_bind = np.argmin(d_head_k, axis=1)
+    d_head = d_head_k[rows, d_bind]
+    out["disaggregated_headroom"][idx] = d_head
+    out["disaggregated_goodput_per_gpu"][idx] = gpu_goods[rows, d_bind] / G
+    # the split shown: the static one when pools are static, else the binding phase's best
+    if S > 0:
+        if use_static and st is not None:
+            has_s = s_found[inv]
+            pgpus = np.where(has_s, st.x[inv] * grp.gpus[np.maximum(st.prefill_option[inv], 0)], 0)
+            dgpus = np.where(has_s, st.y[inv] * grp.gpus[np.maximum(st.decode_option[inv], 0)], 0)
+        else:
+            pre_i, dec_i = d_pre[inv, d_bind], d_dec[inv, d_bind]
+            has_b = pre_i >= 0
+            pgpus = np.where(has_b, d_x[inv, d_bind] * grp.gpus[np.maximum(pre_i, 0)], 0)
+            dgpus = np.where(has_b, d_y[inv, d_bind] * grp.gpus[np.maximum(dec_i, 0)], 0)
+        out["prefill_gpus"][idx] = pgpus
+        out["decode_gpus"][idx] = dgpus
+
+    # gpu-scale: the first phase with the largest rounding loss
+    lp = loss[inv]
+    worst = np.argmax(lp, axis=1)
+    out["rounding_loss"][idx] = lp[rows, worst]
+    out["gpu_scale_ok"][idx] = exists[inv][rows, worst] & gpu_scale_passes(lp[rows, worst], pol)
+
+    # kv-bandwidth over the phases that have a split
+    util = np.full((G.size, K), -np.inf)
+    tms = np.full((G.size, K), -np.inf)
+    link = grp.link
+    for k in range(K):
+        pc = grp.phases[k]
+        ex = exists[inv, k]
+        if not ex.any() or S == 0:
+            continue
+        pi = np.maximum(d_pre[inv, k], 0)
+        pgpus = d_x[inv, k] * grp.gpus[pi]
+        u = link_utilization(r[:, k] * pc.mean_bytes[pi], pgpus * link.effective_bytes_per_s)
+        exposed, _ = transfer_seconds(pc.p95_bytes[pi], link, grp.gpus[pi], pc.own_prefill_s[pi],
+                                      sc.model.num_layers, np.minimum(u, 0.999))
+        util[:, k] = np.where(ex, u, -np.inf)
+        tms[:, k] = np.where(ex, exposed * 1000, -np.inf)
+    any_plan = exists[inv].any(axis=1)
+    u_worst = util.max(axis=1)
+    share = None
+    if sc.slo.ttft_ms:
+        share = tms.max(axis=1) / sc.slo.ttft_ms
+        out["kv_transfer_share_of_ttft"][idx] = np.where(any_plan, share, np.nan)
+    out["kv_utilization"][idx] = np.where(any_plan, u_worst, np.nan)
+    out["kv_bandwidth_ok"][idx] = any_plan & kv_bandwidth_passes(u_worst, share, pol)
+
+    # traffic-mix
+    sl = static_loss[inv]
+    out["static_mix_loss"][idx] = sl
+    out["traffic_mix_ok"][idx] = traffic_mix_passes(K, sc.autoscaling, sl, pol)
+
+    # --- colocated: the best plan (max worst-phase headroom, then goodput per GPU)
+    c_head = np.zeros(G.size)
+    if S > 0:
+        counts = instances_in_cluster(G[:, None], grp.gpus[None, :], gpn).astype(float)  # (n, S)
+        goods = caps.colocated(grp, G)                                        # (K, n, S, C)
+        best = best_colocated(goods, counts, r, grp.gpus)
+        si, ci, has_c = best.shape, best.budget, best.found
+        n_inst = counts[rows, si]
+        tot = np.stack([goods[k][rows, si, ci] * n_inst for k in range(K)], axis=1)  # (n, K)
+        c_head_k = tot / r
+        c_bind = np.argmin(c_head_k, axis=1)
+        c_head = np.where(has_c, c_head_k[rows, c_bind], 0.0)
+        out["colocated_goodput_per_gpu"][idx] = np.where(has_c, tot[rows, c_bind] / G, 0.0)
+        tp = np.array([s.instance.tensor_parallel for s in grp.shapes], dtype=np.int64)
+        out["colocated_tensor_parallel"][idx] = np.where(has_c, tp[si], 0)
+        out["colocated_instances"][idx] = np.where(has_c, n_inst.astype(np.int64), 0)
+        assert grp.chunks is not None  # there are shapes
+        out["colocated_chunk_tokens"][idx] = np.where(has_c, grp.chunks[ci].astype(np.int64), 0)
+    out["colocated_headroom"][idx] = c_head
+
+    # --- the verdict, by the rules' own tests
+    gain = disaggregation_gain(d_head, c_head)
+    out["gain"][idx] = gain
+    out["disaggregate"][idx] = disaggregates(out["gpu_scale_ok"][idx] & out["kv_bandwidth_ok"][idx]
+                                             & out["traffic_mix_ok"][idx], gain, pol)
+
+
+def evaluate_points(sc: Scenario, gpus: Sequence[int] | np.ndarray,
+                    rates: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """:func:`design_points` of ``sc`` at cluster sizes ``gpus`` (and per-phase ``rates``,
+    shape (n, phases); default the workload's)."""
+    G = np.asarray(gpus, dtype=np.int64).ravel()
+    if rates is None:
+        rates = np.tile(np.array([ph.rate_rps for ph in sc.phases], dtype=float), (G.size, 1))
+    return design_points(Capacities(sc), G, np.asarray(rates, dtype=float))

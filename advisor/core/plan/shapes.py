@@ -1,0 +1,68 @@
+"""Instance shapes: the tensor/pipeline-parallel sizes that fit the model, and their memory.
+
+TP takes powers of two up to the node size; instances larger than a node use TP = node
+size and 2, 4, … pipeline stages across nodes when the cluster has an inter-node link
+(``memory.candidate_sizes``). Each shape's memory plan is made per traffic phase at the
+phase's mean context; a shape that does not fit in some phase is excluded with the reason
+(docs/model.md §4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from advisor.core.instance import Instance
+from advisor.core.memory import build_instance, candidate_sizes, plan_memory
+from advisor.core.results import ExcludedInstance
+from advisor.core.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One instance shape that can serve every phase of a scenario."""
+
+    instance: Instance
+    label: str
+    """``TP4`` or ``TP8×PP2``."""
+    max_sequences: Mapping[str, int]
+    """Concurrent sequences one instance holds, per phase name (memory and engine cap)."""
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per instance."""
+        return self.instance.gpus
+
+
+def shape_label(tensor_parallel: int, pipeline_stages: int) -> str:
+    """``TP4`` or ``TP8×PP2``."""
+    if pipeline_stages == 1:
+        return f"TP{tensor_parallel}"
+    return f"TP{tensor_parallel}×PP{pipeline_stages}"
+
+
+def instance_shapes(sc: Scenario) -> tuple[list[Shape], list[ExcludedInstance]]:
+    """The shapes that fit ``sc``'s model on its cluster, and the excluded ones with why."""
+    cl = sc.cluster
+    max_request = max(p.prompt_tokens.upper_tokens + p.output_tokens.upper_tokens
+                      for p in sc.phases)
+    max_request = min(max_request, float(sc.model.max_context_tokens))
+    shapes: list[Shape] = []
+    excluded: list[ExcludedInstance] = []
+    for tp, pp in candidate_sizes(sc.model, cl.gpu, cl.gpus, cl.gpus_per_node, cl.spans_nodes):
+        inst = build_instance(sc.model, cl.gpu, sc.precision, sc.engine, tp, pp, cl.intra_node,
+                              cl.inter_node)
+        seqs: dict[str, int] = {}
+        reason = ""
+        for ph in sc.phases:
+            ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
+            mem = plan_memory(inst, ctx, max_request, sc.policy.memory_fraction)
+            if not mem.fits:
+                reason = mem.reason
+                break
+            seqs[ph.name] = mem.max_sequences
+        if reason:
+            excluded.append(ExcludedInstance(shape_label(tp, pp), reason))
+        else:
+            shapes.append(Shape(inst, shape_label(tp, pp), seqs))
+    return shapes, excluded

@@ -1,0 +1,201 @@
+"""Sweeps: one workload evaluated over a line or a grid of design points (issue #5).
+
+A sweep varies one or two keys (``advisor.core.sweep.keys``) and reports, per point, exactly
+what ``assess(sc, evaluate(sc))`` decides (:func:`advisor.core.plan.points.design_points`,
+the engine's many-point caller). Keys that change capacities (token lengths, SLOs,
+burstiness, the inter-node link) get one capacity context per distinct value; GPU counts and
+rates varied with them stay vectorised within it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from advisor.core.hardware import LinkSpec
+from advisor.core.limits import MAX_SWEEP_POINTS
+from advisor.core.plan.capacities import Capacities
+from advisor.core.plan.points import FIELDS, PointsError, design_points
+from advisor.core.scenario import Scenario
+from advisor.core.sweep.keys import KEYS, Axis, SweepError, apply_value, key_info, peak_index
+from advisor.core.verdict.rules import PRECONDITIONS, VERDICTS
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)`` in design points."""
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where the verdict first becomes ``disaggregate`` along the first axis."""
+
+    key: str
+    value: Any
+    """The smallest value of ``key`` with a disaggregate verdict; None = never in the range."""
+    label: str | None
+    at: tuple[tuple[str, str], ...] = ()
+    """For a grid: the other axis's (key, value label) this row is taken at."""
+    from_start: bool = False
+    """Whether the verdict is already ``disaggregate`` at the first value."""
+    stable_from: Any = None
+    """The value from which the verdict stays ``disaggregate`` to the end of the range
+    (None if it does not end there); it can lie above ``value`` when the verdict alternates
+    (rounding loss jumps from one GPU count to the next)."""
+    stable_label: str | None = None
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Metrics of every design point; arrays have shape ``tuple(len(a) for a in axes)``."""
+
+    workload: str | None
+    axes: tuple[Axis, ...]
+    metrics: Mapping[str, np.ndarray] = field(repr=False)
+    policy: Any = None
+    seconds: float = 0.0
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Grid shape."""
+        return tuple(len(a) for a in self.axes)
+
+    @property
+    def size(self) -> int:
+        """Number of design points."""
+        return int(np.prod(self.shape))
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.metrics[name]
+
+    @property
+    def verdict(self) -> np.ndarray:
+        """'chunked-prefill' / 'disaggregate' per point."""
+        return np.where(self.metrics["disaggregate"], VERDICTS[1], VERDICTS[0])
+
+    def failing(self, index: tuple[int, ...]) -> tuple[str, ...]:
+        """Preconditions that fail at one point, plus 'gain' when only the gain is short."""
+        m = self.metrics
+        names = ("gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok")
+        out = [pid for pid, name in zip(PRECONDITIONS, names, strict=True)
+               if not bool(m[name][index])]
+        if not out and not bool(m["disaggregate"][index]):
+            out.append("gain")
+        return tuple(out)
+
+    def crossovers(self) -> tuple[Crossover, ...]:
+        """The crossover along the first axis (one per value of the second axis in a grid)."""
+        ax = self.axes[0]
+        dis = self.metrics["disaggregate"]
+        rows: list[tuple[tuple[tuple[str, str], ...], np.ndarray]]
+        if len(self.axes) == 1:
+            rows = [((), dis)]
+        else:
+            other = self.axes[1]
+            rows = [(((other.key, other.labels[j]),), dis[:, j]) for j in range(len(other))]
+        out = []
+        for at, line in rows:
+            hit = np.flatnonzero(line)
+            if hit.size == 0:
+                out.append(Crossover(ax.key, None, None, at))
+                continue
+            i = int(hit[0])
+            miss = np.flatnonzero(~line)
+            last_miss = int(miss[-1]) if miss.size else -1
+            stable = last_miss + 1 if last_miss + 1 < line.size else None
+            out.append(Crossover(ax.key, _plain(ax.values[i]), ax.labels[i], at, i == 0,
+                                 None if stable is None else _plain(ax.values[stable]),
+                                 None if stable is None else ax.labels[stable]))
+        return tuple(out)
+
+    def transitions(self) -> tuple[tuple[int, str], ...]:
+        """(index, new verdict) wherever the verdict changes along a 1-D sweep."""
+        if len(self.axes) != 1:
+            return ()
+        dis = self.metrics["disaggregate"]
+        change = np.flatnonzero(dis[1:] != dis[:-1]) + 1
+        return tuple((int(i), VERDICTS[int(dis[i])]) for i in change)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, LinkSpec):
+        return v.id
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    return v
+
+
+def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
+          workload: str | None = None) -> SweepResult:
+    """Evaluate ``sc`` at every point of the grid spanned by ``axes`` (one or two)."""
+    t0 = time.perf_counter()
+    if not 1 <= len(axes) <= 2:
+        raise SweepError("a sweep varies one key, or two for a grid")
+    if len(axes) == 2 and axes[0].key == axes[1].key:
+        raise SweepError(f"{axes[0].key} is varied twice")
+    for a in axes:
+        key_info(a.key)
+        if len(a) == 0:
+            raise SweepError(f"{a.key}: no values")
+    shape = tuple(len(a) for a in axes)
+    total = int(np.prod(shape))
+    if total > MAX_SWEEP_POINTS:
+        raise SweepError(f"{total:,} design points (at most {MAX_SWEEP_POINTS:,})")
+    cheap = [i for i, a in enumerate(axes) if not KEYS[a.key].capacity]
+    costly = [i for i, a in enumerate(axes) if KEYS[a.key].capacity]
+    flat: dict[str, np.ndarray] = {}
+    grids = np.meshgrid(*[np.arange(len(a)) for a in axes], indexing="ij")
+    flat_idx = [g.ravel() for g in grids]
+    done = [0]
+
+    def tick(count: int) -> None:
+        done[0] += count
+        if progress is not None:
+            progress(done[0], total)
+
+    if progress is not None:
+        progress(0, total)
+    # one capacity context per combination of the costly axes' values
+    if costly:
+        combos = np.stack([flat_idx[i] for i in costly], axis=1)
+        uniq, inverse = np.unique(combos, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+    else:
+        uniq, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(total, dtype=np.int64)
+    for u, combo in enumerate(uniq):
+        base = sc
+        for ax_i, vi in zip(costly, combo, strict=True):
+            base = apply_value(base, axes[ax_i].key, axes[ax_i].values[int(vi)])
+        sel = np.flatnonzero(inverse == u)
+        G = np.full(sel.size, base.cluster.gpus, dtype=np.int64)
+        rates = np.tile(np.array([ph.rate_rps for ph in base.phases], dtype=float), (sel.size, 1))
+        for ax_i in cheap:
+            a = axes[ax_i]
+            vals = np.array(a.values)[flat_idx[ax_i][sel]]
+            if a.key == "cluster.gpus":
+                G = vals.astype(np.int64)
+            else:  # traffic.rate_rps
+                peak = peak_index(base.phases)
+                r_peak = base.phases[peak].rate_rps
+                rates = np.stack([vals.astype(float) if k == peak
+                                  else ph.rate_rps * (vals.astype(float) / r_peak)
+                                  for k, ph in enumerate(base.phases)], axis=1)
+        try:
+            res = design_points(Capacities(base), G, rates, tick)
+        except PointsError as exc:
+            raise SweepError(str(exc)) from None
+        for name in FIELDS:
+            if name not in flat:
+                flat[name] = np.zeros(total, dtype=res[name].dtype)
+            flat[name][sel] = res[name]
+    metrics: dict[str, np.ndarray] = {}
+    for name in FIELDS:
+        arr = flat[name].reshape(shape)
+        arr.setflags(write=False)
+        metrics[name] = arr
+    return SweepResult(workload if workload is not None else sc.name, tuple(axes), metrics,
+                       sc.policy, time.perf_counter() - t0)

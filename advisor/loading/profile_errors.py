@@ -1,0 +1,61 @@
+"""The errors of profile lookup and validation (the catalog's, and the Hugging Face
+config reader's, which the catalog calls)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+KIND_SINGULAR = {"gpus": "GPU", "interconnects": "interconnect", "models": "model"}
+"""How error messages name one profile of each kind."""
+
+YAML_SUFFIXES = (".yaml", ".yml")
+"""File suffixes of YAML profiles."""
+
+
+def looks_like_path(ref: str) -> bool:
+    """Whether a reference names a file rather than an id."""
+    return (ref.lower().endswith((*YAML_SUFFIXES, ".json")) or "/" in ref or os.sep in ref
+            or (os.altsep is not None and os.altsep in ref))
+
+
+class ProfileNotFoundError(LookupError):
+    """No profile of ``kind`` has the id (or no file exists at the path) ``ref``."""
+
+    def __init__(self, kind: str | None, ref: str, suggestions: list[str]) -> None:
+        self.kind = kind
+        self.ref = ref
+        self.suggestions = list(suggestions)
+        what = f"{KIND_SINGULAR[kind]} profile" if kind in KIND_SINGULAR else "profile"
+        if looks_like_path(ref):
+            message = f"no {what} file at '{ref}'"
+        elif self.suggestions:
+            message = f"unknown {what} '{ref}'; did you mean: {', '.join(self.suggestions)}?"
+        else:
+            listing = f" {kind}" if kind in KIND_SINGULAR else ""
+            message = (f"unknown {what} '{ref}' "
+                       f"(see `pd-advisor profiles list{listing}`)")
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ProfileInvalidError(ValueError):
+    """A profile file could not be read or failed validation.
+
+    ``problems`` holds one line per error, each ``LINE:COL: dotted.key: message`` (or
+    ``dotted.key: message`` when no position is known); ``str()`` prefixes every line with
+    the file path.
+    """
+
+    def __init__(self, path: Path | str, problems: list[str]) -> None:
+        self.path = Path(path)
+        self.problems = list(problems)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        lines = [f"invalid profile {self.path}:"]
+        lines += [f"  {self.path}:{p}" if p[:1].isdigit() else f"  {self.path}: {p}"
+                  for p in self.problems]
+        return "\n".join(lines)

@@ -1,0 +1,80 @@
+"""One workload file → its recommendation document (``recommend``) or check entry (``check``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from advisor.loading.catalog import ProfileCatalog
+    from advisor.loading.yaml_source import YamlDocument
+
+Locator = Callable[[str], tuple[int, int]]
+"""A dotted workload key (``deployment.mode``) → its 1-based ``(line, col)``."""
+
+
+def internal_error(exc: BaseException) -> str:
+    """One line describing an unexpected exception (the traceback needs ``--debug``)."""
+    return (f"internal error: {type(exc).__name__}: {exc} "
+            "(run with --debug for the traceback)")
+
+
+def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None,
+                      boundaries: bool = True) -> tuple[dict[str, Any], YamlDocument]:
+    """Load, evaluate and assess one workload; return its report and parsed YAML.
+
+    ``display`` is the path shown in the report (default: the path as given);
+    ``boundaries`` adds the verdict boundaries (``check`` skips them). Raises
+    ``InputError`` for anything wrong with the file or the profiles it names.
+    """
+    from advisor.core.plan.capacities import Capacities
+    from advisor.core.plan.evaluate import evaluate
+    from advisor.core.verdict.boundaries import verdict_boundaries
+    from advisor.core.verdict.rules import assess
+    from advisor.loading.resolve import load_scenario_and_document
+    from advisor.render.report_json import build_report
+
+    scenario, document = load_scenario_and_document(path, catalog)
+    data = path.read_bytes()
+    caps = Capacities(scenario)  # one set of capacity tables for the model and the searches
+    model = evaluate(scenario, caps)
+    assessment = assess(scenario, model)
+    bounds = verdict_boundaries(scenario, model, caps) if boundaries else None
+    shown = str(path) if display is None else display
+    return build_report(scenario, assessment, shown, data, bounds), document
+
+
+def locator(document: YamlDocument) -> Locator:
+    """``dotted key -> (line, col)`` in ``document``, pointing at the key itself (1:1 if
+    absent)."""
+
+    def locate(key: str) -> tuple[int, int]:
+        if not key:
+            return (1, 1)
+        loc = tuple(int(part) if part.isdigit() else part for part in key.split("."))
+        return document.locate(loc, at_key=True)
+
+    return locate
+
+
+def check_file(path: Path, catalog: ProfileCatalog, reraise: bool = False
+               ) -> tuple[dict[str, Any], list[Any]]:
+    """One file's check entry and its input problems (``InputProblem``; empty when it was
+    evaluated). A file that cannot be evaluated becomes an error entry; an unexpected
+    exception too (one broken file must not hide the others), unless ``reraise``."""
+    from advisor.loading.errors import InputError, InputProblem
+    from advisor.render.report_json import check_entry, check_error_entry
+
+    try:
+        report, document = build_file_report(path, catalog, boundaries=False)
+    except InputError as exc:
+        return check_error_entry(str(path), exc.problems), list(exc.problems)
+    except Exception as exc:
+        if reraise:
+            raise
+        problems = [InputProblem(str(path), 1, 1, "", internal_error(exc))]
+        return check_error_entry(str(path), problems), problems
+    entry = check_entry(report, locator(document))
+    return entry, [InputProblem(p["path"], p["line"], p["col"], p["key"], p["message"])
+                   for p in entry["problems"]]

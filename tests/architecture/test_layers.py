@@ -1,0 +1,143 @@
+"""The package's architecture, enforced over every module of ``advisor/`` (an AST scan).
+
+* the layers: ``core`` imports only ``core``; ``loading`` and ``render`` only ``core`` and
+  themselves; ``usecases`` everything but ``cli``; only ``cli`` is the Typer app;
+* no module imports another module's private (``_name``) names, or reaches into them through
+  a module or class it imported;
+* no import cycle between modules, imports inside functions included;
+* no module over :data:`MAX_LINES` lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "advisor"
+MAX_LINES = 700
+"""The ceiling on a module's length (one concept per module)."""
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    "core": ("core",),
+    "loading": ("core", "loading"),
+    "render": ("core", "render"),
+    "usecases": ("core", "loading", "render", "usecases"),
+    "cli": ("core", "loading", "render", "usecases", "cli"),
+}
+"""Which layers of ``advisor`` each layer may import (the top-level helper modules,
+``advisor`` and ``advisor.schema_files``, any layer may)."""
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> list[tuple[int, str, str | None]]:
+    """(line, module, imported name or None) of every ``advisor`` import, relative ones
+    resolved, at any depth of the module."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            if base == "advisor" or base.startswith("advisor."):
+                out += [(node.lineno, base, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name, None) for alias in node.names
+                    if alias.name.startswith("advisor")]
+    return out
+
+
+def _targets(module: str, name: str | None) -> list[str]:
+    """The modules of ``advisor`` an import statement makes this module depend on."""
+    if name is not None and f"{module}.{name}" in MODULES:
+        return [f"{module}.{name}"]
+    return [module] if module in MODULES else []
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_the_scan_sees_the_package() -> None:
+    assert len(MODULES) > 60 and "advisor.core.plan.evaluate" in MODULES
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_layers(name: str) -> None:
+    layer = name.split(".")[1] if name.count(".") >= 1 else ""
+    allowed = LAYERS.get(layer)
+    if allowed is None:  # advisor/__init__, __main__, schema_files
+        return
+    bad = [f"line {line}: {module}" for line, module, _ in _imports(name, MODULES[name])
+           if module.count(".") >= 1 and module.split(".")[1] in LAYERS
+           and module.split(".")[1] not in allowed]
+    assert not bad, f"{name} ({layer}) imports outside {allowed}: " + "; ".join(bad)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_private_names_of_other_modules(name: str) -> None:
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad = []
+    imported: dict[str, str] = {}  # local name → where it comes from
+    for line, module, alias_name in _imports(name, path):
+        if alias_name is not None and _private(alias_name):
+            bad.append(f"line {line}: from {module} import {alias_name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("advisor"):
+            for alias in node.names:
+                imported[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("advisor"):
+                    imported[alias.asname or alias.name.split(".")[0]] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in imported and _private(node.attr)):
+            bad.append(f"line {node.lineno}: {node.value.id}.{node.attr} "
+                       f"({imported[node.value.id]})")
+    assert not bad, f"{name} uses private names of other modules: " + "; ".join(bad)
+
+
+def test_no_import_cycles() -> None:
+    graph = {name: {t for _, module, alias in _imports(name, path)
+                    for t in _targets(module, alias) if t != name}
+             for name, path in MODULES.items()}
+    # a package's __init__ importing its own submodules is not a cycle worth forbidding,
+    # but none of ours does; every edge counts
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(trail[trail.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, [*trail, nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not cycles, "import cycles: " + "; ".join(" → ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_length(name: str) -> None:
+    lines = MODULES[name].read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{name} has {lines} lines (at most {MAX_LINES})"
