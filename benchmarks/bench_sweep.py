@@ -115,8 +115,10 @@ def kernel(catalog: ProfileCatalog, repeats: int = 7, points: int = KERNEL_POINT
         np.clip(1.0 - sp.goodput / ideal, 0.0, 1.0)
 
     t = _median(run, repeats)
-    pre = [alloc.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.prefill)]
-    dec = [alloc.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.decode)]
+    pre = [alloc.PoolOption(int(g), float(r), "")
+           for g, r in zip(grp.gpus, pc.prefill, strict=True)]
+    dec = [alloc.PoolOption(int(g), float(r), "")
+           for g, r in zip(grp.gpus, pc.decode, strict=True)]
 
     def scalar() -> None:
         for g in scalar_sample:

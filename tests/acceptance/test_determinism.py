@@ -1,4 +1,5 @@
-"""Determinism (issue #8, part 3): byte-identical JSON across runs and hash seeds; one rounding rule.
+"""Determinism (issue #8, part 3): byte-identical JSON across runs and hash seeds; one rounding
+rule.
 
 Every JSON output — ``recommend`` of each example, ``check`` of all of them, a two-key
 ``sweep`` and a ``simulate`` of each — is produced in child interpreters started with

@@ -132,7 +132,7 @@ def test_unsupported_architecture_names_field_and_choices(tmp_path: Path) -> Non
 
 def test_missing_model_type_and_unknown_class(tmp_path: Path) -> None:
     path = _write(tmp_path, {"architectures": ["BertModel"]})
-    with pytest.raises(ProfileInvalidError, match="model_type: missing.*supported architectures"):
+    with pytest.raises(ProfileInvalidError, match=r"model_type: missing.*supported architectures"):
         hf_config.load_hf_profile(path)
 
 
@@ -191,7 +191,7 @@ def test_gpt_oss_without_mxfp4_keeps_16_bit_experts(tmp_path: Path) -> None:
 
 
 def test_config_ref_that_does_not_exist(catalog: ProfileCatalog) -> None:
-    with pytest.raises(ProfileNotFoundError, match="no model profile file at 'missing.json'"):
+    with pytest.raises(ProfileNotFoundError, match=r"no model profile file at 'missing\.json'"):
         catalog.model("missing.json")
 
 

@@ -232,7 +232,7 @@ def test_missing_plan_raises() -> None:
         launch_commands(_report(verdict="disaggregate", disaggregated=None), "vllm")
     with pytest.raises(LaunchError, match="no colocated plan"):
         launch_commands(_report(colocated=None), "sglang")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="'trtllm' is not a valid EmitEngine"):
         launch_commands(_report(), "trtllm")
 
 

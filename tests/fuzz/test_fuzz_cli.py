@@ -166,7 +166,7 @@ def _phases(count: int) -> list[dict[str, Any]]:
             for index in range(count)]
 
 
-_ALL_POLICY_AT = {key: 0.0 for key in POLICY_KEYS} | {"memory_fraction": 1e-6}
+_ALL_POLICY_AT = dict.fromkeys(POLICY_KEYS, 0.0) | {"memory_fraction": 1e-6}
 BOUNDS: dict[str, tuple[dict[str, Any], bool]] = {
     # name: (document, resolvable)
     "smallest": ({
@@ -197,7 +197,7 @@ BOUNDS: dict[str, tuple[dict[str, Any], bool]] = {
         "traffic": {"rate_rps": 1, "prompt_tokens": 32768, "output_tokens": 1},
         "deployment": {"mode": "colocated", "chunked_prefill": True, "chunk_tokens": MAX_TOKENS,
                        "tensor_parallel": 8},
-        "policy": {key: 1.0 for key in POLICY_KEYS}}, True),
+        "policy": dict.fromkeys(POLICY_KEYS, 1.0)}, True),
     "most-gpus-loosest-percentile": ({
         "version": 1, "model": "llama-3.1-405b", "precision": "bf16", "engine": "trtllm",
         "cluster": {"gpu": "h100-sxm", "gpus": MAX_GPUS, "inter_node": "ib-ndr-400"},
