@@ -1,7 +1,8 @@
 """CI integration files: the pre-commit hook and the composite GitHub Action (issue #7, item 5).
 
 The hook's ``files:`` pattern is checked against positive and negative example paths, as
-check-jsonschema does for its hooks (cli-conventions.md §7). The action's check step is run
+check-jsonschema does for its hooks (python-jsonschema/check-jsonschema @ e210bb2,
+tests/acceptance/test_hook_file_matches.py). The action's check step is run
 with bash against real workloads, with ``pd-advisor`` provided by this checkout.
 """
 
@@ -47,7 +48,9 @@ def hook() -> dict[str, Any]:
 
 
 def test_hook_fields(hook: dict[str, Any]) -> None:
-    """The fields pre-commit requires, with the values cli-conventions.md §7 suggests."""
+    """The fields pre-commit requires (pre-commit/pre-commit @ a9bba55a
+    pre_commit/clientlib.py), with the values of the Python hooks of pip-audit and sqlfluff
+    (docs/sources.md#ci-conventions)."""
     assert hook["id"] == "pd-advisor-check"
     assert hook["name"] == "pd-advisor check"
     assert hook["entry"] == "pd-advisor check"
