@@ -45,7 +45,7 @@ class EvaluateTiming:
 
 def workloads() -> list[Path]:
     """The example workloads, then the three-phase benchmark workload."""
-    return sorted((ROOT / "examples").glob("*.yaml")) + [THREE_PHASE]
+    return [*sorted((ROOT / "examples").glob("*.yaml")), THREE_PHASE]
 
 
 def measure(path: Path, repeats: int = 15,

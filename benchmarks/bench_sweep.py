@@ -115,8 +115,10 @@ def kernel(catalog: ProfileCatalog, repeats: int = 7, points: int = KERNEL_POINT
         np.clip(1.0 - sp.goodput / ideal, 0.0, 1.0)
 
     t = _median(run, repeats)
-    pre = [split.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.prefill_rates)]
-    dec = [split.PoolOption(int(g), float(r), "") for g, r in zip(grp.gpus, pc.decode_rates)]
+    pre = [split.PoolOption(int(g), float(r), "")
+           for g, r in zip(grp.gpus, pc.prefill_rates, strict=True)]
+    dec = [split.PoolOption(int(g), float(r), "")
+           for g, r in zip(grp.gpus, pc.decode_rates, strict=True)]
 
     def scalar() -> None:
         for g in scalar_sample:

@@ -52,10 +52,11 @@ for _p in (str(HERE), str(ROOT)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-import bench_cold_breakdown
-import bench_evaluate
-import bench_simulate
-import bench_sweep
+# after the thread limits and the path above, which these imports need (hence E402)
+import bench_cold_breakdown  # noqa: E402
+import bench_evaluate  # noqa: E402
+import bench_simulate  # noqa: E402
+import bench_sweep  # noqa: E402
 
 FLOOR_IMPORTS = "import numpy, yaml, pydantic, typer, rich.console"
 FLOOR = "floor"
@@ -304,7 +305,7 @@ def render_text(info: Mapping[str, str], tabs: Sequence[Table]) -> str:
         lines += ["", tab.title]
         for n, row in enumerate(rows):
             cells = [c.rjust(w) if a == "r" else c.ljust(w)
-                     for c, w, a in zip(row, widths, tab.align)]
+                     for c, w, a in zip(row, widths, tab.align, strict=True)]
             lines.append("  ".join(cells).rstrip())
             if n == 0:
                 lines.append("  ".join("-" * w for w in widths))

@@ -14,9 +14,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # ---- Hypothesis profiles ---------------------------------------------------------------------
 # "ci" (the default) is deterministic: the same examples on every run. "thorough" draws ten
 # times as many, at random, for local bug hunts (add --hypothesis-seed=N to replay a run):
-#     python -m pytest tests/fuzz --hypothesis-profile=thorough
+#     python -m pytest tests/fuzz -m "" --hypothesis-profile=thorough
 # Tests that set max_examples themselves keep it; the fuzz tests scale theirs with the
-# profile's (tests/fuzz/test_fuzz_cli.py).
+# profile's, per tier (tests/fuzz/test_fuzz_cli.py). The profile is independent of the
+# `thorough` marker: `-m thorough` selects the thorough test tier (pyproject.toml).
 settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, derandomize=False,

@@ -7,8 +7,14 @@ same JSON as the source tree. Also pins what a cold start imports: ``import advi
 ``--version``, ``--help``, and ``recommend`` and ``check`` on the examples load neither scipy
 nor matplotlib.
 
-The venv uses ``--system-site-packages`` so the dependencies need no download; the wheel itself
-is installed with ``--no-deps``. The wheel is built and installed once per module.
+The dependencies need no download: the fresh venv is given the *running* interpreter's
+packages through a ``.pth`` file naming its site-packages directories (``site.getsitepackages()``
+and, when enabled, the user site). ``--system-site-packages`` would not do: created from a venv
+interpreter, it exposes the *base* interpreter's packages, not the venv's, and the wheel's
+dependencies (typer, ...) are missing wherever the base interpreter has none — the README's
+test command run in a fresh venv (issue #13). The wheel itself is installed with ``--no-deps``
+by the running interpreter's pip (``pip --python``) before the ``.pth`` is written, so pip sees
+an empty environment. The wheel is built and installed once per module.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import venv
@@ -121,6 +128,30 @@ def _heavy(modules: list[str]) -> list[str]:
     return [name for name in modules if name.startswith(HEAVY)]
 
 
+def running_site_packages() -> list[str]:
+    """The running interpreter's site-packages directories (a venv's own, plus the base
+    interpreter's only if that venv was itself made with ``--system-site-packages``; the user
+    site when this interpreter uses it), in ``sys.path`` precedence order."""
+    candidates = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        candidates.append(site.getusersitepackages())
+    return [path for path in dict.fromkeys(candidates) if Path(path).is_dir()]
+
+
+def _share_running_site_packages(python: Path, cwd: Path) -> Path:
+    """Write a ``.pth`` file into the venv of ``python`` naming ``running_site_packages()``.
+
+    Plain path lines: the named directories are appended to ``sys.path`` after the venv's own
+    site-packages (so the installed wheel wins over, say, an editable install of the source
+    tree), and their own ``.pth`` files are not processed."""
+    where = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                 cwd)
+    assert where.returncode == 0, where.stderr
+    pth = Path(where.stdout.strip()) / "_pd_advisor_test_outer_site.pth"
+    pth.write_text("".join(f"{path}\n" for path in running_site_packages()), encoding="utf-8")
+    return pth
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
@@ -130,12 +161,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     wheel = _build_wheel(base / "dist", outside)
 
     env_dir = base / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / "python"
-    install = _run([str(python), "-m", "pip", "install", "--no-deps", "--no-index",
-                    "--force-reinstall", str(wheel)], outside)
+    pip_install = ["install", "--no-deps", "--no-index", str(wheel)]
+    install = _run([sys.executable, "-m", "pip", "--python", str(python), *pip_install], outside)
+    if install.returncode != 0 and "no such option" in install.stderr:  # pip < 22.3
+        assert _run([str(python), "-m", "ensurepip"], outside).returncode == 0
+        install = _run([str(python), "-m", "pip", *pip_install], outside)
     assert install.returncode == 0, install.stderr
+    _share_running_site_packages(python, outside)
 
     examples = base / "examples"
     examples.mkdir()
@@ -171,6 +206,25 @@ def test_installed_wheel_runs_outside_the_source_tree(installed: Installed) -> N
     table = installed.run("recommend", example.name, cwd=installed.examples)
     assert table.returncode == 0, table.stderr
     assert "chat-8b-single-node" in table.stdout and "Traceback" not in table.stderr
+
+
+def test_venv_sees_the_running_interpreters_packages(installed: Installed) -> None:
+    """The dependencies come from the interpreter running pytest, never from its base
+    interpreter (a venv made with ``--system-site-packages`` from a venv interpreter sees the
+    base's packages and, where the base has no typer, cannot run the CLI: issue #13)."""
+    probe = _run([str(installed.python), "-c",
+                  "import json, sys, typer, yaml; print(json.dumps([sys.path, typer.__file__]))"],
+                 installed.outside)
+    assert probe.returncode == 0, probe.stderr
+    inner_path, typer_file = json.loads(probe.stdout)
+    shared = running_site_packages()
+    assert any(Path(typer_file).resolve().is_relative_to(Path(d).resolve()) for d in shared)
+    env_dir = installed.env_dir.resolve()
+    outer_path = {str(Path(entry).resolve()) for entry in sys.path if entry}
+    foreign = [entry for entry in inner_path if entry
+               and str(Path(entry).resolve()) not in outer_path
+               and not Path(entry).resolve().is_relative_to(env_dir)]
+    assert foreign == [], f"the venv sees directories the running interpreter does not: {foreign}"
 
 
 def _same_as_source_tree(installed: Installed, run_cli: Callable[..., Any],

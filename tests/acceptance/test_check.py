@@ -117,7 +117,7 @@ def test_exit_code_matrix(run_cli: RunCli, disaggregated_files: dict[str, Path],
         run_cli("check", *files, "--format", fmt, "--exit-zero", exit_code=code_exit_zero)
 
 
-@pytest.mark.parametrize("case,finding", [
+@pytest.mark.parametrize(("case", "finding"), [
     ("contradicting-mode", "mode-contradicts-verdict"),
     ("misses-slo", "deployment-misses-slo"),
     ("no-plan-meets-slo", "slo-unmet"),

@@ -150,7 +150,8 @@ def test_alias_bombs_are_refused_in_time_and_memory(tmp_path: Path) -> None:
     assert sections[f"validate {merge}"][0].startswith(
         f"{merge}:8:33: error: e.<<.5: alias '*d' takes the document past 100,000 nodes")
     assert sections[f"recommend {merge} --format json"] == [
-        sections[f"validate {merge}"][0], f"pd-advisor: error: {merge}: 1 problem; nothing evaluated"]
+        sections[f"validate {merge}"][0],
+        f"pd-advisor: error: {merge}: 1 problem; nothing evaluated"]
     # the guard's own refusal at level 101, or (PyYAML ≥ 6.0.4 wheels: libyaml scans flow
     # collections ahead and stops at 1,000 levels first) the same refusal at libyaml's position
     assert sections[f"validate {deep}"][0] in (

@@ -138,7 +138,7 @@ def test_check_only_format_is_a_usage_error(run_cli: RunCli) -> None:
     run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", "-f", "sarif", exit_code=2)
 
 
-@pytest.mark.parametrize("env,tty,expected", [
+@pytest.mark.parametrize(("env", "tty", "expected"), [
     ({}, True, (132, True)),
     ({"NO_COLOR": "1"}, True, (132, False)),
     ({"TERM": "dumb"}, True, (132, False)),

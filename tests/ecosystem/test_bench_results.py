@@ -1,7 +1,12 @@
-"""Parsing vLLM and SGLang benchmark result files (issue #7, item 2; engines.md §0.2, §5).
+"""Parsing vLLM and SGLang benchmark result files (issue #7, item 2).
 
-Fixture A and B are the illustrative files of engines.md §5.5; the others are variants of
-them built from the version notes there (old vLLM format, --append-result, Infinity).
+The formats are those written by vLLM's ``vllm bench serve --save-result``
+(vllm-project/vllm @ 009e6d4a vllm/benchmarks/serve.py; older files: @ 0049e29c
+benchmarks/benchmark_serving.py) and SGLang's ``bench_serving`` (sgl-project/sglang @ 0033168f
+and 50a61368 python/sglang/bench_serving.py); docs/sources.md#benchmark-result-formats lists
+their traps. Fixture A and B are ILLUSTRATIVE files in those formats (made-up, internally
+consistent values); the others are variants of them (old vLLM format, --append-result,
+Infinity).
 """
 
 from __future__ import annotations

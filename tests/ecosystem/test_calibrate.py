@@ -34,7 +34,7 @@ from advisor.loading.resolve import load_scenario
 DATA = Path(__file__).resolve().parent.parent / "data" / "ecosystem"
 BENCH = DATA / "bench"
 WORKLOAD = DATA / "workloads" / "llama-8b-h100.yaml"
-BUDGET = 8192  # vLLM's default on an 80 GB H100 (engines.md trap 9); the workload pins none
+BUDGET = 8192  # vLLM's default on an 80 GB H100 (docs/sources.md#engines); the workload pins none
 
 TRUE = {"prefill_compute_efficiency_bf16": 0.42, "decode_bandwidth_efficiency": 0.71,
         "step_overhead_s": 0.0042}

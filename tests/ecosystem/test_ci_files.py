@@ -2,11 +2,12 @@
 issue #18, item 3: integrations that resolve without a release).
 
 The hook's ``files:`` pattern is checked against positive and negative example paths, as
-check-jsonschema does for its hooks (cli-conventions.md §7). The action's check step is run
-with bash against real workloads, with ``pd-advisor`` provided by this checkout; its install
-step is run as GitHub runs it, from a copy of this checkout standing in for
-``${{ github.action_path }}``, and the pd-advisor it installs then runs the check step. The
-README's snippets must name refs that exist (a branch, or a full commit SHA), not a tag.
+check-jsonschema does for its hooks (python-jsonschema/check-jsonschema @ e210bb2,
+tests/acceptance/test_hook_file_matches.py). The action's check step is run with bash against
+real workloads, with ``pd-advisor`` provided by this checkout; its install step is run as
+GitHub runs it, from a copy of this checkout standing in for ``${{ github.action_path }}``, and
+the pd-advisor it installs then runs the check step. The README's snippets must name refs that
+exist (a branch, or a full commit SHA), not a tag.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def hook() -> dict[str, Any]:
 
 
 def test_hook_fields(hook: dict[str, Any]) -> None:
-    """The fields pre-commit requires, with the values cli-conventions.md §7 suggests."""
+    """The fields pre-commit requires (pre-commit/pre-commit @ a9bba55a
+    pre_commit/clientlib.py), with the values of the Python hooks of pip-audit and sqlfluff
+    (docs/sources.md#ci-conventions)."""
     assert hook["id"] == "pd-advisor-check"
     assert hook["name"] == "pd-advisor check"
     assert hook["entry"] == "pd-advisor check"

@@ -1,8 +1,8 @@
 """Model profiles derived from a Hugging Face config.json (issue #7, item 1).
 
-The fixtures under tests/data/ecosystem/hf/<profile id>/config.json are written from the
-architecture tables of shared/reference/models.md in the shape of the official config files
-(nothing is downloaded). Each must derive exactly the built-in profile of the same model.
+The fixtures under tests/data/ecosystem/hf/<profile id>/config.json carry the architecture
+fields of the official config files (docs/sources.md#model-configs) in their shape (nothing
+is downloaded). Each must derive exactly the built-in profile of the same model.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def test_config_derives_the_builtin_profile(catalog: ProfileCatalog, name: str) 
     ("gpt-oss-120b", 73_728), ("opt-13b", 819_200)])
 def test_kv_bytes_per_token_match_models_md(catalog: ProfileCatalog, name: str,
                                             kv_bytes: int) -> None:
-    """models.md §4 (BF16 bytes per token)."""
+    """BF16 bytes per token: 2 · layers · kv_heads · head_dim · 2, or (kv_lora_rank +
+    qk_rope_head_dim) · layers · 2 for MLA (docs/sources.md#kv-bytes-per-token)."""
     assert catalog.model(str(HF_DIR / name)).kv_bytes_per_token("bf16") == kv_bytes
 
 
@@ -132,7 +133,7 @@ def test_unsupported_architecture_names_field_and_choices(tmp_path: Path) -> Non
 
 def test_missing_model_type_and_unknown_class(tmp_path: Path) -> None:
     path = _write(tmp_path, {"architectures": ["BertModel"]})
-    with pytest.raises(ProfileInvalidError, match="model_type: missing.*supported architectures"):
+    with pytest.raises(ProfileInvalidError, match=r"model_type: missing.*supported architectures"):
         hf_config.load_hf_profile(path)
 
 
@@ -191,7 +192,7 @@ def test_gpt_oss_without_mxfp4_keeps_16_bit_experts(tmp_path: Path) -> None:
 
 
 def test_config_ref_that_does_not_exist(catalog: ProfileCatalog) -> None:
-    with pytest.raises(ProfileNotFoundError, match="no model profile file at 'missing.json'"):
+    with pytest.raises(ProfileNotFoundError, match=r"no model profile file at 'missing\.json'"):
         catalog.model("missing.json")
 
 
@@ -231,7 +232,7 @@ def test_profiles_show_prints_the_derived_profile(run_cli: Callable[..., Any]) -
     assert "model profile 'deepseek-v3'" in out
     assert "model_type deepseek_v3" in out
     assert "mla.kv_lora_rank" in out
-    assert "70,272" in out  # KV bytes per token at BF16 (models.md §4)
+    assert "70,272" in out  # KV bytes per token at BF16: (512 + 64) · 61 · 2 (MLA)
     assert "671" in out
 
 

@@ -1,4 +1,9 @@
-"""Launch commands for the recommended plan (issue #7, item 3; engines.md §1.2, §2.5, §3).
+"""Launch commands for the recommended plan (issue #7, item 3).
+
+Flags as documented by vLLM (vllm-project/vllm @ 026c83f9 docs/features/nixl_connector_usage.md,
+@ 00620f91 docs/configuration/optimization.md) and SGLang (sgl-project/sglang @ 08edc506
+docs/advanced_features/pd_disaggregation.md, @ 004813e1 server_arguments.md, @ 046ed665
+router.md); docs/sources.md#engines.
 
 Two kinds of test: hand-made recommendation documents with known numbers (exact flags), and
 documents built from real workloads, where every number in the commands must be the plan's.
@@ -195,7 +200,7 @@ def test_sglang_disaggregated_bootstrap_ports_and_router() -> None:
     decode = [c for c in servers if _flag(c, "--disaggregation-mode") == "decode"]
     assert (len(prefill), len(decode)) == (3, 1)
     ports = [_flag(c, "--disaggregation-bootstrap-port") for c in prefill]
-    assert ports == ["8998", "8999", "9000"]  # distinct on one host (engines.md trap 11)
+    assert ports == ["8998", "8999", "9000"]  # distinct on one host (SGLang server_arguments.md)
     for c in servers:
         assert _flag(c, "--disaggregation-transfer-backend") == "mooncake"
     assert _flag(decode[0], "--max-running-requests") == "75"
@@ -242,7 +247,7 @@ def test_missing_plan_raises() -> None:
         launch_commands(_report(verdict="disaggregate", disaggregated=None), "vllm")
     with pytest.raises(LaunchError, match="no colocated plan"):
         launch_commands(_report(colocated=None), "sglang")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="'trtllm' is not a valid EmitEngine"):
         launch_commands(_report(), "trtllm")
 
 
@@ -324,7 +329,8 @@ def test_real_disaggregated_plan_numbers_come_from_the_report(engine: str) -> No
 
 
 def test_sglang_warns_when_prefill_and_decode_tp_differ() -> None:
-    """SGLang PD needs equal TP on both sides (performance-model.md §13): say so, loudly."""
+    """SGLang PD needs equal TP on both sides (NVIDIA aiconfigurator @ 095f58a51c4c
+    ``require_same_tp``, citing ai-dynamo/dynamo#5870): say so, loudly."""
     lines = launch_commands(_report(verdict="disaggregate"), "sglang")
     assert any("WARNING: SGLang disaggregation requires the same tensor parallelism" in line
                for line in lines)

@@ -129,7 +129,7 @@ def test_estimates_explain_themselves(catalog: ProfileCatalog) -> None:
                     assert len(number.source) >= 30, f"{profile_id}.{key}"
 
 
-# ---- the numbers are dense and per direction (hardware.md §1, §2.1) ---------------------
+# ---- dense peaks, per-direction links (docs/sources.md#dense-and-per-direction) -----------
 DENSE_PEAKS_TFLOPS = {
     # id: (BF16 dense, FP8 dense or None)
     "a100-40gb-sxm": (312, None), "a100-80gb-sxm": (312, None), "a100-80gb-pcie": (312, None),
@@ -208,7 +208,9 @@ def test_gpu_link_ids_resolve(catalog: ProfileCatalog) -> None:
 
 
 def test_efficiency_defaults(catalog: ProfileCatalog) -> None:
-    """performance-model.md §10.3 starting points, and sane ranges after calibration."""
+    """The published starting points (A100 BF16 prefill MFU 0.6 from TensorRT-LLM @ 138f96d4
+    performance.md S2/S3; Hopper FP8 0.45 from TensorRT-LLM @ 00f37686 perf-overview T1-T4;
+    docs/sources.md#efficiency-defaults), and sane ranges after calibration."""
     a100 = catalog.gpu("a100-80gb-sxm").efficiency
     assert a100.prefill_compute_efficiency_bf16 == 0.6
     assert catalog.gpu("h100-sxm").efficiency.prefill_compute_efficiency_fp8 == 0.45

@@ -220,7 +220,8 @@ def test_plain_data_tags_are_allowed(text: str, value: Any) -> None:
 
 @pytest.mark.parametrize(("tag", "shown"), [
     ("!foo", "!foo"), ("!!binary", "!!binary"), ("!!timestamp", "!!timestamp"),
-    ("!!set", "!!set"), ("!!omap", "!!omap"), ("!<tag:example.com,2024:x>", "tag:example.com,2024:x"),
+    ("!!set", "!!set"), ("!!omap", "!!omap"),
+    ("!<tag:example.com,2024:x>", "tag:example.com,2024:x"),
     ("!!python/object/apply:os.system", "!!python/object/apply:os.system"),
     ("!!python/name:os.system", "!!python/name:os.system"),
 ])
@@ -250,7 +251,7 @@ def test_python_payload_is_never_run(tmp_path: Path) -> None:
 def test_symlink_loop(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").symlink_to(tmp_path / "b.yaml")
     (tmp_path / "b.yaml").symlink_to(tmp_path / "a.yaml")
-    with pytest.raises(UnreadableFileError, match="^symbolic link loop: the path never reaches"):
+    with pytest.raises(UnreadableFileError, match=r"^symbolic link loop: the path never reaches"):
         read_yaml_text(tmp_path / "a.yaml")
 
 
@@ -262,7 +263,7 @@ def test_broken_symlink(tmp_path: Path) -> None:
 
 
 def test_directory(tmp_path: Path) -> None:
-    with pytest.raises(UnreadableFileError, match="^is a directory, not a file$"):
+    with pytest.raises(UnreadableFileError, match=r"^is a directory, not a file$"):
         read_yaml_text(tmp_path)
 
 

@@ -32,7 +32,7 @@ def _fixed(name: str, rate: float, burstiness: float, prompt: int = PROMPT,
     return dataclasses.replace(sc, phases=(ph,))
 
 
-@pytest.mark.parametrize("mode,plan", [
+@pytest.mark.parametrize(("mode", "plan"), [
     ("chunked", ColocatedSimPlan(1, 1, 1, 4096)),
     ("unchunked", ColocatedSimPlan(1, 1, 1, None)),
 ])
@@ -80,7 +80,8 @@ def test_prefill_queue_is_md1() -> None:
     sc = _fixed("s07-32b-short-light", rate=rho / service, burstiness=1.0, output=1)
     dep = build_deployment(sc, "disaggregated", plan)
     trace = draw_trace(sc.phases, 40_000, 11)
-    raw = run_disaggregated(trace, dep, StepTimes(pre.instance, 2000), StepTimes(dec.instance, 2000))
+    raw = run_disaggregated(trace, dep, StepTimes(pre.instance, 2000),
+                            StepTimes(dec.instance, 2000))
     assert dep.link is not None
     exposed, _ = transfer_seconds(PROMPT * pre.instance.kv_bytes_per_token_wire, dep.link,
                                   pre.instance.gpus, service, pre.instance.model.num_layers)
@@ -148,7 +149,7 @@ def test_every_request_has_a_sensible_timeline() -> None:
     assert np.all(raw.done_s >= raw.first_token_s)
     multi = trace.output_tokens > 1
     assert np.all(raw.done_s[multi] > raw.first_token_s[multi])
-    assert 0 < raw.busy_gpu_s and raw.link_busy_s > 0
+    assert raw.busy_gpu_s > 0 and raw.link_busy_s > 0
 
 
 def test_plan_and_argument_errors() -> None:
@@ -157,11 +158,11 @@ def test_plan_and_argument_errors() -> None:
         simulate(sc, "chunked", 100, 0, plan=DisaggregatedSimPlan(1, 1, 1, 1, 1, 1))
     with pytest.raises(PlanError):
         simulate(sc, "unchunked", 100, 0, plan=ColocatedSimPlan(1, 1, 1, 512))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown mode 'sideways'"):
         simulate(sc, "sideways", 100, 0, model=r)  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="simulate at least 10 requests"):
         simulate(sc, "chunked", 5, 0, model=r)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown routing 'magic'"):
         simulate(sc, "chunked", 100, 0, model=r, routing="magic")  # type: ignore[arg-type]
 
 

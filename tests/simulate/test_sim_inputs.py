@@ -70,8 +70,9 @@ def test_effective_context_matches_attention_flops() -> None:
     assert effective_context(500 * 500, 500, 1) == 0
 
 
-@pytest.mark.parametrize("name,tp", [("s01-8b-short-light", 1), ("s13-mixtral-short-medium", 4),
-                                     ("s12-70b-long-heavy", 4)])
+@pytest.mark.parametrize(("name", "tp"), [("s01-8b-short-light", 1),
+                                          ("s13-mixtral-short-medium", 4),
+                                          ("s12-70b-long-heavy", 4)])
 def test_cached_step_times_match_the_instance(name: str, tp: int) -> None:
     sc = scenario(name)
     inst = build_deployment(sc, "chunked", ColocatedSimPlan(tp, 1, 1, 2048)).pools[0].instance
