@@ -13,6 +13,7 @@ MODULES = {
     "recommend": "advisor.cli.recommend_cmd",
     "check": "advisor.cli.check_cmd",
     "simulate": "advisor.cli.simulate_cmd",
+    "fit": "advisor.cli.fit_cmd",
     "calibrate": "advisor.cli.calibrate_cmd",
     "init": "advisor.cli.init_cmd",
     "sweep": "advisor.cli.sweep_cmd",
