@@ -234,15 +234,30 @@ def _mooncake(handle: Any, rows: _Rows, hashes: _PrefixHits) -> None:
         t = _number(rows, number, "timestamp", obj["timestamp"])
         p = _tokens(rows, number, "input_length", obj["input_length"], "prompt")
         o = _tokens(rows, number, "output_length", obj["output_length"], "output")
-        ids = obj.get("hash_ids", [])
-        ok_ids = isinstance(ids, list) and all(
-            isinstance(h, int) and not isinstance(h, bool) and -2**63 <= h < 2**63 for h in ids)
+        ids = _hash_ids(obj.get("hash_ids", []))
+        ok_ids = ids is not None
         if not ok_ids:
             rows.problem(number, "hash_ids", "expected a list of integers")
         if t is None or p is None or o is None or not ok_ids:
             continue
         if rows.add(number, t / 1000.0, p, o, "timestamp"):
             hashes.add(ids)
+
+
+def _hash_ids(value: Any) -> np.ndarray | None:
+    """The ids as int64 (None unless a flat list of integers within int64)."""
+    if not isinstance(value, list):
+        return None
+    if not value:
+        return np.zeros(0, dtype=np.int64)
+    try:
+        arr = np.asarray(value)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    if arr.ndim != 1 or arr.dtype.kind not in "iu" or (
+            arr.dtype.kind == "u" and int(arr.max()) >= 2**63):
+        return None
+    return arr.astype(np.int64, copy=False)
 
 
 def _csv_rows(handle: Any, rows: _Rows) -> Iterator[tuple[int, list[str]]]:
@@ -459,51 +474,60 @@ def _vllm(handle: Any, rows: _Rows) -> None:
 class _PrefixHits:
     """Leading ``hash_ids`` blocks of each request already seen in an earlier request,
     computed in batches against a sorted array of the ids seen so far (memory: the distinct
-    ids, 8 bytes each)."""
+    ids, 8 bytes each; time: sorting)."""
 
     def __init__(self) -> None:
         self.seen = np.zeros(0, dtype=np.int64)
-        self.pending = array("q")
+        self.pending: list[np.ndarray] = []
+        self.pending_ids = 0
         self.lengths: list[int] = []
         self.hits = array("q")
         self.blocks = array("q")
         self.any = False
 
-    def add(self, ids: list[int]) -> None:
-        if ids:
+    def add(self, ids: np.ndarray) -> None:
+        if ids.size:
             self.any = True
-        self.pending.extend(ids)
-        self.lengths.append(len(ids))
-        if len(self.pending) >= _HASH_FLUSH:
+            self.pending.append(ids)
+            self.pending_ids += int(ids.size)
+        self.lengths.append(int(ids.size))
+        if self.pending_ids >= _HASH_FLUSH:
             self.flush()
 
     def flush(self) -> None:
         if not self.lengths:
             return
-        ids = np.frombuffer(self.pending, dtype=np.int64).copy() if self.pending else np.zeros(
-            0, dtype=np.int64)
+        ids = np.concatenate(self.pending) if self.pending else np.zeros(0, dtype=np.int64)
         lengths = np.asarray(self.lengths, dtype=np.int64)
-        self.pending = array("q")
-        self.lengths = []
+        self.pending, self.pending_ids, self.lengths = [], 0, []
         hits = np.zeros(lengths.size, dtype=np.int64)
         if ids.size:
-            before = np.isin(ids, self.seen, assume_unique=False)
-            _, first = np.unique(ids, return_index=True)
-            firsts = np.zeros(ids.size, dtype=bool)
-            firsts[first] = True
-            owner = np.repeat(np.arange(lengths.size), lengths)
-            # an id repeated later in this batch was seen by then (earlier request)
-            seen_flag = before | ~firsts
+            order = np.argsort(ids, kind="stable")
+            ordered = ids[order]
+            first_sorted = np.empty(ids.size, dtype=bool)
+            first_sorted[0] = True
+            np.not_equal(ordered[1:], ordered[:-1], out=first_sorted[1:])
+            first = np.empty(ids.size, dtype=bool)
+            first[order] = first_sorted
+            if self.seen.size:
+                at = np.minimum(np.searchsorted(self.seen, ids), self.seen.size - 1)
+                before = self.seen[at] == ids
+            else:
+                before = np.zeros(ids.size, dtype=bool)
+            # seen in an earlier batch, or earlier in this one
+            seen_flag = before | ~first
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+            nonempty = lengths > 0
             pos = np.arange(ids.size)
             miss_pos = np.where(seen_flag, ids.size + 1, pos)
-            nonempty = lengths > 0
-            first_miss = np.minimum.reduceat(miss_pos, starts[nonempty]) if nonempty.any() \
-                else np.zeros(0, dtype=np.int64)
-            lead = np.minimum(first_miss - starts[nonempty], lengths[nonempty])
-            hits[nonempty] = lead
-            del owner
-            self.seen = np.union1d(self.seen, ids)
+            first_miss = np.minimum.reduceat(miss_pos, starts[nonempty])
+            hits[nonempty] = np.minimum(first_miss - starts[nonempty], lengths[nonempty])
+            merged = np.concatenate((self.seen, ordered[first_sorted]))
+            merged.sort(kind="stable")
+            keep = np.empty(merged.size, dtype=bool)
+            keep[0] = True
+            np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+            self.seen = merged[keep]
         self.hits.extend(hits.tolist())
         self.blocks.extend(lengths.tolist())
 
