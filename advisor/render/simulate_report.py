@@ -229,7 +229,7 @@ def _phase_table(res: SimulationResult, ph: PhaseStats, title: str) -> Table:
     return table
 
 
-def steady_lines(ph: PhaseStats, label: str) -> list[str]:
+def steady_lines(ph: PhaseStats, label: str, replay: bool = False) -> list[str]:
     """Warning lines for a phase that did not reach steady state (empty when it did)."""
     st = ph.steady_state
     if st is None or st.reached:
@@ -239,6 +239,9 @@ def steady_lines(ph: PhaseStats, label: str) -> list[str]:
     if st.overloaded:
         lines.append("  The simulated pool cannot keep up: no percentile or goodput from this "
                      "run describes it.")
+    elif replay:
+        lines.append(f"  No goodput or SLO verdict from this replay; a steady one needs a log "
+                     f"of about {st.requests_needed:,} requests in this phase.")
     else:
         lines.append(f"  No goodput or SLO verdict from this run; a steady run needs about "
                      f"{st.requests_needed:,} requests (omit --requests to size it).")
@@ -287,7 +290,8 @@ def result_renderables(res: SimulationResult) -> list[Any]:
         title = None if len(res.phases) == 1 else f"phase {ph.name} ({ph.rate_rps:g} req/s)"
         parts.append(_phase_table(res, ph, title or ""))
         label = "" if len(res.phases) == 1 else f"phase {ph.name}: "
-        parts.extend(Text(line, style="bold") for line in steady_lines(ph, label))
+        parts.extend(Text(line, style="bold")
+                     for line in steady_lines(ph, label, res.source == "trace"))
     if len(res.phases) > 1:
         parts.append(_phase_table(res, res.overall, "whole run (no single analytic figure)"))
     parts.append(_summary_table(res))
@@ -313,9 +317,14 @@ def render_table(workload: str, requests: int | None, seed: int,
             targets.append(f"TPOT ≤ {first.tpot_slo_ms:g} ms")
         if targets:
             slo = f"; SLO {' and '.join(targets)} at p{first.slo_percentile:g}"
-    size = ("requests sized from the workload" if requests is None
-            else f"{requests:,} requests")
-    console.print(Text(f"Simulation of {workload}: {size}, seed {seed}{slo}. "
+    if first is not None and first.source == "trace":
+        size = "a replayed request log"
+    elif requests is None:
+        size = "requests sized from the workload"
+    else:
+        size = f"{requests:,} requests"
+    seeded = "" if first is not None and first.source == "trace" else f", seed {seed}"
+    console.print(Text(f"Simulation of {workload}: {size}{seeded}{slo}. "
                        "diff = (analytic − simulated) / simulated.", style="bold"))
     if trace_note:
         console.print(Text(trace_note))
