@@ -16,8 +16,8 @@ binary segmentation (Scott & Knott 1974; Killick & Eckley, "changepoint", J. Sta
 * the mix: Gaussian log-likelihoods of ln(prompt) and ln(output) around each stretch's mean,
   with the median within-bin variance.
 
-A split is kept when it raises the log-likelihood by more than ``PENALTY`` · ln(n) (a
-Bayesian-information penalty made ``PENALTY``/2 times stiffer, since real logs drift) *and*
+A split is kept when it raises the log-likelihood by more than ``PENALTY`` · ln(n) (several
+times the Bayesian information criterion's penalty, since real logs drift) *and*
 it changes something by a margin worth a phase: the rate by ``MIN_RATE_STEP`` or a mean
 log-length by ``MIN_MIX_STEP``; stretches hold at least ``MIN_SEGMENT_REQUESTS`` requests.
 Stretches are then grouped into phases — a stretch joins the first phase whose rate and

@@ -268,10 +268,14 @@ def _result(scenario: Scenario, sc: Scenario, mode: Mode, plan: Plan, dep: Deplo
     weights: list[tuple[float, float, float]] = []
     for idx, ph in enumerate(sc.phases):
         segs = [s for s, p in enumerate(rec.seg_phase.tolist()) if p == idx]
-        if not any(not math.isnan(rec.start[s]) for s in segs):
-            continue
+        started = any(not math.isnan(rec.start[s]) for s in segs)
+        if not started and not counters.stopped:
+            continue  # a phase with no requests (a replayed log that never enters it)
         fig = rec.figures(idx)
         steady = assess(sizings[idx], fig, counters.stopped, feed.stop_segment in segs)
+        if not started:
+            steady = dataclasses.replace(steady, reasons=(
+                f"not simulated: the run stopped before this phase ({counters.stopped})",))
         reached_all = reached_all and steady.reached
         phases.append(_stats(ph.name, ph.rate_rps, fig, sc, preds[idx], decode_instances,
                              steady, steady.reached))

@@ -108,12 +108,13 @@ def size_phase(rate_rps: float, burstiness: float, residence_s: float, basis: st
                top_quantile: float) -> PhaseSizing:
     """The warm-up, window and requests of a phase at ``rate_rps`` (arrival CV
     ``burstiness``) with mean residence ``residence_s``."""
-    w = max(float(residence_s), 1e-6)
+    w = float(residence_s)
+    w = min(max(w, 1e-6), 1e7) if math.isfinite(w) else 1e7
     need = completions_needed(top_quantile)
     warm = WARMUP_RESIDENCES * w
     spread = max(1.0, (1.0 + burstiness * burstiness) / 2.0)
     window = max(MEASURE_RESIDENCES * w * spread, COUNT_MARGIN * need / rate_rps)
-    requests = int(math.ceil(rate_rps * (warm + window)))
+    requests = int(min(math.ceil(rate_rps * (warm + window)), 10**15))
     return PhaseSizing(w, basis, warm, window, need, max(requests, need))
 
 
