@@ -54,7 +54,7 @@ TIME_SCALE_HELP = ("Multiply the log's clock by X (0.5 replays it twice as fast:
                    f"rate); {MIN_TIME_SCALE:g} to {MAX_TIME_SCALE:g}.")
 
 
-def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str):  # noqa: ANN201
+def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str):
     """Read the logs or exit 2 with every problem."""
     from advisor.loading.errors import InputError
     from advisor.loading.traces import load_traces

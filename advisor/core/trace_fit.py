@@ -31,6 +31,7 @@ percentile and maximum; prefix reuse = Σ min(hits × block, prompt) / Σ prompt
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -211,7 +212,7 @@ def change_points(t: np.ndarray, prompt: np.ndarray, output: np.ndarray) -> list
     candidates: dict[tuple[int, int], tuple[float, int] | None] = {}
     while len(bounds) - 1 < MAX_SEGMENTS:
         best: tuple[float, int, int] | None = None
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        for a, b in itertools.pairwise(bounds):
             if (a, b) not in candidates:
                 candidates[(a, b)] = _best_split(cost, a, b)
             found = candidates[(a, b)]

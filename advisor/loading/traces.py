@@ -40,7 +40,7 @@ import re
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,7 +58,7 @@ MOONCAKE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (Mooncake FAST '25 trace release)."""
 MIN_REQUESTS = 2
 _HASH_FLUSH = 1 << 20
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -235,10 +235,9 @@ def _mooncake(handle: Any, rows: _Rows, hashes: _PrefixHits) -> None:
         p = _tokens(rows, number, "input_length", obj["input_length"], "prompt")
         o = _tokens(rows, number, "output_length", obj["output_length"], "output")
         ids = _hash_ids(obj.get("hash_ids", []))
-        ok_ids = ids is not None
-        if not ok_ids:
+        if ids is None:
             rows.problem(number, "hash_ids", "expected a list of integers")
-        if t is None or p is None or o is None or not ok_ids:
+        if t is None or p is None or o is None or ids is None:
             continue
         if rows.add(number, t / 1000.0, p, o, "timestamp"):
             hashes.add(ids)
@@ -302,7 +301,7 @@ def _azure_time(text: str) -> float | None:
     if m is None:
         return None
     try:
-        dt = datetime.fromisoformat(f"{m.group(1)} {m.group(2)}").replace(tzinfo=timezone.utc)
+        dt = datetime.fromisoformat(f"{m.group(1)} {m.group(2)}").replace(tzinfo=UTC)
     except ValueError:
         return None
     frac = m.group(3) or "0"
@@ -360,8 +359,8 @@ def _parse_number(text: str) -> Any:
         return text
 
 
-_SKIP = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_SKIP = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SCALAR = re.compile(rb'[^,}\]\s]*')
 _WS = re.compile(rb'\s*')
 _VLLM_KEYS = ("start_times", "input_lens", "output_lens", "errors")

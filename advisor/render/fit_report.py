@@ -106,13 +106,13 @@ def _stretches(ph: FittedPhase, log: LogInfo) -> str:
 
 def render_fit_table(fit: FittedTraffic, log: LogInfo, written: str | None) -> str:
     """A plain-text summary."""
-    lines = [f"Fitted {fit.requests:,} requests over {fit.duration_s:,.0f} s from "
-             f"{', '.join(log.paths)} ({log.format}"
-             + (f", time scale {log.time_scale:g}" if log.time_scale != 1.0 else "") + ")",
-             f"overall: {fit.rate_rps:,.4g} req/s, burstiness (CV of gaps) "
-             f"{fit.burstiness:.3g}, prompt mean {fit.prompt.mean:,.0f} / p95 "
-             f"{fit.prompt.p95:,.0f}, output mean {fit.output.mean:,.0f} / p95 "
-             f"{fit.output.p95:,.0f} tokens"]
+    scale = f", time scale {log.time_scale:g}" if log.time_scale != 1.0 else ""
+    lines = [(f"Fitted {fit.requests:,} requests over {fit.duration_s:,.0f} s from "
+              f"{', '.join(log.paths)} ({log.format}{scale})"),
+             (f"overall: {fit.rate_rps:,.4g} req/s, burstiness (CV of gaps) "
+              f"{fit.burstiness:.3g}, prompt mean {fit.prompt.mean:,.0f} / p95 "
+              f"{fit.prompt.p95:,.0f}, output mean {fit.output.mean:,.0f} / p95 "
+              f"{fit.output.p95:,.0f} tokens")]
     if fit.prefix_reuse is not None:
         lines.append(f"prefix reuse: {fit.prefix_reuse * 100:.1f} % of prompt tokens "
                      f"({(fit.prefix_block_reuse or 0) * 100:.1f} % of {fit.block_tokens}-token "
@@ -142,8 +142,8 @@ def _stat_lines(indent: str, key: str, s: LengthSummary, limit: int) -> list[str
     cap = float(limit)
     mean, p50, p95, top = (min(v, cap) for v in (s.mean, s.p50, s.p95, s.max))
     if top <= mean + 1e-9 and p50 >= mean - 1e-9:  # every request the same length
-        return [f"{indent}{key}: {max(1, int(round(mean)))}"
-                f"{'':<4}# every one of the {s.count:,} requests"]
+        return [(f"{indent}{key}: {max(1, round(mean))}"
+                 f"{'':<4}# every one of the {s.count:,} requests")]
     lines = [f"{indent}{key}:{'':<20}# {s.count:,} requests"]
     pad = indent + "  "
     lines.append(f"{pad}{'mean: ' + _tok(mean):<26}# arithmetic mean")
@@ -189,21 +189,19 @@ def _phase_lines(ph: FittedPhase, log: LogInfo, indent: str, limit: int,
 
 def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target, schema_url: str) -> str:
     """The workload file text (valid under the workload schema)."""
+    scale = f", time scale {log.time_scale:g}" if log.time_scale != 1.0 else ""
     head = [f"# yaml-language-server: $schema={schema_url}", "#",
-            "# Traffic fitted by `pd-advisor fit` from "
-            f"{', '.join(log.paths)} ({log.format}, {fit.requests:,} requests over "
-            f"{fit.duration_s:,.0f} s" + (f", time scale {log.time_scale:g}"
-                                           if log.time_scale != 1.0 else "") + ").",
+            (f"# Traffic fitted by `pd-advisor fit` from {', '.join(log.paths)} "
+             f"({log.format}, {fit.requests:,} requests over {fit.duration_s:,.0f} s{scale})."),
             "# Every traffic number says how it was measured. Model, cluster and SLO are",
             "# starting values (--model, --gpu, --gpus): set them to your deployment."]
     if fit.prefix_reuse is not None:
-        head += [f"# Prefix reuse: {fit.prefix_reuse * 100:.1f} % of prompt tokens "
-                 f"({(fit.prefix_block_reuse or 0) * 100:.1f} % of the "
-                 f"{fit.block_tokens}-token hash_ids blocks) repeat a prefix seen in an",
-                 "# earlier request (an upper bound: an unbounded prefix cache). The workload "
-                 "format has",
-                 "# no prefix-cache field yet (issue #16 adds traffic.prefix_cache_hit_rate); "
-                 "recorded here only."]
+        head += [(f"# Prefix reuse: {fit.prefix_reuse * 100:.1f} % of prompt tokens "
+                  f"({(fit.prefix_block_reuse or 0) * 100:.1f} % of the "
+                  f"{fit.block_tokens}-token hash_ids blocks) repeat a prefix seen in an"),
+                 "# earlier request (an upper bound: an unbounded prefix cache). The workload",
+                 "# format has no prefix-cache field yet (issue #16 adds",
+                 "# traffic.prefix_cache_hit_rate); recorded here only."]
     for note in fit.notes:
         head.append(f"# Note: {note}.")
     body = [

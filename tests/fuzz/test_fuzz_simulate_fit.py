@@ -33,8 +33,14 @@ from hypothesis import strategies as st
 from advisor.core.simulate.steady import MAX_REQUESTS
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
-from tests.fuzz.contract import PROBLEM_RE, CliRun, assert_no_crash, invoke, non_finite_word, \
-    parse_json
+from tests.fuzz.contract import (
+    PROBLEM_RE,
+    CliRun,
+    assert_no_crash,
+    invoke,
+    non_finite_word,
+    parse_json,
+)
 from tests.traces.planted import PlantedPhase, make, write
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -78,7 +78,7 @@ def test_prefill_queue_is_md1() -> None:
     sc = _fixed("s07-32b-short-light", rate=1.0, burstiness=1.0, output=1)
     plan = DisaggregatedSimPlan(2, 1, 1, 2, 1, 1, prefill_batch_tokens=PROMPT)
     dep = build_deployment(sc, "disaggregated", plan)
-    pre, dec = dep.pools
+    pre, _dec = dep.pools
     service = float(pre.instance.prefill_time_s(PROMPT))
     rho = 0.7
     sc = _fixed("s07-32b-short-light", rate=rho / service, burstiness=1.0, output=1)

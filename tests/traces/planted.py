@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +68,7 @@ def make(cv: float = 1.5, seed: int = 7, prefix_share: float = 0.6,
     times, prompts, outputs, tags = [], [], [], []
     start = 0.0
     for idx, ph in enumerate(phases):
-        n = int(round(ph.rate_rps * ph.duration_s))
+        n = round(ph.rate_rps * ph.duration_s)
         shape = 1.0 / (cv * cv)
         gaps = rng.gamma(shape, 1.0, size=n)
         gaps *= ph.duration_s / gaps.sum()
@@ -104,10 +104,10 @@ def write(planted: Planted, fmt: str, path: Path) -> Path:
     if fmt == "mooncake":
         with path.open("w", encoding="utf-8") as fh:
             for ts, pi, oi, ids in zip(t.tolist(), p, o, planted.hash_ids, strict=True):
-                fh.write(json.dumps({"timestamp": int(round(ts * 1000)), "input_length": pi,
+                fh.write(json.dumps({"timestamp": round(ts * 1000), "input_length": pi,
                                      "output_length": oi, "hash_ids": ids}) + "\n")
     elif fmt == "azure":
-        base = datetime(2023, 11, 16, 18, 0, 0, tzinfo=timezone.utc)
+        base = datetime(2023, 11, 16, 18, 0, 0, tzinfo=UTC)
         with path.open("w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["TIMESTAMP", "ContextTokens", "GeneratedTokens"])

@@ -24,19 +24,19 @@ FORMATS = {"mooncake": "jsonl", "azure": "csv", "burstgpt": "csv", "vllm-bench":
 
 
 @pytest.fixture(scope="module")
-def planted():  # noqa: ANN201
+def planted():
     return make()
 
 
 @pytest.fixture(scope="module")
-def files(planted, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:  # noqa: ANN001
+def files(planted, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("logs")
     return {fmt: write(planted, fmt, root / f"log-{fmt}.{ext}") for fmt, ext in FORMATS.items()}
 
 
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_every_format_reads_back_the_requests(fmt: str, files: dict[str, Path],
-                                              planted) -> None:  # noqa: ANN001
+                                              planted) -> None:
     assert sniff_format(files[fmt]) == fmt
     log = load_trace(files[fmt])
     assert log.format == fmt and log.requests == planted.prompt.size

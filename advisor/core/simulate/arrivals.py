@@ -26,7 +26,7 @@ segment per stretch between the phase changes found in it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,7 +89,7 @@ class Source:
         raise NotImplementedError
 
 
-def phase_counts(weights: list[float] | np.ndarray, requests: int) -> list[int]:
+def phase_counts(weights: Sequence[float] | np.ndarray, requests: int) -> list[int]:
     """``requests`` split in proportion to ``weights`` (largest remainder; adds up exactly)."""
     w = np.maximum(np.asarray(weights, dtype=float), 0.0)
     if not np.isfinite(w).all() or w.sum() <= 0:

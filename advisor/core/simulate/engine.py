@@ -235,7 +235,7 @@ class EnginePool:
     # ------------------------------------------------------------------ gaps
     def _gap(self, gap: float, weight: float) -> None:
         g = self.gaps
-        if gap > g.max_s:
+        if gap > g.max_s:  # noqa: PLR1730 - a hot path: cheaper than max()
             g.max_s = gap
         if gap <= GAP_MIN_S:
             b = 0
@@ -354,21 +354,17 @@ class EnginePool:
         q = st.queue
         mode = self.mode
         k = st.k
-        if mode == "unchunked" and q:
-            if self._unchunked_pass(st, i, t):
-                return
+        if mode == "unchunked" and q and self._unchunked_pass(st, i, t):
+            return
         preempted = False
         d = st.D
         if d and (st.base + d * (k + 1) + d * (self.B - 1)) // self.B > self.cap - st.pblocks \
                 and not self._fits(st, k + 1):
             preempted = self._preempt(st, k + 1) and st.D > 0
-        if q and not preempted:
-            if mode == "chunked":
-                if self._chunked_step(st, i, t):
-                    return
-            elif mode == "decode":
-                if self._decode_admit(st, i, t):
-                    return
+        if q and not preempted and (
+                (mode == "chunked" and self._chunked_step(st, i, t))
+                or (mode == "decode" and self._decode_admit(st, i, t))):
+            return
         if st.D:
             self._clean_top(st)
             h = st.dheap
@@ -430,7 +426,7 @@ class EnginePool:
             rid = q[0]
             plen = S[rid] + redo[rid] if redo and rid in redo else S[rid]
             rem = plen - hd
-            piece = rem if rem < room else room
+            piece = rem if rem < room else room  # noqa: FURB136 - hot path
             had = -(-hd // B)
             need = -(-(hd + piece) // B) - had
             if need > free and not exact:

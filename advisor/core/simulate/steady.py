@@ -101,7 +101,7 @@ class SteadyState:
 def completions_needed(top_quantile: float) -> int:
     """Completions for ``TAIL_SAMPLES`` beyond the ``top_quantile`` (0 < q < 1)."""
     q = min(max(top_quantile, 0.5), 0.9999)
-    return int(math.ceil(TAIL_SAMPLES / (1.0 - q) - 1e-9))
+    return math.ceil(TAIL_SAMPLES / (1.0 - q) - 1e-9)
 
 
 def size_phase(rate_rps: float, burstiness: float, residence_s: float, basis: str,
@@ -166,7 +166,7 @@ def assess(sizing: PhaseSizing, fig: WindowFigures, stop_reason: str,
         reasons.append(f"{fig.arrivals - fig.completed:,} measured requests had not "
                        "completed when the run stopped" + (f" ({stop_reason})" if stop_reason
                                                            else ""))
-    if growing(growth, late, OVERLOAD_GROWTH):
+    if growth is not None and growing(growth, late, OVERLOAD_GROWTH):
         reasons.append(f"the requests in the system were still growing ({growth * 100:.0f} % "
                        "of the arrivals over the window): too short a run to tell a filling "
                        "system from an overloaded one")
