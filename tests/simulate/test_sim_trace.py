@@ -11,16 +11,18 @@ from typing import Any
 import pytest
 
 from tests.simulate.helpers import DATA
-from tests.traces.planted import make, write
+from tests.traces.planted import PlantedPhase, make, write
 
 WORKLOAD = DATA / "s01-8b-short-light.yaml"
 FORMATS = {"mooncake": "jsonl", "azure": "csv", "burstgpt": "csv", "vllm-bench": "json"}
+PHASES = (PlantedPhase(8.0, 100.0, 1500.0, 200.0), PlantedPhase(16.0, 50.0, 4000.0, 400.0))
+REQUESTS = 1600
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("replay")
-    planted = make()
+    planted = make(phases=PHASES)
     return {fmt: write(planted, fmt, root / f"log-{fmt}.{ext}") for fmt, ext in FORMATS.items()}
 
 
@@ -29,11 +31,11 @@ def test_every_format_replays(fmt: str, files: dict[str, Path],
                               run_cli: Callable[..., Any]) -> None:
     doc = json.loads(run_cli("simulate", WORKLOAD, "--trace", files[fmt], "-m", "disaggregated",
                              "-f", "json", exit_code=0).stdout)
-    assert doc["trace"]["requests"] == 4400 and doc["trace"]["format"] == fmt
+    assert doc["trace"]["requests"] == REQUESTS and doc["trace"]["format"] == fmt
     assert [p["name"] for p in doc["trace"]["phases"]] == ["phase-1", "phase-2"]
     (mode,) = doc["modes"]
-    assert mode["source"] == "trace" and mode["requests"] == 4400
-    assert mode["requests_planned"] == 4400 and mode["sized"] is False
+    assert mode["source"] == "trace" and mode["requests"] == REQUESTS
+    assert mode["requests_planned"] == REQUESTS and mode["sized"] is False
     for ph, rate in zip(mode["phases"], (8.0, 16.0), strict=True):
         assert ph["rate_rps"] == pytest.approx(rate, rel=0.05)
         assert ph["throughput_rps"]["simulated"] == pytest.approx(rate, rel=0.1)
@@ -48,7 +50,7 @@ def test_replay_table_names_the_log(files: dict[str, Path],
                                     run_cli: Callable[..., Any]) -> None:
     out = run_cli("simulate", WORKLOAD, "--trace", files["mooncake"], "-m", "chunked",
                   "--time-scale", "2", exit_code=0).stdout
-    assert f"Replaying {files['mooncake']} (mooncake): 4,400 requests over 800 s" in out
+    assert f"Replaying {files['mooncake']} (mooncake): 1,600 requests over 300 s" in out
     assert "phase phase-1 (4" in out  # twice as slow: 4 req/s
     assert "replayed log" in out
 
