@@ -261,9 +261,13 @@ def _summary_table(res: SimulationResult) -> Table:
     table.add_row("token gaps (ms)", f"p50 {_fmt(g.p50_ms)}, p99 {_fmt(g.p99_ms)}, "
                   f"max {_fmt(g.max_ms)} (decode step {_fmt(g.decode_step_ms)})")
     lt = res.little
-    table.add_row("Little's law", f"L {lt.mean_in_system:,.2f} vs λ·W "
-                  f"{lt.arrival_rate_rps * lt.mean_time_in_system_s:,.2f} "
-                  f"({lt.relative_error * 100:.2f} % apart, measurement windows)")
+    if lt.mean_time_in_system_s > 0:
+        table.add_row("Little's law", f"L {lt.mean_in_system:,.2f} vs λ·W "
+                      f"{lt.arrival_rate_rps * lt.mean_time_in_system_s:,.2f} "
+                      f"({lt.relative_error * 100:.2f} % apart, measurement windows)")
+    else:
+        table.add_row("Little's law", f"L {lt.mean_in_system:,.2f}; W unknown: no request of "
+                      "the measurement windows finished")
     kv = res.kv_cache
     table.add_row("KV cache", f"{kv.capacity_tokens:,} tokens per instance in "
                   f"{kv.block_tokens}-token blocks, at most {kv.max_num_seqs:,} sequences; "

@@ -141,13 +141,12 @@ def assess(sizing: PhaseSizing, fig: WindowFigures, stop_reason: str,
     overloaded = stopped_for_growth or (
         conclusive(fig.warmup_s, fig.measured_s, sizing.residence_s)
         and growing(growth, late, OVERLOAD_GROWTH))
-    gap = fig.little.relative_error if fig.arrivals else None
+    gap = fig.little.relative_error if fig.arrivals and fig.completed else None
     if overloaded:
         shown = (f"by {growth * 100:.0f} % of the arrivals" if growth is not None
                  else "without bound")
-        reasons.append(f"overloaded: the requests in the system grew {shown} over the "
-                       "measurement window" + (f" (run stopped: {stop_reason})"
-                                               if stop_reason else ""))
+        reasons.append(f"the requests in the system grew {shown} over the measurement window"
+                       + (f" (run stopped: {stop_reason})" if stop_reason else ""))
         return SteadyState(reached=False, overloaded=True, warmup_s=fig.warmup_s,
                            measured_s=fig.measured_s, littles_law_gap=gap,
                            requests_needed=sizing.requests_needed, completions=fig.completed,
