@@ -132,10 +132,13 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-_INTS = st.one_of(st.integers(100, 1500).map(str), st.integers(-10**25, 99).map(str),
+_VALID_INTS = st.integers(100, 1500).map(str)
+_INTS = st.one_of(_VALID_INTS, _VALID_INTS, _VALID_INTS, st.integers(-10**25, 99).map(str),
                   st.integers(MAX_REQUESTS + 1, 10**25).map(str),
                   st.sampled_from(["1e3", "0x10", "", "NaN", "١٠٠٠"]))
-_FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr),
+_VALID_FLOATS = st.floats(1e-3, 1e3).map(repr)
+_FLOATS = st.one_of(_VALID_FLOATS, _VALID_FLOATS,
+                    st.floats(allow_nan=True, allow_infinity=True).map(repr),
                     st.sampled_from(["nan", "inf", "-inf", "0", "1e-300", "1e300", "0.5", "2",
                                      "x"]))
 
@@ -143,25 +146,26 @@ _FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr),
 @st.composite
 def simulate_args(draw: st.DrawFn, logs: dict[str, Path]) -> tuple[list[str], bool]:
     args = ["simulate", str(WORKLOAD)]
-    trace = draw(st.sampled_from([None, None, None, "good", "good", "bad", "missing",
-                                  "directory"]))
+    trace = draw(st.sampled_from([None, None, None, None, "good", "good", "good", "bad",
+                                  "missing", "directory"]))
     if trace is not None:
         args += ["--trace", str(logs[trace])]
-        if draw(st.booleans()):
+        if draw(st.integers(0, 3)) == 0:
             args += ["--format-trace", draw(st.sampled_from(
-                ["auto", "mooncake", "azure", "burstgpt", "vllm-bench", "csv"]))]
+                ["auto", "burstgpt", "burstgpt", "mooncake", "azure", "vllm-bench", "csv"]))]
         if draw(st.booleans()):
             args += ["--time-scale", draw(_FLOATS)]
-    if draw(st.booleans()) and (trace is None or draw(st.booleans())):
+    if draw(st.booleans()) and (trace is None or draw(st.integers(0, 3)) == 0):
         args += ["--requests", draw(_INTS)]
     if draw(st.booleans()):
-        args += ["--seed", draw(st.one_of(st.integers(0, 10**25).map(str),
+        valid_seed = st.integers(0, 10**25).map(str)
+        args += ["--seed", draw(st.one_of(valid_seed, valid_seed,
                                           st.integers(-10**25, 10**25).map(str),
                                           st.sampled_from(["", "seed", "1.5"])))]
     if draw(st.booleans()):
         args += ["--mode", draw(st.sampled_from(["chunked", "unchunked", "disaggregated", "all",
-                                                 "sideways", ""]))]
-    fmt = draw(st.sampled_from([None, "table", "json", "xml"]))
+                                                 "chunked", "disaggregated", "sideways", ""]))]
+    fmt = draw(st.sampled_from([None, "table", "json", "json", "xml"]))
     if fmt is not None:
         args += ["--format", fmt]
     if draw(st.booleans()):
