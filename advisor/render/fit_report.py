@@ -8,7 +8,9 @@ reuse, which the workload format cannot hold yet (issue #16 adds
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -235,9 +237,6 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target, schema_url: 
 
 def _quote(text: str) -> str:
     """A YAML scalar: plain when safe, else double-quoted JSON-style."""
-    import json
-    import re
-
     if re.fullmatch(r"[A-Za-z0-9_./][A-Za-z0-9_.\-/]*", text) and text.lower() not in (
             "true", "false", "null", "yes", "no", "on", "off", "~"):
         return text
