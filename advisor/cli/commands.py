@@ -11,6 +11,7 @@ MODULES = {
     "check": "advisor.cli.check_cmd",
     "sweep": "advisor.cli.sweep_cmd",
     "simulate": "advisor.cli.simulate_cmd",
+    "fit": "advisor.cli.fit_cmd",
     "init": "advisor.cli.init_cmd",
     "validate": "advisor.cli.validate_cmd",
     "calibrate": "advisor.cli.calibrate_cmd",

@@ -1,11 +1,15 @@
 """``pd-advisor simulate WORKLOAD``: run the discrete-event simulator beside the analytic model.
 
 For each mode (chunked, unchunked, disaggregated; ``--mode`` repeats, default all) the
-analytic model's best plan is simulated on ``--requests`` requests drawn with ``--seed``; the
-report shows p50/p95/p99 TTFT and TPOT, goodput, throughput, GPU busy share and KV link
-utilisation, each simulated figure beside the analytic prediction and their relative
-difference. Output is deterministic for a seed. A progress bar goes to stderr when it is a
-terminal. Exit codes: 0 simulated, 2 could not (input problems, no plan for a requested mode).
+analytic model's best plan is simulated on requests drawn with ``--seed`` — as many as the
+workload needs to reach steady state (``core.simulate.steady``), or ``--requests N`` (at most
+``MAX_REQUESTS``) — or on a replayed request log (``--trace FILE``, with the analytic column
+for the traffic fitted from the log). The report shows p50/p95/p99 TTFT and TPOT, goodput,
+throughput, GPU busy share, KV link utilisation and cache, each simulated figure beside the
+analytic prediction and their relative difference, and per phase whether the run reached
+steady state (no goodput from one that did not). Output is deterministic for a seed. A
+progress bar goes to stderr when it is a terminal. Exit codes: 0 simulated (steady or not),
+2 could not (input problems, no plan for a requested mode).
 """
 
 from __future__ import annotations
@@ -13,18 +17,27 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Self
+from typing import TYPE_CHECKING, Annotated, Any, Self
 
+import numpy as np
 import typer
 
+from advisor.cli.fit_cmd import (
+    MAX_TIME_SCALE,
+    MIN_TIME_SCALE,
+    TIME_SCALE_HELP,
+    TRACE_FORMAT_HELP,
+    TraceFormatChoice,
+    load_log,
+)
 from advisor.cli.output import debug_enabled, fail, fail_with_problems, terminal_settings
+from advisor.core.simulate.steady import MAX_REQUESTS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rich.progress import Progress
 
-DEFAULT_REQUESTS = 20_000
 PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
                  "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
 
@@ -52,9 +65,10 @@ def register(app: typer.Typer) -> None:
     def simulate_command(
         workload: Annotated[Path, typer.Argument(metavar="WORKLOAD", help="Workload YAML file.",
                                                  show_default=False)],
-        requests: Annotated[int, typer.Option(
-            "--requests", "-n", min=100, help="Requests to simulate per mode.")
-        ] = DEFAULT_REQUESTS,
+        requests: Annotated[int | None, typer.Option(
+            "--requests", "-n", min=100, max=MAX_REQUESTS, show_default=False,
+            help="Requests to simulate per mode (default: as many as steady state needs, "
+                 f"at most {MAX_REQUESTS:,}).")] = None,
         seed: Annotated[int, typer.Option(
             "--seed", "-s", min=0, help="Random seed (same seed, same output).")] = 0,
         modes: Annotated[list[SimMode] | None, typer.Option(
@@ -67,8 +81,18 @@ def register(app: typer.Typer) -> None:
             help="Progress bar on stderr (only when it is a terminal).")] = True,
         profiles: Annotated[list[Path] | None, typer.Option(
             "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
+        trace: Annotated[Path | None, typer.Option(
+            "--trace", metavar="FILE", show_default=False,
+            help="Replay this request log instead of drawing requests.")] = None,
+        trace_format: Annotated[TraceFormatChoice, typer.Option(
+            "--format-trace", help=TRACE_FORMAT_HELP)] = TraceFormatChoice.auto,
+        time_scale: Annotated[float, typer.Option(
+            "--time-scale", metavar="X", min=MIN_TIME_SCALE, max=MAX_TIME_SCALE,
+            help=TIME_SCALE_HELP)] = 1.0,
     ) -> None:
         """Simulate the best plans of WORKLOAD and compare them with the analytic model."""
+        import math
+
         from advisor.core.plan.evaluate import evaluate
         from advisor.core.simulate import MODES, PlanError, simulate
         from advisor.loading.catalog import ProfileCatalog
@@ -76,6 +100,10 @@ def register(app: typer.Typer) -> None:
         from advisor.loading.resolve import load_scenario
         from advisor.render.simulate_report import render_json, render_table, simulation_document
 
+        if trace is not None and requests is not None:
+            fail("--requests has no meaning with --trace: the log fixes the requests")
+        if not math.isfinite(time_scale):
+            fail("--time-scale must be a finite number")
         chosen = modes or [SimMode.all]
         wanted = list(MODES) if any(m is SimMode.all for m in chosen) else list(
             dict.fromkeys(m.value for m in chosen))
@@ -83,15 +111,23 @@ def register(app: typer.Typer) -> None:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or []))
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing simulated")
+        replay = trace_doc = None
+        note = ""
+        if trace is not None:
+            log = load_log([trace], trace_format.value, time_scale, "nothing simulated")
+            if float(log.arrival_s[-1]) <= 0.0:
+                fail(f"{trace}: every request has the same timestamp; nothing to replay")
+            replay, trace_doc, note = _replay(log, scenario)
         try:
             model = evaluate(scenario)
             results, skipped = [], []
             with _ProgressBar(progress) as bar:
                 for mode in wanted:
-                    callback = bar(mode, requests)
+                    callback = bar(mode, replay.trace.requests if replay is not None
+                                   else requests)
                     try:
                         results.append(simulate(scenario, mode, requests, seed,  # type: ignore[arg-type]
-                                                progress=callback, model=model))
+                                                progress=callback, model=model, replay=replay))
                     except PlanError as exc:
                         if len(wanted) == 1:
                             fail(f"{workload}: {mode}: {exc}")
@@ -105,12 +141,45 @@ def register(app: typer.Typer) -> None:
                         "(run with --debug for the traceback)")
         shown = str(workload)
         if fmt is SimFormat.json:
-            doc = simulation_document(shown, scenario.name, requests, seed, results, skipped)
+            doc = simulation_document(shown, scenario.name, requests, seed, results, skipped,
+                                      trace_doc)
             sys.stdout.write(render_json(doc))
         else:
             width, color = terminal_settings(True)
-            sys.stdout.write(render_table(shown, requests, seed, results, skipped, width, color))
+            sys.stdout.write(render_table(shown, requests, seed, results, skipped, width, color,
+                                          note))
         sys.stdout.flush()
+
+
+def _replay(log: Any, scenario: Any) -> tuple[Any, dict[str, Any], str]:
+    """The replay of a log on ``scenario``'s plans: its phases fitted (the analytic column),
+    a JSON description and a line for the table."""
+    from advisor.core.simulate import Replay
+    from advisor.core.simulate.arrivals import Trace
+    from advisor.core.trace_fit import fit_traffic, traffic_phases
+
+    fitted = fit_traffic(log.arrival_s, log.prompt_tokens, log.output_tokens,
+                         log.prefix_hit_blocks, log.prefix_blocks, log.block_tokens,
+                         log.timestamp_step_s)
+    phases = traffic_phases(fitted, float(scenario.model.max_context_tokens))
+    seg_phase = np.asarray(fitted.segment_phase, dtype=np.int16)
+    trace = Trace(arrival_s=log.arrival_s, prompt_tokens=log.prompt_tokens,
+                  output_tokens=log.output_tokens, phase=seg_phase[fitted.segment],
+                  phase_names=tuple(p.name for p in phases))
+    replay = Replay(trace=trace, phases=phases, segments=fitted.segment,
+                    segment_phase=fitted.segment_phase,
+                    segment_bounds_s=fitted.segment_bounds_s)
+    doc = {"paths": list(log.paths), "format": log.format, "requests": log.requests,
+           "duration_s": float(f"{fitted.duration_s:.6g}"), "time_scale": log.time_scale,
+           "phases": [{"name": p.name, "share": float(f"{p.share:.6g}"),
+                       "rate_rps": float(f"{p.rate_rps:.6g}"),
+                       "burstiness": float(f"{p.burstiness:.6g}")} for p in fitted.phases]}
+    phase_text = ", ".join(f"{p.name} {p.rate_rps:.3g} req/s (CV {p.burstiness:.2g}, "
+                           f"{p.share * 100:.0f} %)" for p in fitted.phases)
+    note = (f"Replaying {', '.join(log.paths)} ({log.format}): {log.requests:,} requests over "
+            f"{fitted.duration_s:,.0f} s; analytic column from the traffic fitted to it "
+            f"({phase_text}).")
+    return replay, doc, note
 
 
 class _ProgressBar:
@@ -141,14 +210,15 @@ class _ProgressBar:
         if self._progress is not None:
             self._progress.stop()
 
-    def __call__(self, mode: str, total: int) -> Callable[[int, int], None] | None:
-        """A ``progress(done, total)`` callback for ``mode`` (None when disabled)."""
+    def __call__(self, mode: str, total: int | None) -> Callable[[int, int], None] | None:
+        """A ``progress(done, total)`` callback for ``mode`` (None when disabled; the total,
+        when sized from the workload, arrives with the first call)."""
         if self._progress is None:
             return None
         progress = self._progress
         task = progress.add_task(mode, total=total)
 
-        def update(done: int, _total: int) -> None:
-            progress.update(task, completed=done)
+        def update(done: int, of: int) -> None:
+            progress.update(task, completed=done, total=of)
 
         return update

@@ -3,6 +3,10 @@
 Every simulated figure stands beside the analytic model's prediction for the same plan and
 their relative difference (analytic − simulated) / simulated. Figures are rounded to six
 significant digits so the output of a seed is stable across platforms.
+
+Each phase carries its ``steady_state`` (``core.simulate.steady``); a phase that did not reach
+it has no goodput (JSON null, "withheld" in the table) and a warning that says why and how
+many requests a steady run needs.
 """
 
 from __future__ import annotations
@@ -23,9 +27,12 @@ from advisor.core.simulate import (
     DisaggregatedSimPlan,
     PhaseStats,
     SimulationResult,
+    SteadyState,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: per-phase ``steady_state`` and ``littles_law``, ``kv_cache``, ``requests_planned``,
+``sized``, ``reached``, ``stopped``, ``source``; ``warmup_share`` removed (issue #19)."""
 MODE_TITLES = {
     "chunked": "colocated, chunked prefill",
     "unchunked": "colocated, unchunked prefill",
@@ -63,6 +70,26 @@ def plan_dict(plan: ColocatedSimPlan | DisaggregatedSimPlan) -> dict[str, Any]:
             "prefill_batch_tokens": plan.prefill_batch_tokens}
 
 
+def _little(lt: Any) -> dict[str, float | None]:
+    return {"mean_in_system": _num(lt.mean_in_system),
+            "arrival_rate_rps": _num(lt.arrival_rate_rps),
+            "mean_time_in_system_s": _num(lt.mean_time_in_system_s),
+            "window_s": _num(lt.window_s),
+            "relative_error": _num(lt.relative_error)}
+
+
+def steady_dict(st: SteadyState | None) -> dict[str, Any] | None:
+    """A phase's steady-state judgement as plain data."""
+    if st is None:
+        return None
+    return {"reached": st.reached, "overloaded": st.overloaded,
+            "warmup_s": _num(st.warmup_s), "measured_s": _num(st.measured_s),
+            "littles_law_gap": _num(st.littles_law_gap),
+            "requests_needed": st.requests_needed, "completions": st.completions,
+            "completions_needed": st.completions_needed, "growth": _num(st.growth),
+            "reasons": list(st.reasons)}
+
+
 def _phase_dict(ph: PhaseStats) -> dict[str, Any]:
     return {
         "name": ph.name,
@@ -78,6 +105,8 @@ def _phase_dict(ph: PhaseStats) -> dict[str, Any]:
         "at_slo_percentile": {"ttft_ms": _cmp(ph.at_slo_percentile[0]),
                               "tpot_ms": _cmp(ph.at_slo_percentile[1])},
         "analytic_meets_slo": ph.analytic_meets_slo,
+        "steady_state": steady_dict(ph.steady_state),
+        "littles_law": _little(ph.little),
     }
 
 
@@ -85,6 +114,7 @@ def result_dict(res: SimulationResult) -> dict[str, Any]:
     """One simulated mode as plain data."""
     return {
         "mode": res.mode,
+        "source": res.source,
         "plan": plan_dict(res.plan),
         "gpus": res.gpus,
         "slo": {"ttft_ms": res.ttft_slo_ms, "tpot_ms": res.tpot_slo_ms,
@@ -96,30 +126,41 @@ def result_dict(res: SimulationResult) -> dict[str, Any]:
         "token_gaps_ms": {"p50": _num(res.token_gaps.p50_ms), "p99": _num(res.token_gaps.p99_ms),
                           "max": _num(res.token_gaps.max_ms),
                           "decode_step": _num(res.token_gaps.decode_step_ms)},
-        "littles_law": {"mean_in_system": _num(res.little.mean_in_system),
-                        "arrival_rate_rps": _num(res.little.arrival_rate_rps),
-                        "mean_time_in_system_s": _num(res.little.mean_time_in_system_s),
-                        "relative_error": _num(res.little.relative_error)},
+        "kv_cache": {"capacity_tokens": res.kv_cache.capacity_tokens,
+                     "block_tokens": res.kv_cache.block_tokens,
+                     "max_num_seqs": res.kv_cache.max_num_seqs,
+                     "preemptions": res.kv_cache.preemptions},
+        "littles_law": _little(res.little),
+        "requests": res.requests,
+        "requests_planned": res.requests_planned,
+        "sized": res.sized,
+        "reached": res.reached,
+        "stopped": res.stopped or None,
+        "clipped_requests": res.clipped_requests,
         "simulated_seconds": _num(res.simulated_seconds),
         "engine_steps": res.steps,
     }
 
 
-def simulation_document(workload: str, scenario: str | None, requests: int, seed: int,
+def simulation_document(workload: str, scenario: str | None, requests: int | None, seed: int,
                         results: Sequence[SimulationResult],
-                        skipped: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
-    """The JSON document of a ``simulate`` run (``skipped``: (mode, reason) without a plan)."""
-    return {
+                        skipped: Sequence[tuple[str, str]] = (),
+                        trace: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON document of a ``simulate`` run (``requests`` None: sized from the workload;
+    ``skipped``: (mode, reason) without a plan; ``trace``: the replayed log, if any)."""
+    doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "kind": "simulation",
         "workload": workload,
         "scenario": scenario,
         "requests": requests,
         "seed": seed,
-        "warmup_share": _num(results[0].warmup) if results else None,
         "modes": [result_dict(r) for r in results],
         "skipped": [{"mode": m, "reason": why} for m, why in skipped],
     }
+    if trace is not None:
+        doc["trace"] = trace
+    return doc
 
 
 def render_json(doc: dict[str, Any]) -> str:
@@ -170,18 +211,41 @@ def _phase_table(res: SimulationResult, ph: PhaseStats, title: str) -> Table:
     if pct not in PCT_NAMES:
         for label, c in zip(("TTFT", "TPOT"), ph.at_slo_percentile, strict=True):
             table.add_row(f"{label} {pct} (ms)", _fmt(c.simulated), _fmt(c.analytic), _diff(c))
+    verdict = ("" if ph.analytic_meets_slo is None
+               else "overloaded" if ph.analytic_overloaded
+               else f"meets {pct}" if ph.analytic_meets_slo else f"misses {pct}")
+    st = ph.steady_state
     if ph.goodput_share is not None:
-        verdict = ("" if ph.analytic_meets_slo is None
-                   else "overloaded" if ph.analytic_overloaded
-                   else f"meets {pct}" if ph.analytic_meets_slo else f"misses {pct}")
         table.add_row("goodput (share meeting SLOs)", f"{ph.goodput_share * 100:.1f} %",
                       verdict, "")
+    elif res.ttft_slo_ms is not None or res.tpot_slo_ms is not None:
+        why = "overloaded" if st is not None and st.overloaded else "withheld: not steady"
+        table.add_row("goodput (share meeting SLOs)", why, verdict, "")
     table.add_row("throughput (req/s)", _fmt(ph.throughput_rps.simulated, 2),
                   _fmt(ph.throughput_rps.analytic, 2), _diff(ph.throughput_rps))
     table.add_row("output tokens/s", _fmt(ph.output_tokens_per_s, 0), "", "")
     table.add_row("decode batch per instance", _fmt(ph.decode_batch.simulated),
                   _fmt(ph.decode_batch.analytic), _diff(ph.decode_batch))
     return table
+
+
+def steady_lines(ph: PhaseStats, label: str, replay: bool = False) -> list[str]:
+    """Warning lines for a phase that did not reach steady state (empty when it did)."""
+    st = ph.steady_state
+    if st is None or st.reached:
+        return []
+    head = "OVERLOADED" if st.overloaded else "steady state not reached"
+    lines = [f"⚠ {label}{head}: " + "; ".join(st.reasons) + "."]
+    if st.overloaded:
+        lines.append("  The simulated pool cannot keep up: no percentile or goodput from this "
+                     "run describes it.")
+    elif replay:
+        lines.append(f"  No goodput or SLO verdict from this replay; a steady one needs a log "
+                     f"of about {st.requests_needed:,} requests in this phase.")
+    else:
+        lines.append(f"  No goodput or SLO verdict from this run; a steady run needs about "
+                     f"{st.requests_needed:,} requests (omit --requests to size it).")
+    return lines
 
 
 def _summary_table(res: SimulationResult) -> Table:
@@ -197,10 +261,26 @@ def _summary_table(res: SimulationResult) -> Table:
     table.add_row("token gaps (ms)", f"p50 {_fmt(g.p50_ms)}, p99 {_fmt(g.p99_ms)}, "
                   f"max {_fmt(g.max_ms)} (decode step {_fmt(g.decode_step_ms)})")
     lt = res.little
-    table.add_row("Little's law", f"L {lt.mean_in_system:,.2f} vs λ·W "
-                  f"{lt.arrival_rate_rps * lt.mean_time_in_system_s:,.2f} "
-                  f"({lt.relative_error * 100:.2f} % apart)")
-    table.add_row("simulated", f"{res.simulated_seconds:,.0f} s, {res.steps:,} engine steps")
+    if lt.mean_time_in_system_s > 0:
+        table.add_row("Little's law", f"L {lt.mean_in_system:,.2f} vs λ·W "
+                      f"{lt.arrival_rate_rps * lt.mean_time_in_system_s:,.2f} "
+                      f"({lt.relative_error * 100:.2f} % apart, measurement windows)")
+    else:
+        table.add_row("Little's law", f"L {lt.mean_in_system:,.2f}; W unknown: no request of "
+                      "the measurement windows finished")
+    kv = res.kv_cache
+    table.add_row("KV cache", f"{kv.capacity_tokens:,} tokens per instance in "
+                  f"{kv.block_tokens}-token blocks, at most {kv.max_num_seqs:,} sequences; "
+                  f"{kv.preemptions:,} preemptions")
+    run = (f"{res.requests:,} requests ({'sized from the workload' if res.sized else 'given'}"
+           f"{'' if res.source == 'drawn' else ', replayed log'}), "
+           f"{res.simulated_seconds:,.0f} s, {res.steps:,} engine steps")
+    table.add_row("simulated", run)
+    if res.stopped:
+        table.add_row("stopped early", res.stopped)
+    if res.clipped_requests:
+        table.add_row("clipped", f"{res.clipped_requests:,} requests cut to the longest an "
+                      "instance holds")
     return table
 
 
@@ -213,6 +293,9 @@ def result_renderables(res: SimulationResult) -> list[Any]:
     for ph in res.phases:
         title = None if len(res.phases) == 1 else f"phase {ph.name} ({ph.rate_rps:g} req/s)"
         parts.append(_phase_table(res, ph, title or ""))
+        label = "" if len(res.phases) == 1 else f"phase {ph.name}: "
+        parts.extend(Text(line, style="bold")
+                     for line in steady_lines(ph, label, res.source == "trace"))
     if len(res.phases) > 1:
         parts.append(_phase_table(res, res.overall, "whole run (no single analytic figure)"))
     parts.append(_summary_table(res))
@@ -220,9 +303,10 @@ def result_renderables(res: SimulationResult) -> list[Any]:
     return parts
 
 
-def render_table(workload: str, requests: int, seed: int, results: Sequence[SimulationResult],
+def render_table(workload: str, requests: int | None, seed: int,
+                 results: Sequence[SimulationResult],
                  skipped: Sequence[tuple[str, str]] = (), width: int = 100,
-                 color: bool = False) -> str:
+                 color: bool = False, trace_note: str = "") -> str:
     """The terminal report as a string."""
     buf = StringIO()
     console = Console(file=buf, width=width, color_system="standard" if color else None,
@@ -237,8 +321,17 @@ def render_table(workload: str, requests: int, seed: int, results: Sequence[Simu
             targets.append(f"TPOT ≤ {first.tpot_slo_ms:g} ms")
         if targets:
             slo = f"; SLO {' and '.join(targets)} at p{first.slo_percentile:g}"
-    console.print(Text(f"Simulation of {workload}: {requests:,} requests, seed {seed}{slo}. "
+    if first is not None and first.source == "trace":
+        size = "a replayed request log"
+    elif requests is None:
+        size = "requests sized from the workload"
+    else:
+        size = f"{requests:,} requests"
+    seeded = "" if first is not None and first.source == "trace" else f", seed {seed}"
+    console.print(Text(f"Simulation of {workload}: {size}{seeded}{slo}. "
                        "diff = (analytic − simulated) / simulated.", style="bold"))
+    if trace_note:
+        console.print(Text(trace_note))
     console.print()
     parts: list[Any] = []
     for res in results:

@@ -21,6 +21,7 @@ ARGVS = [
     ["profiles", "show", "h100-sxm"], ["schema", "workload"], ["validate", CHAT],
     ["recommend", CHAT, "--format", "json"], ["check", CHAT], ["check", "--format", "nope", CHAT],
     ["sweep", "--help"], ["simulate", "--help"], ["calibrate", "--help"], ["init", "--help"],
+    ["fit", "--help"],
 ]
 
 
@@ -44,7 +45,7 @@ def test_invoked_command() -> None:
     assert app_module.invoked_command(["--help"]) is None
     assert app_module.invoked_command([]) is None
     assert set(commands.NAMES) == {"profiles", "validate", "schema", "recommend", "check",
-                                   "simulate", "calibrate", "init", "sweep"}
+                                   "simulate", "calibrate", "init", "sweep", "fit"}
 
 
 def test_completion_gets_every_command(monkeypatch: pytest.MonkeyPatch) -> None:

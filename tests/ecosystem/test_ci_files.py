@@ -184,7 +184,7 @@ def _checkout_copy(dest: Path) -> Path:
     return dest
 
 
-@pytest.mark.slow
+@pytest.mark.thorough  # minutes: the thorough tier (.ci/run's second step)
 def test_action_installs_from_its_checkout_and_runs(action: dict[str, Any],
                                                     tmp_path: Path) -> None:
     """The install step, run as the runner runs it with ``ACTION_PATH`` set to a checkout of

@@ -18,7 +18,7 @@ def test_json_output_has_every_figure(run_cli: Callable[..., Any]) -> None:
     result = run_cli("simulate", WORKLOAD, "--requests", 1500, "--seed", 4, "--format", "json",
                      exit_code=0)
     doc = json.loads(result.stdout)
-    assert doc["kind"] == "simulation" and doc["schema_version"] == 1
+    assert doc["kind"] == "simulation" and doc["schema_version"] == 2
     assert [m["mode"] for m in doc["modes"]] == ["chunked", "unchunked", "disaggregated"]
     for m in doc["modes"]:
         ph = m["overall"]
@@ -28,10 +28,16 @@ def test_json_output_has_every_figure(run_cli: Callable[..., Any]) -> None:
                 assert fig["simulated"] > 0 and fig["analytic"] > 0
                 diff = (fig["analytic"] - fig["simulated"]) / fig["simulated"]
                 assert abs(fig["relative_diff"] - diff) < 1e-4
+        st = ph["steady_state"]
+        assert set(st) >= {"reached", "warmup_s", "measured_s", "littles_law_gap",
+                           "requests_needed"}
+        assert st["reached"] is True, st
         assert 0 <= ph["goodput_share"] <= 1
         assert ph["throughput_rps"]["simulated"] > 0
         assert 0 < m["gpu_busy_share"] <= 1
         assert m["littles_law"]["relative_error"] < 0.05
+        assert m["requests"] == 1500 and m["sized"] is False
+        assert m["kv_cache"]["capacity_tokens"] > 0 and m["kv_cache"]["block_tokens"] in (1, 16, 32)
     assert doc["modes"][2]["kv_link_utilization"]["simulated"] > 0
     assert doc["modes"][0]["kv_link_utilization"] is None
 
@@ -64,10 +70,32 @@ def test_bad_workload_exits_2(run_cli: Callable[..., Any], tmp_path: Path) -> No
     run_cli("simulate", WORKLOAD, "--requests", 5, exit_code=2)
 
 
+def test_requests_are_bounded_up_front(run_cli: Callable[..., Any]) -> None:
+    """Issue #21: a documented maximum, refused at once with exit 2 and the range named
+    (before: 1e9 grew to 17.8 GB, 1e10 an internal MemoryError, 1e20 an internal
+    ValueError)."""
+    for n in ("10000001", "1000000000", "10000000000", "99999999999999999999", "-1"):
+        result = run_cli("simulate", WORKLOAD, "--requests", n, exit_code=2)
+        bound = "100" if n == "-1" else "10000000"
+        assert bound in result.stderr and "--requests" in result.stderr
+        assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_sized_run_by_default(run_cli: Callable[..., Any]) -> None:
+    doc = json.loads(run_cli("simulate", WORKLOAD, "-m", "disaggregated", "-f", "json",
+                             exit_code=0).stdout)
+    assert doc["requests"] is None
+    mode = doc["modes"][0]
+    st = mode["overall"]["steady_state"]
+    assert mode["sized"] is True and st["reached"] is True
+    assert mode["requests"] == mode["requests_planned"] == st["requests_needed"]
+
+
 def test_renderers_are_pure_and_nan_free() -> None:
     name = "phases-8b"
     res = simulate(scenario(name), "disaggregated", 1500, 1, model=model(name))
     doc = simulation_document("w.yaml", name, 1500, 1, [res], [("chunked", "no plan")])
+    assert doc["modes"][0]["phases"][0]["steady_state"] is not None
     text = render_json(doc)
     assert json.loads(text)["modes"][0]["phases"][1]["name"] == "night"
     assert "NaN" not in text

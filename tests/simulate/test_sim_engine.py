@@ -11,13 +11,17 @@ import pytest
 
 from advisor.core.distributions import LengthDistribution
 from advisor.core.kv_transfer import transfer_seconds
-from advisor.core.simulate import ColocatedSimPlan, DisaggregatedSimPlan, PlanError, simulate
-from advisor.core.simulate.arrivals import draw_trace, phase_counts
-from advisor.core.simulate.colocated_sim import run_colocated
-from advisor.core.simulate.disaggregated_sim import run_disaggregated
+from advisor.core.simulate import (
+    MAX_REQUESTS,
+    ColocatedSimPlan,
+    DisaggregatedSimPlan,
+    PlanError,
+    simulate,
+)
+from advisor.core.simulate.arrivals import draw_trace
+from advisor.core.simulate.engine import RUN, STEP, EnginePool
 from advisor.core.simulate.plan import build_deployment
-from advisor.core.simulate.steptime import StepTimes
-from tests.simulate.helpers import model, scenario
+from tests.simulate.helpers import model, raw_run, scenario
 
 PROMPT, OUTPUT = 1000, 10
 
@@ -39,7 +43,7 @@ def _fixed(name: str, rate: float, burstiness: float, prompt: int = PROMPT,
 def test_isolated_requests_colocated(mode: str, plan: ColocatedSimPlan) -> None:
     """Requests 10 s apart never meet: TTFT is one prefill step, TPOT one decode step."""
     sc = _fixed("s01-8b-short-light", rate=0.1, burstiness=0.0)
-    res = simulate(sc, mode, 200, 1, plan=plan, warmup=0.0)  # type: ignore[arg-type]
+    res = simulate(sc, mode, None, 1, plan=plan)  # type: ignore[arg-type]
     inst = build_deployment(sc, mode, plan).pools[0].instance  # type: ignore[arg-type]
     ttft = (float(inst.prefill_time_s(PROMPT)) + inst.efficiency.request_overhead_s) * 1000
     # m = O − 1 decode steps at the mid-run context S + 1 + (m − 1)/2
@@ -55,7 +59,7 @@ def test_isolated_requests_disaggregated() -> None:
     """Prefill pass + exposed layer-wise KV transfer + setup; then batch-1 decode steps."""
     sc = _fixed("s07-32b-short-light", rate=0.1, burstiness=0.0)
     plan = DisaggregatedSimPlan(2, 1, 1, 2, 1, 1)
-    res = simulate(sc, "disaggregated", 200, 1, plan=plan, warmup=0.0)
+    res = simulate(sc, "disaggregated", 200, 1, plan=plan)
     dep = build_deployment(sc, "disaggregated", plan)
     pre, dec = dep.pools
     t_pre = float(pre.instance.prefill_time_s(PROMPT))
@@ -74,14 +78,13 @@ def test_prefill_queue_is_md1() -> None:
     sc = _fixed("s07-32b-short-light", rate=1.0, burstiness=1.0, output=1)
     plan = DisaggregatedSimPlan(2, 1, 1, 2, 1, 1, prefill_batch_tokens=PROMPT)
     dep = build_deployment(sc, "disaggregated", plan)
-    pre, dec = dep.pools
+    pre, _dec = dep.pools
     service = float(pre.instance.prefill_time_s(PROMPT))
     rho = 0.7
     sc = _fixed("s07-32b-short-light", rate=rho / service, burstiness=1.0, output=1)
     dep = build_deployment(sc, "disaggregated", plan)
     trace = draw_trace(sc.phases, 40_000, 11)
-    raw = run_disaggregated(trace, dep, StepTimes(pre.instance, 2000),
-                            StepTimes(dec.instance, 2000))
+    raw = raw_run(sc, "disaggregated", plan, trace)
     assert dep.link is not None
     exposed, _ = transfer_seconds(PROMPT * pre.instance.kv_bytes_per_token_wire, dep.link,
                                   pre.instance.gpus, service, pre.instance.model.num_layers)
@@ -94,9 +97,13 @@ def test_prefill_queue_is_md1() -> None:
 
 
 def test_littles_law_on_long_runs() -> None:
+    """Runs twice the sized length: Little's law over the measurement window within 2 %."""
     for name, mode in [("s01-8b-short-light", "chunked"), ("s06-8b-long-bursty", "unchunked"),
                        ("s12-70b-long-heavy", "disaggregated")]:
-        res = simulate(scenario(name), mode, 20_000, 3, model=model(name))  # type: ignore[arg-type]
+        sized = simulate(scenario(name), mode, None, 3, model=model(name))  # type: ignore[arg-type]
+        res = simulate(scenario(name), mode, 2 * sized.requests_planned, 3,  # type: ignore[arg-type]
+                       model=model(name))
+        assert res.reached
         assert res.little.relative_error < 0.02, (name, mode, res.little)
 
 
@@ -109,47 +116,91 @@ def test_same_seed_same_result_other_seed_other_result() -> None:
     assert a.overall.ttft_ms != c.overall.ttft_ms
 
 
-def test_memory_cap_bounds_concurrency() -> None:
-    """No more than max_sequences requests are past admission on an instance at once."""
+def _concurrency(raw: object) -> int:
+    """Most requests between first token and completion at once."""
+    first, done = raw.first_token_s, raw.done_s  # type: ignore[attr-defined]
+    n = first.size
+    events = np.concatenate([np.stack([first, np.ones(n)], 1), np.stack([done, -np.ones(n)], 1)])
+    events = events[np.lexsort((events[:, 1], events[:, 0]))]
+    return int(np.cumsum(events[:, 1]).max())
+
+
+def test_max_num_seqs_bounds_concurrency() -> None:
+    """No more than max_num_seqs requests run on an instance at once (first token ≥
+    admission, so [first token, done) intervals under-count the running set)."""
     sc = scenario("s02-8b-short-heavy")
     plan = ColocatedSimPlan(1, 1, 1, 2048)
-    dep = build_deployment(sc, "chunked", plan)
     ph = dataclasses.replace(sc.phases[0], rate_rps=30.0)
     trace = draw_trace((ph,), 3000, 2)
-    pool = dep.pools[0]
-    cap = 12
-    raw = run_colocated(trace, StepTimes(pool.instance, 40_000), 1, 1, 2048, (cap,), 10**6)
-    # first token ≥ admission, so [first token, done) intervals under-count the admitted set
-    events = np.concatenate([np.stack([raw.first_token_s, np.ones(trace.requests)], 1),
-                             np.stack([raw.done_s, -np.ones(trace.requests)], 1)])
-    events = events[np.lexsort((events[:, 1], events[:, 0]))]
-    assert int(np.cumsum(events[:, 1]).max()) <= cap
+    raw = raw_run(sc, "chunked", plan, trace, max_num_seqs=12)
+    assert _concurrency(raw) <= 12
     assert not np.isnan(raw.done_s).any()
+    free = raw_run(sc, "chunked", plan, trace)
+    assert _concurrency(free) > 12  # the cap is what held it
 
 
-def test_overload_still_finishes_and_is_flagged() -> None:
+@pytest.mark.parametrize("mode,plan", [
+    ("chunked", ColocatedSimPlan(1, 1, 1, 2048)),
+    ("unchunked", ColocatedSimPlan(1, 1, 1, None)),
+    ("disaggregated", DisaggregatedSimPlan(1, 1, 1, 1, 1, 1)),
+])
+def test_kv_blocks_run_out_preempt_and_recompute(mode: str, plan: object,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache of 40,000 tokens for 3,000-token requests: admission and growth run out of
+    blocks, the newest requests are preempted and recomputed, and every request still
+    finishes with a sensible timeline. After every scheduling decision the blocks the
+    instance will hold at the end of what it started fit in the cache."""
+    checked = [0]
+    original = EnginePool.start
+
+    def start(self: EnginePool, i: int, t: float) -> None:
+        original(self, i, t)
+        st = self.insts[i]
+        if st.kind == RUN:
+            k_end = st.k + st.m
+        elif st.kind == STEP:
+            k_end = st.k + (1 if st.has_dec else 0)
+        else:
+            return
+        used = st.pblocks + (self.dec_blocks(st, k_end) if st.D else 0)
+        assert used <= self.cap, (used, self.cap)
+        checked[0] += 1
+
+    monkeypatch.setattr(EnginePool, "start", start)
+    sc = _fixed("s01-8b-short-light", rate=4.0, burstiness=1.0, prompt=2000, output=1000)
+    trace = draw_trace(sc.phases, 1500, 5)
+    raw = raw_run(sc, mode, plan, trace, kv_tokens=40_000)
+    assert checked[0] > 1000
+    assert raw.preemptions > 0
+    assert not np.isnan(raw.done_s).any()
+    assert np.all(raw.first_token_s > trace.arrival_s)
+    assert np.all(raw.done_s > raw.first_token_s)
+
+
+def test_overload_is_detected_and_gives_no_verdict() -> None:
     sc = scenario("s04-8b-long-light")
     ph = dataclasses.replace(sc.phases[0], rate_rps=sc.phases[0].rate_rps * 8)
     hot = dataclasses.replace(sc, phases=(ph,))
-    res = simulate(hot, "chunked", 2000, 1, model=model("s04-8b-long-light"))
+    res = simulate(hot, "chunked", None, 1, model=model("s04-8b-long-light"))
     assert res.overall.analytic_overloaded is True
     assert res.overall.ttft_ms[1].analytic is None
-    assert res.overall.throughput_rps.simulated < ph.rate_rps
-    assert res.overall.ttft_ms[2].simulated > 10 * 1000
+    st = res.overall.steady_state
+    assert st is not None and st.overloaded and not st.reached
+    assert res.overall.goodput_share is None
+    assert st.growth is not None and st.growth > 0.1
+    assert res.overall.throughput_rps.simulated < 0.9 * ph.rate_rps
+    assert res.stopped  # not drained: its measured requests would never all finish
 
 
 def test_every_request_has_a_sensible_timeline() -> None:
     sc = scenario("s09-32b-long-heavy")
-    dep = build_deployment(sc, "disaggregated", DisaggregatedSimPlan(2, 1, 3, 2, 1, 1))
     trace = draw_trace(sc.phases, 3000, 4)
-    pre, dec = dep.pools
-    raw = run_disaggregated(trace, dep, StepTimes(pre.instance, 40_000),
-                            StepTimes(dec.instance, 40_000))
+    raw = raw_run(sc, "disaggregated", DisaggregatedSimPlan(2, 1, 3, 2, 1, 1), trace)
     assert np.all(raw.first_token_s > trace.arrival_s)
     assert np.all(raw.done_s >= raw.first_token_s)
     multi = trace.output_tokens > 1
     assert np.all(raw.done_s[multi] > raw.first_token_s[multi])
-    assert raw.busy_gpu_s > 0 and raw.link_busy_s > 0
+    assert 0 < raw.counters.busy_gpu_s and raw.counters.link_busy_s > 0
 
 
 def test_plan_and_argument_errors() -> None:
@@ -160,8 +211,10 @@ def test_plan_and_argument_errors() -> None:
         simulate(sc, "unchunked", 100, 0, plan=ColocatedSimPlan(1, 1, 1, 512))
     with pytest.raises(ValueError, match="unknown mode 'sideways'"):
         simulate(sc, "sideways", 100, 0, model=r)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="simulate at least 10 requests"):
+    with pytest.raises(ValueError, match="simulate between 10 and"):
         simulate(sc, "chunked", 5, 0, model=r)
+    with pytest.raises(ValueError, match="simulate between 10 and"):
+        simulate(sc, "chunked", MAX_REQUESTS + 1, 0, model=r)
     with pytest.raises(ValueError, match="unknown routing 'magic'"):
         simulate(sc, "chunked", 100, 0, model=r, routing="magic")  # type: ignore[arg-type]
 
@@ -181,14 +234,17 @@ def test_default_plan_reproduces_model_result() -> None:
 
 def test_phases_run_in_order_with_their_own_traffic() -> None:
     sc, r = scenario("phases-8b"), model("phases-8b")
-    res = simulate(sc, "chunked", 6000, 2, model=r)
+    res = simulate(sc, "chunked", None, 2, model=r)
     assert [p.name for p in res.phases] == ["day", "night"]
     assert res.overall.name == "all" and res.overall.ttft_ms[1].analytic is None
     day, night = res.phases
     assert day.ttft_ms[1].analytic is not None and night.ttft_ms[1].analytic is not None
-    # requests ∝ share × rate: 0.6·40 : 0.4·8 (the warm-up share is taken from the day)
-    assert phase_counts(sc.phases, 6000) == [5294, 706]
-    assert (day.requests, night.requests) == (5294 - 300, 706)
+    # each phase sized for its own steady state, and measured after its own warm-up
+    for ph in (day, night):
+        st = ph.steady_state
+        assert st is not None and st.reached, st
+        assert ph.requests >= st.completions_needed
+        assert ph.throughput_rps.simulated == pytest.approx(ph.rate_rps, rel=0.1)
     trace = draw_trace(sc.phases, 6000, 2)
     tags = trace.phase
     assert np.all(np.diff(tags) >= 0)

@@ -9,7 +9,15 @@ import pytest
 
 from advisor.core.distributions import LengthDistribution
 from advisor.core.simulate import ColocatedSimPlan
-from advisor.core.simulate.arrivals import draw_lengths, draw_trace, interarrival_s, phase_counts
+from advisor.core.simulate.arrivals import (
+    DrawnSource,
+    collect,
+    draw_lengths,
+    draw_trace,
+    interarrival_s,
+    phase_counts,
+    share_rate_counts,
+)
 from advisor.core.simulate.plan import build_deployment
 from advisor.core.simulate.steptime import StepTimes, effective_context, quantize
 from tests.simulate.helpers import scenario
@@ -41,8 +49,25 @@ def test_lengths_follow_the_distribution() -> None:
 def test_phase_counts_add_up() -> None:
     sc = scenario("phases-8b")
     for n in (10, 999, 10_000):
-        counts = phase_counts(sc.phases, n)
-        assert sum(counts) == n
+        assert sum(share_rate_counts(sc.phases, n)) == n
+        assert sum(phase_counts([3.0, 1.0, 0.0], n)) == n
+    assert phase_counts([3.0, 1.0], 8) == [6, 2]
+
+
+def test_drawn_batches_are_the_whole_trace_in_order() -> None:
+    """Batches of at most ``chunk`` requests within a phase, ids consecutive, the same
+    requests for the same seed, phases in order."""
+    sc = scenario("phases-8b")
+    small = DrawnSource(sc.phases, [700, 300], 4, chunk=64)
+    batches = list(small.batches())
+    assert all(b.size <= 64 and len(set(b.segment.tolist())) == 1 for b in batches)
+    assert [b.first_id for b in batches] == [sum(x.size for x in batches[:i])
+                                             for i in range(len(batches))]
+    a = collect(small)
+    b = collect(DrawnSource(sc.phases, [700, 300], 4, chunk=64))
+    assert np.array_equal(a.arrival_s, b.arrival_s)
+    assert np.all(np.diff(a.arrival_s) >= 0)
+    assert list(np.bincount(a.phase)) == [700, 300]
 
 
 def test_trace_is_deterministic() -> None:

@@ -51,9 +51,18 @@ simulates the five scenarios of ``QUICK`` (three models and Mixtral, Poisson and
 and long prompts, light and heavy load, a case of each documented allowance); the other eight
 run in the thorough tier (``-m thorough``, a separate step of ``.ci/run``) with the same
 tolerances (issue #13).
+
+The comparison runs 8,000 requests per case. Separately every case is also run sized from its
+workload (issue #19: warm-up and window from the mean residence time, enough completions for
+the SLO's percentile) in both modes (the QUICK scenarios in the default run, the rest in the thorough tier); each must reach steady state, and Little's law over its
+measurement window must hold within 5 % (``test_littles_law_in_every_steady_run``; the
+unchunked mode reaches it too, worst gap 1.9 % at the time of writing, not run here to keep the
+suite short).
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 import pytest
 
@@ -62,6 +71,7 @@ from tests.simulate.helpers import MATRIX, idealised, model, scenario
 
 REQUESTS = 8000
 SEED = 7
+LITTLE_TOLERANCE = 0.05
 TOLERANCE = 0.25
 IDEAL_CHUNKED_TTFT = 0.30
 """Chunked colocated TTFT p95 in the idealised runs (measured −6 … +26 % at the time of
@@ -144,6 +154,12 @@ def test_matrix_has_enough_scenarios() -> None:
     assert set(QUICK) < set(MATRIX)
 
 
+@cache
+def sized(name: str, mode: str) -> SimulationResult:
+    """The matrix run of ``name`` in ``mode``, sized from the workload (cached)."""
+    return simulate(scenario(name), mode, None, SEED, model=model(name))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("names", TIERS)
 def test_analytic_percentiles_against_simulation(names: tuple[str, ...]) -> None:
     lines, bad = [HEADER], []
@@ -154,13 +170,32 @@ def test_analytic_percentiles_against_simulation(names: tuple[str, ...]) -> None
             lines.append(line)
             if not ok:
                 bad.append(line)
-            # finite-window Little's law: edge error O(L / requests); 2 % is checked on longer
-            # runs in test_sim_engine.py
-            assert res.little.relative_error < 0.05, (name, mode, res.little)
     print("\nanalytic vs simulated p95 (ms), JSQ routing, "
           f"{REQUESTS} requests, seed {SEED}; n = instances sharing the prompt queue\n"
           + "\n".join(lines))
     assert not bad, "outside ±25 % without a documented reason:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("names", TIERS)
+def test_littles_law_in_every_steady_run(names: tuple[str, ...]) -> None:
+    """Issue #19: a run that reports steady state obeys Little's law (L against λ·W over its
+    measurement window) within 5 % — over the whole matrix, every run sized from its workload,
+    and every one of them reaching steady state."""
+    rows, bad, unreached = [], [], []
+    for name in names:
+        for mode in ("chunked", "disaggregated"):
+            res = sized(name, mode)
+            st = res.overall.steady_state
+            assert st is not None and st.littles_law_gap is not None
+            rows.append(f"{name:26s} {mode:13s} {res.requests:7,d} requests  "
+                        f"gap {st.littles_law_gap * 100:5.2f} %  reached {st.reached}")
+            if not st.reached:
+                unreached.append((name, mode, st.reasons))
+            elif st.littles_law_gap > LITTLE_TOLERANCE:
+                bad.append(rows[-1])
+    print("\nLittle's law over the measurement window, sized runs\n" + "\n".join(rows))
+    assert not bad, "\n".join(bad)
+    assert not unreached, unreached
 
 
 @pytest.mark.parametrize("names", TIERS)

@@ -1,17 +1,25 @@
 """Discrete-event simulation of a serving plan, to check the analytic model's percentiles.
 
-``simulate(scenario, mode, requests, seed)`` draws a request trace (renewal arrivals with the
-workload's rate and burstiness, lengths from its distributions, phases in order), runs it on
-the plan — by default the analytic model's best plan for the mode — and returns a frozen
-:class:`SimulationResult` with the simulated figures beside the analytic ones for the same
-plan. Step durations come from ``Instance.step_time_s`` (cached: see ``steptime``), so the
-model and the simulation differ only in the queueing and batching approximations.
+``simulate(scenario, mode)`` draws requests (renewal arrivals with the workload's rate and
+burstiness, lengths from its distributions, phases in order) — or replays a request log
+(``Replay``) — runs them on the plan (by default the analytic model's best plan for the mode)
+and returns a frozen :class:`SimulationResult` with the simulated figures beside the analytic
+ones for the same plan. Step durations come from ``Instance.step_time_s`` (cached: see
+``steptime``), so the model and the simulation differ only in the queueing, batching and
+memory approximations.
+
+The run is sized from the workload (``steady``: warm-up and measurement window from each
+phase's mean residence time, enough completions for the percentiles) unless ``requests`` is
+given; every phase is judged for steady state, and a phase that did not reach it — too few
+requests, or a pool that cannot keep up — reports no goodput. Memory stays bounded by the
+requests in flight (``recorder``, ``feed``); at most ``MAX_REQUESTS`` requests per run.
 
 No I/O: progress is reported through an optional ``progress(done, total)`` callable.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,12 +28,13 @@ from typing import Literal
 import numpy as np
 
 from advisor.core.results import ModelResult
-from advisor.core.scenario import Scenario
+from advisor.core.scenario import Scenario, TrafficPhase
 from advisor.core.simulate.analytic import QUANTILES, AnalyticPrediction, predict
-from advisor.core.simulate.arrivals import Trace, draw_trace
-from advisor.core.simulate.colocated_sim import run_colocated
+from advisor.core.simulate.arrivals import ArraySource, DrawnSource, Source, Trace, phase_counts
+from advisor.core.simulate.colocated_sim import KvSpec, RandomRouter, run_colocated
 from advisor.core.simulate.disaggregated_sim import run_disaggregated
-from advisor.core.simulate.metrics import LittleCheck, RawRun, hist_quantile, little_check
+from advisor.core.simulate.feed import Feed
+from advisor.core.simulate.metrics import GapStats, RunCounters, hist_quantile
 from advisor.core.simulate.plan import (
     MODES,
     ColocatedSimPlan,
@@ -36,139 +45,99 @@ from advisor.core.simulate.plan import (
     PlanError,
     build_deployment,
     default_plan,
+    engine_block_tokens,
+    engine_max_num_seqs,
+)
+from advisor.core.simulate.recorder import LittleCheck, Recorder, WindowFigures
+from advisor.core.simulate.result import (
+    Compared,
+    KvCache,
+    PhaseStats,
+    SimulationResult,
+    TokenGaps,
+)
+from advisor.core.simulate.steady import (
+    IN_FLIGHT_LIMIT,
+    MAX_REQUESTS,
+    PhaseSizing,
+    SteadyState,
+    assess,
+    size_phase,
 )
 from advisor.core.simulate.steptime import StepTimes
 
-__all__ = ["MODES", "ColocatedSimPlan", "Compared", "DisaggregatedSimPlan", "LittleCheck", "Mode",
-           "PhaseStats", "Plan", "PlanError", "SimulationResult", "TokenGaps", "simulate"]
+__all__ = ["MAX_REQUESTS", "MIN_REQUESTS", "MODES", "ColocatedSimPlan", "Compared",
+           "DisaggregatedSimPlan", "KvCache", "LittleCheck", "Mode", "PhaseStats", "Plan",
+           "PlanError", "Replay", "SimulationResult", "SteadyState", "TokenGaps", "simulate"]
 
-DEFAULT_WARMUP = 0.05
-"""Share of the first requests left out of the percentiles (the system starts empty)."""
+MIN_REQUESTS = 10
 PERCENTILES = tuple(q * 100.0 for q in QUANTILES)
 Routing = Literal["jsq", "random"]
 
 
 @dataclass(frozen=True)
-class Compared:
-    """A simulated figure beside the analytic one."""
+class Replay:
+    """A request log to replay instead of drawing requests.
 
-    simulated: float | None
-    analytic: float | None
+    ``trace.phase`` is each request's phase, described by ``phases`` (fitted from the log:
+    the analytic column and the sizing use them); ``segments`` splits the log into the
+    stretches between phase changes (one measurement window each), ``segment_phase`` and
+    ``segment_bounds_s`` give each stretch's phase and (start, end) in the log's seconds.
+    """
 
-    @property
-    def relative_diff(self) -> float | None:
-        """(analytic − simulated) / simulated; None when either is missing."""
-        if self.simulated is None or self.analytic is None or self.simulated == 0:
-            return None
-        return (self.analytic - self.simulated) / self.simulated
-
-
-@dataclass(frozen=True)
-class PhaseStats:
-    """Figures for one phase (or the whole run)."""
-
-    name: str
-    requests: int
-    """Requests measured (after the warm-up)."""
-    rate_rps: float
-    """Offered rate."""
-    ttft_ms: tuple[Compared, Compared, Compared]
-    """p50, p95, p99."""
-    tpot_ms: tuple[Compared, Compared, Compared]
-    goodput_share: float | None
-    """Share of requests meeting every SLO target (None without targets)."""
-    throughput_rps: Compared
-    """Completions per second over the phase's arrival window; analytic = the offered rate
-    (None when the model calls the point overloaded)."""
-    output_tokens_per_s: float
-    analytic_overloaded: bool | None
-    decode_batch: Compared
-    """Mean decode batch per (decode) instance: time-average of the simulation (Little's law
-    on decode time) against the model's fixed point."""
-    at_slo_percentile: tuple[Compared, Compared]
-    """(TTFT, TPOT) in ms at the SLO's percentile."""
-    analytic_meets_slo: bool | None
-    """Whether the model predicts the SLO met (None without targets or analytic figures)."""
+    trace: Trace
+    phases: tuple[TrafficPhase, ...]
+    segments: np.ndarray
+    segment_phase: tuple[int, ...]
+    segment_bounds_s: tuple[tuple[float, float], ...]
 
 
-@dataclass(frozen=True)
-class TokenGaps:
-    """Time between consecutive output tokens of the running decodes, ms."""
-
-    p50_ms: float | None
-    p99_ms: float | None
-    max_ms: float
-    decode_step_ms: float
-    """A decode-only step at the mean batch and context (the no-interference gap)."""
-
-
-@dataclass(frozen=True)
-class SimulationResult:
-    """One simulated mode on one plan, beside the analytic prediction for that plan."""
-
-    scenario: str | None
-    mode: Mode
-    plan: Plan
-    gpus: int
-    requests: int
-    seed: int
-    warmup: float
-    slo_percentile: float
-    ttft_slo_ms: float | None
-    tpot_slo_ms: float | None
-    phases: tuple[PhaseStats, ...]
-    overall: PhaseStats
-    """The whole run (analytic figures only when there is one phase)."""
-    gpu_busy_share: float
-    """Σ busy GPU-seconds / (GPUs × simulated time)."""
-    kv_link_utilization: Compared | None
-    """Disaggregated only: link busy time / (links × simulated time) against the model's U."""
-    token_gaps: TokenGaps
-    little: LittleCheck
-    simulated_seconds: float
-    steps: int
-    step_cache_misses: int
+def _residence(dep: Deployment, ph: TrafficPhase, idx: int,
+               pred: AnalyticPrediction) -> tuple[float, str]:
+    """Estimated mean time in the system (steady.py) and what it rests on."""
+    out = max(ph.output_tokens.mean - 1.0, 0.0)
+    ttft, tpot = pred.ttft_ms[0], pred.tpot_ms[0]
+    if not pred.overloaded and ttft is not None and (tpot is not None or out == 0.0):
+        return ttft / 1000.0 + out * (tpot or 0.0) / 1000.0, "analytic"
+    pre, dec = dep.pools[0], dep.pools[-1]
+    batch = max(1, dec.max_sequences[idx])
+    ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
+    t = (float(pre.instance.prefill_time_s(ph.prompt_tokens.mean))
+         + out * float(dec.instance.decode_step_s(batch, ctx)))
+    return t, "service"
 
 
-def _compared(sim: float | None, analytic: float | None) -> Compared:
-    return Compared(None if sim is None else float(sim), analytic)
+def _counts(sizings: list[PhaseSizing], requests: int | None) -> tuple[list[int], list[float]]:
+    """Requests and warm-up per phase: as sized, or ``requests`` split ∝ what each needs
+    (a phase given fewer requests than it needs gets its warm-up cut in proportion)."""
+    needed = [s.requests_needed for s in sizings]
+    if requests is None:
+        total = sum(needed)
+        counts = needed if total <= MAX_REQUESTS else phase_counts(needed, MAX_REQUESTS)
+    else:
+        counts = phase_counts(needed, requests)
+    warm = [s.warmup_s * min(1.0, c / max(s.requests_needed, 1))
+            for s, c in zip(sizings, counts, strict=True)]
+    return counts, warm
 
 
-def _pcts(values: np.ndarray) -> list[float | None]:
-    if values.size == 0:
-        return [None, None, None]
-    return [float(x) for x in np.percentile(values, PERCENTILES)]
-
-
-def _stats(name: str, rate: float, sel: np.ndarray, trace: Trace, raw: RawRun, ttft: np.ndarray,
-           tpot: np.ndarray, sc: Scenario, window: tuple[float, float],
-           pred: AnalyticPrediction | None, decode_instances: int) -> PhaseStats:
-    t_sel = ttft[sel]
-    has_tpot = sel & ~np.isnan(tpot)
-    p_sel = tpot[has_tpot]
-    tt = _pcts(t_sel)
-    tp = _pcts(p_sel)
-    pct = sc.slo.percentile
-    at_slo = (float(np.percentile(t_sel, pct)) if t_sel.size else None,
-              float(np.percentile(p_sel, pct)) if p_sel.size else None)
+def _stats(name: str, rate: float, fig: WindowFigures, sc: Scenario,
+           pred: AnalyticPrediction | None, decode_instances: int,
+           steady: SteadyState | None, reached: bool) -> PhaseStats:
+    tt = [fig.ttft.quantile(q) for q in QUANTILES]
+    tp = [fig.tpot.quantile(q) for q in QUANTILES]
+    slo_q = sc.slo.quantile
+    at_slo = (fig.ttft.quantile(slo_q), fig.tpot.quantile(slo_q))
     goodput = None
-    if sc.slo.has_targets and sel.any():
-        ok = np.ones(int(sel.sum()), dtype=bool)
-        if sc.slo.ttft_ms is not None:
-            ok &= t_sel <= sc.slo.ttft_ms
-        if sc.slo.tpot_ms is not None:
-            ok &= np.nan_to_num(tpot[sel], nan=0.0) <= sc.slo.tpot_ms
-        goodput = float(ok.mean())
-    w0, w1 = window
-    span = max(w1 - w0, 1e-12)
-    done_in = (raw.done_s >= w0) & (raw.done_s < w1)
-    thr = float(done_in.sum()) / span
-    tok = float(trace.output_tokens[done_in].sum()) / span
-    # time-average decode batch: Σ decode time of the requests in the window / span / instances
-    first = np.maximum(raw.first_token_s, w0)
-    last = np.minimum(raw.done_s, w1)
-    decode_time = float(np.clip(last - first, 0.0, None)[trace.output_tokens > 1].sum())
-    batch = decode_time / span / max(decode_instances, 1)
+    if sc.slo.has_targets and fig.completed and reached:
+        goodput = fig.good / fig.completed
+    span = fig.measured_s
+    thr = fig.completions_in_window / span if span > 0 else 0.0
+    tok = fig.output_tokens_in_window / span if span > 0 else 0.0
+    if fig.mean_decode_batch is not None:
+        batch = fig.mean_decode_batch / max(decode_instances, 1)
+    else:
+        batch = fig.decode_seconds_in_window / span / max(decode_instances, 1) if span > 0 else 0.0
     meets: bool | None = None
     a_tt: tuple[float | None, ...]
     a_tp: tuple[float | None, ...]
@@ -188,122 +157,160 @@ def _stats(name: str, rate: float, sel: np.ndarray, trace: Trace, raw: RawRun, t
             if sc.slo.tpot_ms is not None:
                 meets = meets and a_slo_tpot is not None and a_slo_tpot <= sc.slo.tpot_ms
     return PhaseStats(
-        name=name, requests=int(sel.sum()), rate_rps=rate,
-        ttft_ms=tuple(_compared(s, a) for s, a in zip(tt, a_tt, strict=True)),  # type: ignore[arg-type]
-        tpot_ms=tuple(_compared(s, a) for s, a in zip(tp, a_tp, strict=True)),  # type: ignore[arg-type]
+        name=name, requests=fig.completed, rate_rps=rate,
+        ttft_ms=tuple(Compared(s, a) for s, a in zip(tt, a_tt, strict=True)),  # type: ignore[arg-type]
+        tpot_ms=tuple(Compared(s, a) for s, a in zip(tp, a_tp, strict=True)),  # type: ignore[arg-type]
         goodput_share=goodput, throughput_rps=Compared(thr, a_thr), output_tokens_per_s=tok,
         analytic_overloaded=over, decode_batch=Compared(batch, a_batch),
-        at_slo_percentile=(_compared(at_slo[0], a_slo_ttft), _compared(at_slo[1], a_slo_tpot)),
-        analytic_meets_slo=meets)
+        at_slo_percentile=(Compared(at_slo[0], a_slo_ttft), Compared(at_slo[1], a_slo_tpot)),
+        analytic_meets_slo=meets, steady_state=steady, little=fig.little)
 
 
-def _random_route(seed: int, n: int, pools: tuple[int, ...]) -> list[list[int]]:
-    rng = np.random.default_rng([seed, 1])
-    return [rng.integers(0, k, size=n).tolist() for k in pools]
-
-
-def simulate(scenario: Scenario, mode: Mode, requests: int, seed: int, plan: Plan | None = None,
-             progress: Callable[[int, int], None] | None = None,
-             warmup: float = DEFAULT_WARMUP, model: ModelResult | None = None,
-             routing: Routing = "jsq") -> SimulationResult:
-    """Simulate ``requests`` requests of ``scenario`` served in ``mode`` on ``plan``.
-
-    ``plan`` defaults to the analytic model's best plan for the mode (``model`` may pass an
-    already computed ``evaluate(scenario)`` to save recomputing it). ``routing`` "random"
-    sends each request to a uniformly drawn instance instead of the shortest queue (a
-    diagnostic: it is the per-instance independent queue the analytic model assumes). Raises ``PlanError`` when
-    there is no plan for the mode or the plan cannot run, ``ValueError`` for bad arguments.
-    """
+def _check_args(mode: str, requests: int | None, routing: str) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    if requests < 10:
-        raise ValueError("simulate at least 10 requests")
+    if requests is not None and not MIN_REQUESTS <= requests <= MAX_REQUESTS:
+        raise ValueError(f"simulate between {MIN_REQUESTS} and {MAX_REQUESTS:,} requests")
     if routing not in ("jsq", "random"):
         raise ValueError(f"unknown routing {routing!r}; expected jsq or random")
-    if not 0.0 <= warmup < 0.5:
-        raise ValueError("warmup must be in [0, 0.5)")
+
+
+def simulate(scenario: Scenario, mode: Mode, requests: int | None = None, seed: int = 0,
+             plan: Plan | None = None, progress: Callable[[int, int], None] | None = None,
+             model: ModelResult | None = None, routing: Routing = "jsq",
+             replay: Replay | None = None,
+             in_flight_limit: int = IN_FLIGHT_LIMIT) -> SimulationResult:
+    """Simulate ``scenario`` served in ``mode`` on ``plan``.
+
+    ``requests`` None sizes the run from the workload (module docstring); a number runs that
+    many, split over the phases in proportion to what each needs. ``plan`` defaults to the
+    analytic model's best plan for the mode (``model`` may pass an already computed
+    ``evaluate(scenario)``). ``routing`` "random" sends each request to a uniformly drawn
+    instance instead of the shortest queue (a diagnostic: the per-instance independent queue
+    the analytic model assumes). ``replay`` replays a log instead of drawing requests.
+    Raises ``PlanError`` when there is no plan for the mode or the plan cannot run,
+    ``ValueError`` for bad arguments.
+    """
+    _check_args(mode, requests, routing)
     if plan is None:
         if model is None:
             from advisor.core.plan.evaluate import evaluate
 
             model = evaluate(scenario)
         plan = default_plan(scenario, mode, model)
-    dep: Deployment = build_deployment(scenario, mode, plan)
-    trace = draw_trace(scenario.phases, requests, seed)
-    top_context = float((trace.prompt_tokens + trace.output_tokens).max())
+    sc = scenario if replay is None else dataclasses.replace(scenario, phases=replay.phases)
+    dep = build_deployment(sc, mode, plan)
+    preds = [predict(dep, ph, idx, sc.slo.quantile, routing) for idx, ph in enumerate(sc.phases)]
+    top_q = sc.slo.quantile
+    residences = [_residence(dep, ph, idx, p)
+                  for idx, (ph, p) in enumerate(zip(sc.phases, preds, strict=True))]
+    sizings = [size_phase(ph.rate_rps, ph.burstiness, w, basis, top_q)
+               for ph, (w, basis) in zip(sc.phases, residences, strict=True)]
+
+    source: Source
+    if replay is not None:
+        source = ArraySource(replay.trace, replay.segments, replay.segment_phase,
+                             replay.segment_bounds_s)
+        seg_warm = [sizings[p].warmup_s for p in replay.segment_phase]
+        planned = replay.trace.requests
+        bounds = replay.segment_bounds_s
+        duration = bounds[-1][1] - bounds[0][0] if bounds else 0.0
+        top_context = float((replay.trace.prompt_tokens + replay.trace.output_tokens).max())
+    else:
+        counts, seg_warm = _counts(sizings, requests)
+        source = DrawnSource(sc.phases, counts, seed)
+        planned = sum(counts)
+        bounds = None
+        duration = sum(c / ph.rate_rps for c, ph in zip(counts, sc.phases, strict=True))
+        top_context = max(ph.prompt_tokens.upper_tokens + ph.output_tokens.upper_tokens
+                          for ph in sc.phases)
+    dec_pool = dep.pools[-1]
+    inst = dec_pool.instance
+    block = engine_block_tokens(inst.engine)
+    kv = KvSpec(capacity_blocks=max(1, dec_pool.kv_tokens // block), block_tokens=block,
+                max_num_seqs=engine_max_num_seqs(inst.engine))
+    longest = int(min(float(sc.model.max_context_tokens), (kv.capacity_blocks - 1) * block))
+    top_context = min(top_context, float(longest))
+    overhead = dep.pools[0].instance.efficiency.request_overhead_s
+    rec = Recorder(source.segment_phase, len(sc.phases), seg_warm, overhead, sc.slo.ttft_ms,
+                   sc.slo.tpot_ms, duration, bounds)
+    seg_res = [residences[p][0] for p in source.segment_phase]
+    feed = Feed(source, rec, progress, longest, seg_res, in_flight_limit)
+    gaps = GapStats()
+    counters: RunCounters
     if isinstance(plan, ColocatedSimPlan):
         pool = dep.pools[0]
-        steps = StepTimes(pool.instance, top_context)
-        cap = max(int(scenario.model.max_context_tokens), int(trace.prompt_tokens.max()))
-        route = None
-        if routing == "random":
-            route = _random_route(seed, trace.requests, (pool.instances,))[0]
-        raw = run_colocated(trace, steps, pool.instances, pool.instance.gpus, plan.chunk_tokens,
-                            pool.max_sequences, cap, progress, route)
+        route = RandomRouter(seed, 0, pool.instances) if routing == "random" else None
+        cap = max(int(sc.model.max_context_tokens), longest)
+        counters = run_colocated(feed, StepTimes(pool.instance, top_context), pool.instances,
+                                 pool.instance.gpus, plan.chunk_tokens, kv, cap, gaps, route)
         decode_instances = pool.instances
-        decode_inst = pool.instance
     else:
         pre, dec = dep.pools
         routes = None
         if routing == "random":
-            r = _random_route(seed, trace.requests, (pre.instances, dec.instances))
-            routes = (r[0], r[1])
-        raw = run_disaggregated(trace, dep, StepTimes(pre.instance, top_context),
-                                StepTimes(dec.instance, top_context), progress, routes)
+            routes = (RandomRouter(seed, 0, pre.instances), RandomRouter(seed, 1, dec.instances))
+        counters = run_disaggregated(feed, dep, StepTimes(pre.instance, top_context),
+                                     StepTimes(dec.instance, top_context), kv, gaps, routes)
         decode_instances = dec.instances
-        decode_inst = dec.instance
-    if np.isnan(raw.done_s).any() or np.isnan(raw.first_token_s).any():
-        raise RuntimeError("simulation ended with unfinished requests")  # a bug, never input
+    return _result(scenario, sc, mode, plan, dep, seed, preds, sizings, rec, feed, counters,
+                   gaps, decode_instances, planned, requests is None and replay is None,
+                   "trace" if replay is not None else "drawn", kv)
 
-    arrival = trace.arrival_s
-    overhead = dep.pools[0].instance.efficiency.request_overhead_s
-    ttft = (raw.first_token_s - arrival + overhead) * 1000.0
-    out = trace.output_tokens
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpot = np.where(out > 1, (raw.done_s - raw.first_token_s) / np.maximum(out - 1, 1),
-                        np.nan) * 1000.0
-    measured = np.arange(trace.requests) >= math.floor(warmup * trace.requests)
-    end = float(raw.done_s.max())
-    start = float(arrival[0])
 
-    phases = []
-    preds = []
-    for idx, ph in enumerate(scenario.phases):
-        in_phase = trace.phase == idx
-        if not in_phase.any():
-            continue
-        pred = predict(dep, ph, idx, scenario.slo.quantile, routing)
-        preds.append(pred)
-        times = arrival[in_phase]
-        window = (float(times[0]), float(times[-1]))
-        phases.append(_stats(ph.name, ph.rate_rps, measured & in_phase, trace, raw, ttft, tpot,
-                             scenario, window, pred, decode_instances))
-    single = len(phases) == 1
-    if single:
+def _result(scenario: Scenario, sc: Scenario, mode: Mode, plan: Plan, dep: Deployment,
+            seed: int, preds: list[AnalyticPrediction], sizings: list[PhaseSizing],
+            rec: Recorder, feed: Feed, counters: RunCounters, gaps: GapStats,
+            decode_instances: int, planned: int, sized: bool, source: str,
+            kv: KvSpec) -> SimulationResult:
+    phases: list[PhaseStats] = []
+    reached_all = True
+    weights: list[tuple[float, float, float]] = []
+    for idx, ph in enumerate(sc.phases):
+        segs = [s for s, p in enumerate(rec.seg_phase.tolist()) if p == idx]
+        started = any(not math.isnan(rec.start[s]) for s in segs)
+        if not started and not counters.stopped:
+            continue  # a phase with no requests (a replayed log that never enters it)
+        fig = rec.figures(idx)
+        steady = assess(sizings[idx], fig, counters.stopped, feed.stop_segment in segs)
+        if not started:
+            steady = dataclasses.replace(steady, reasons=(
+                f"not simulated: the run stopped before this phase ({counters.stopped})",))
+        reached_all = reached_all and steady.reached
+        phases.append(_stats(ph.name, ph.rate_rps, fig, sc, preds[idx], decode_instances,
+                             steady, steady.reached))
+        weights.append((float(fig.arrivals), ph.prompt_tokens.mean, ph.output_tokens.mean))
+    if not phases:
+        raise RuntimeError("the run measured no phase")  # a bug, never input
+    if len(phases) == 1:
         overall = phases[0]
     else:
-        total_rate = trace.requests / max(float(arrival[-1]) - start, 1e-12)
-        overall = _stats("all", total_rate, measured, trace, raw, ttft, tpot, scenario,
-                         (start, float(arrival[-1])), None, decode_instances)
-
-    sim_seconds = end - start
+        fig = rec.figures(None)
+        rate = fig.arrivals / fig.measured_s if fig.measured_s > 0 else 0.0
+        overall = _stats("all", rate, fig, sc, None, decode_instances, None, reached_all)
+    sim_seconds = max(counters.end_s - counters.start_s, 1e-12)
     link = None
-    if raw.links:
-        util_sim = raw.link_busy_s / (raw.links * sim_seconds)
-        link = Compared(util_sim, preds[0].kv_link_utilization if single else None)
-    ctx = (float(trace.prompt_tokens.mean()) + float(out.mean()) / 2.0)
+    if counters.links:
+        util_sim = counters.link_busy_s / (counters.links * sim_seconds)
+        link = Compared(util_sim, preds[0].kv_link_utilization if len(phases) == 1 else None)
+    total_w = sum(w for w, _, _ in weights) or 1.0
+    ctx = sum(w * (p + o / 2.0) for w, p, o in weights) / total_w
     mean_batch = max(overall.decode_batch.simulated or 1.0, 1.0)
-    dec_step = float(decode_inst.decode_step_s(mean_batch, ctx)) * 1000.0
-    p50 = hist_quantile(raw.gap_hist, 0.5)
-    p99 = hist_quantile(raw.gap_hist, 0.99)
-    gaps = TokenGaps(None if p50 is None else p50 * 1000.0, None if p99 is None else p99 * 1000.0,
-                     raw.gap_max_s * 1000.0, dec_step)
+    dec_inst = dep.pools[-1].instance
+    dec_step = float(dec_inst.decode_step_s(mean_batch, ctx)) * 1000.0
+    p50 = hist_quantile(gaps.hist, 0.5)
+    p99 = hist_quantile(gaps.hist, 0.99)
+    token_gaps = TokenGaps(None if p50 is None else p50 * 1000.0,
+                           None if p99 is None else p99 * 1000.0, gaps.max_s * 1000.0, dec_step)
     return SimulationResult(
-        scenario=scenario.name, mode=mode, plan=plan, gpus=dep.gpus, requests=trace.requests,
-        seed=seed, warmup=warmup, slo_percentile=scenario.slo.percentile,
-        ttft_slo_ms=scenario.slo.ttft_ms, tpot_slo_ms=scenario.slo.tpot_ms,
-        phases=tuple(phases), overall=overall,
-        gpu_busy_share=raw.busy_gpu_s / (raw.gpus * sim_seconds) if sim_seconds > 0 else 0.0,
-        kv_link_utilization=link, token_gaps=gaps,
-        little=little_check(arrival, raw.done_s), simulated_seconds=sim_seconds,
-        steps=raw.steps, step_cache_misses=raw.step_cache_misses)
+        scenario=scenario.name, mode=mode, plan=plan, gpus=dep.gpus, requests=feed.arrived,
+        requests_planned=planned, sized=sized, seed=seed, slo_percentile=sc.slo.percentile,
+        ttft_slo_ms=sc.slo.ttft_ms, tpot_slo_ms=sc.slo.tpot_ms, phases=tuple(phases),
+        overall=overall, reached=reached_all, stopped=counters.stopped,
+        gpu_busy_share=min(counters.busy_gpu_s / (counters.gpus * sim_seconds), 1.0),
+        kv_link_utilization=link,
+        kv_cache=KvCache(kv.capacity_blocks * kv.block_tokens, kv.block_tokens,
+                         kv.max_num_seqs, counters.preemptions),
+        token_gaps=token_gaps, little=rec.figures(None).little, simulated_seconds=sim_seconds,
+        steps=counters.steps, step_cache_misses=counters.step_cache_misses,
+        clipped_requests=feed.clipped, source=source)

@@ -5,8 +5,13 @@
 * ``disaggregated``: ``ModelResult.disaggregated.allocation`` (prefill and decode shapes and
   instance counts; the static allocation when the workload has phases and no autoscaling).
 
-The built :class:`Deployment` carries the instances and their memory limits, per phase where
-the analytic model has per-phase numbers (``max_sequences`` at the phase's mean context).
+The built :class:`Deployment` carries the instances and their memory limits: per phase where
+the analytic model has per-phase numbers (``max_sequences`` at the phase's mean context), and
+the KV cache the simulator pages (``kv_tokens``: the memory plan's KV budget of one instance in
+tokens, ``memory.plan_memory``; for a model with sliding-window layers, counted in tokens of
+the window-aware size at the first phase's mean context, so that budget / mean context is the
+plan's sequence count there). Block size and sequence cap are the engine's
+(``KV_BLOCK_TOKENS``, ``instance.MAX_NUM_SEQS``).
 """
 
 from __future__ import annotations
@@ -16,14 +21,29 @@ from typing import Literal
 
 from advisor.core.disaggregated import saturating_tokens
 from advisor.core.hardware import LinkSpec
-from advisor.core.instance import Instance
-from advisor.core.kv_transfer import pool_link
+from advisor.core.instance import MAX_NUM_SEQS, Instance
 from advisor.core.memory import build_instance, plan_memory
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
 
 Mode = Literal["chunked", "unchunked", "disaggregated"]
 MODES: tuple[Mode, ...] = ("chunked", "unchunked", "disaggregated")
+
+KV_BLOCK_TOKENS = {"vllm": 16, "sglang": 1, "trtllm": 32}
+"""Tokens per KV-cache block (page) by engine, the engines' defaults: vLLM ``--block-size``
+16 on CUDA (``vllm/config/cache.py``, CacheConfig.block_size); SGLang ``--page-size`` 1
+(``python/sglang/srt/server_args.py``); TensorRT-LLM ``tokens_per_block`` 32
+(``tensorrt_llm/llmapi/llm_args.py``, KvCacheConfig)."""
+
+
+def engine_max_num_seqs(engine: str) -> int:
+    """The engine's cap on running sequences per instance (``instance.MAX_NUM_SEQS``)."""
+    return int(MAX_NUM_SEQS.get(engine, 1024))
+
+
+def engine_block_tokens(engine: str) -> int:
+    """Tokens per KV block of ``engine`` (16 when unknown)."""
+    return int(KV_BLOCK_TOKENS.get(engine, 16))
 
 
 class PlanError(ValueError):
@@ -64,6 +84,8 @@ class Pool:
     instances: int
     max_sequences: tuple[int, ...]
     """Per phase (scenario order)."""
+    kv_tokens: int
+    """KV cache of one instance, tokens (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -113,15 +135,20 @@ def _pool(sc: Scenario, tp: int, pp: int, instances: int) -> Pool:
                           cl.inter_node)
     top = max_request_tokens(sc)
     seqs = []
-    for ph in sc.phases:
+    kv_tokens = 0.0
+    for idx, ph in enumerate(sc.phases):
         ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
         mem = plan_memory(inst, ctx, top, sc.policy.memory_fraction)
         if not mem.fits:
             raise PlanError(f"TP{tp}×PP{pp} cannot serve phase '{ph.name}': {mem.reason}")
         seqs.append(mem.max_sequences)
+        if idx == 0:
+            full = sc.model.kv_bytes_per_token(sc.precision) * ctx
+            windowed = sc.model.kv_bytes_per_sequence(ctx, sc.precision)
+            kv_tokens = mem.max_kv_tokens * (full / windowed if windowed > 0 else 1.0)
     if instances < 1:
         raise PlanError("a pool needs at least one instance")
-    return Pool(inst, instances, tuple(seqs))
+    return Pool(inst, instances, tuple(seqs), int(min(kv_tokens, 2**62)))
 
 
 def build_deployment(sc: Scenario, mode: Mode, plan: Plan) -> Deployment:
@@ -139,8 +166,7 @@ def build_deployment(sc: Scenario, mode: Mode, plan: Plan) -> Deployment:
                 plan.prefill_instances)
     dec = _pool(sc, plan.decode_tensor_parallel, plan.decode_pipeline_stages,
                 plan.decode_instances)
-    cl = sc.cluster
-    link = pool_link(cl.intra_node, cl.inter_node, cl.gpus <= cl.gpus_per_node)
+    link = sc.cluster.kv_link
     if plan.prefill_batch_tokens is not None:
         lm = tuple(float(plan.prefill_batch_tokens) for _ in sc.phases)
     else:

@@ -1,0 +1,219 @@
+"""``pd-advisor fit TRACE... [-o workload.yaml]``: a workload file fitted from request logs.
+
+Reads Mooncake/Kimi JSONL, Azure LLM inference CSV, BurstGPT CSV or ``vllm bench serve
+--save-detailed`` JSON logs (``advisor.loading.traces``), fits rate, burstiness, length
+distributions, phases and prefix reuse (``advisor.core.trace_fit``), and reports them (table,
+JSON, or the workload YAML itself with ``--format yaml``). ``-o FILE`` writes the workload:
+validated exactly as ``validate`` would, written to a temporary file in the same directory and
+renamed, so a reader never sees half a file; an existing file is replaced only with
+``--force``, and never when it is one of the logs. Exit codes: 0 fitted, 2 could not (every
+problem of every log printed as ``path:line:col: error: ...``).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from advisor.cli.output import debug_enabled, fail
+
+DEFAULT_MODEL = "llama-3.1-8b"
+DEFAULT_GPU = "h100-sxm"
+DEFAULT_INTER_NODE = "ib-ndr-400"
+MIN_TIME_SCALE = 1e-3
+MAX_TIME_SCALE = 1e3
+
+
+class TraceFormatChoice(str, enum.Enum):
+    """``--format-trace`` choices."""
+
+    auto = "auto"
+    mooncake = "mooncake"
+    azure = "azure"
+    burstgpt = "burstgpt"
+    vllm_bench = "vllm-bench"
+
+
+class FitFormat(str, enum.Enum):
+    """``--format`` choices."""
+
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+TRACE_FORMAT_HELP = ("Log format: auto (from the first line), mooncake (JSONL), azure (CSV), "
+                     "burstgpt (CSV) or vllm-bench (JSON with --save-detailed arrays).")
+TIME_SCALE_HELP = ("Multiply the log's clock by X (0.5 replays it twice as fast: double the "
+                   f"rate); {MIN_TIME_SCALE:g} to {MAX_TIME_SCALE:g}.")
+
+
+def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str):
+    """Read the logs or exit 2 with every problem."""
+    from advisor.loading.errors import InputError
+    from advisor.loading.traces import load_traces
+
+    try:
+        return load_traces(paths, fmt, time_scale)
+    except InputError as exc:
+        for problem in exc.problems:
+            sys.stderr.write(problem.format() + "\n")
+        count = len(exc.problems)
+        fail(f"{', '.join(str(p) for p in paths)}: {count} problem{'s' * (count != 1)}; "
+             f"{outcome}")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def write_atomically(text: str, output: Path) -> None:
+    """Write ``text`` to ``output`` through a temporary file in the same directory."""
+    directory = output.parent if str(output.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, output)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _validate(text: str, directory: Path) -> None:
+    """The written text must load as a scenario (exit 2, an internal error, otherwise)."""
+    from advisor.loading.catalog import ProfileCatalog
+    from advisor.loading.errors import InputError
+    from advisor.loading.resolve import load_scenario
+
+    with tempfile.TemporaryDirectory(dir=directory if directory.is_dir() else None) as tmp:
+        path = Path(tmp) / "workload.yaml"
+        path.write_text(text, encoding="utf-8")
+        try:
+            load_scenario(path, ProfileCatalog())
+        except InputError as exc:
+            fail("internal error: the fitted workload does not validate:\n" + exc.format())
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``fit`` command to ``app``."""
+
+    @app.command("fit")
+    def fit_command(
+        traces: Annotated[list[Path], typer.Argument(
+            metavar="TRACE...", help="Request logs (joined in time; see --format-trace).",
+            show_default=False)],
+        output: Annotated[Path | None, typer.Option(
+            "-o", "--output", metavar="FILE", help="Write the fitted workload here.",
+            show_default=False)] = None,
+        trace_format: Annotated[TraceFormatChoice, typer.Option(
+            "--format-trace", help=TRACE_FORMAT_HELP)] = TraceFormatChoice.auto,
+        time_scale: Annotated[float, typer.Option(
+            "--time-scale", metavar="X", min=MIN_TIME_SCALE, max=MAX_TIME_SCALE,
+            help=TIME_SCALE_HELP)] = 1.0,
+        model: Annotated[str, typer.Option(
+            "--model", metavar="ID", help="Model of the written workload.")] = DEFAULT_MODEL,
+        gpu: Annotated[str, typer.Option(
+            "--gpu", metavar="ID", help="GPU of the written workload.")] = DEFAULT_GPU,
+        gpus: Annotated[int | None, typer.Option(
+            "--gpus", metavar="N", min=1, max=100_000, show_default=False,
+            help="GPUs of the written workload (default: one node).")] = None,
+        name: Annotated[str | None, typer.Option(
+            "--name", help="Workload name (default: the first log's file name).",
+            show_default=False)] = None,
+        fmt: Annotated[FitFormat, typer.Option(
+            "--format", "-f", help="Report: table, json, or the workload yaml.")
+                       ] = FitFormat.table,
+        force: Annotated[bool, typer.Option("--force", help="Replace an existing -o file.")
+                         ] = False,
+    ) -> None:
+        """Fit a workload (rate, burstiness, lengths, phases, prefix reuse) from request logs."""
+        import math
+
+        from advisor.cli.init_cmd import choose_layout
+        from advisor.core.trace_fit import fit_traffic
+        from advisor.loading.catalog import (
+            ProfileCatalog,
+            ProfileInvalidError,
+            ProfileNotFoundError,
+        )
+        from advisor.render.fit_report import (
+            LogInfo,
+            Target,
+            fit_document,
+            render_fit_table,
+            workload_yaml,
+        )
+
+        if not math.isfinite(time_scale):
+            fail("--time-scale must be a finite number")
+        if output is not None:
+            if any(_same_file(output, t) for t in traces):
+                fail(f"{output} is one of the logs; write the workload elsewhere")
+            if output.exists() and not force:
+                fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+        log = load_log(traces, trace_format.value, time_scale, "nothing fitted")
+        if float(log.arrival_s[-1]) <= 0.0:
+            fail(f"{traces[0]}: every request has the same timestamp; nothing to fit a rate to")
+        catalog = ProfileCatalog()
+        try:
+            model_spec = catalog.model(model)
+            gpu_spec = catalog.gpu(gpu)
+        except (ProfileNotFoundError, ProfileInvalidError) as exc:
+            fail(str(exc))
+        try:
+            fitted = fit_traffic(log.arrival_s, log.prompt_tokens, log.output_tokens,
+                                 log.prefix_hit_blocks, log.prefix_blocks, log.block_tokens,
+                                 log.timestamp_step_s)
+            count = gpus or gpu_spec.gpus_per_node
+            context = min(float(model_spec.max_context_tokens),
+                          max(p.prompt.p95 + p.output.p95 for p in fitted.phases))
+            precision, _tp, _fits = choose_layout(catalog, model_spec, gpu_spec, count, context)
+            model_ref = model
+            if "/" in model or model.lower().endswith((".json", ".yaml", ".yml")):
+                model_ref = str(Path(model).resolve())
+            inter = DEFAULT_INTER_NODE if count > gpu_spec.gpus_per_node else None
+            target = Target(name=name or traces[0].stem or "fitted", model_ref=model_ref,
+                            gpu_ref=gpu, gpus=count, precision=precision, engine="vllm",
+                            inter_node=inter, context_tokens=int(model_spec.max_context_tokens))
+            info = LogInfo(paths=log.paths, format=log.format, time_scale=time_scale,
+                           start_epoch_s=log.start_epoch_s, block_tokens=log.block_tokens)
+            text = workload_yaml(fitted, info, target)
+            _validate(text, output.parent if output is not None else Path("."))
+        except typer.Exit:
+            raise
+        except Exception as exc:
+            if debug_enabled():
+                raise
+            fail(f"internal error: {type(exc).__name__}: {exc} "
+                 "(run with --debug for the traceback)")
+        written = None
+        if output is not None:
+            try:
+                write_atomically(text, output)
+            except OSError as exc:
+                fail(f"cannot write {output}: {exc.strerror or exc}")
+            written = str(output)
+        if fmt is FitFormat.yaml:
+            sys.stdout.write(text)
+        elif fmt is FitFormat.json:
+            from advisor.render.report_json import json_text
+
+            sys.stdout.write(json_text(fit_document(fitted, info, written)))
+        else:
+            sys.stdout.write(render_fit_table(fitted, info, written))
+        sys.stdout.flush()
