@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from advisor.core.scenario import MAX_TOKENS
+from advisor.core.limits import MAX_TOKENS
 from advisor.loading.errors import InputError, InputProblem
 
 TraceFormat = Literal["auto", "mooncake", "azure", "burstgpt", "vllm-bench"]
