@@ -253,7 +253,7 @@ def register(app: typer.Typer) -> None:
         budget = _token_budget(scenario, chunk_tokens)
         result = fit_efficiency(inst, runs, budget, scenario.policy.memory_fraction, instances)
 
-        heading = (f"Calibration of {scenario.engine} on {scenario.cluster.gpu.id}: "
+        heading = (f"Calibration of {scenario.engine.id} on {scenario.cluster.gpu.id}: "
                    f"{scenario.model.id}, {scenario.precision}, TP{inst.tensor_parallel}"
                    f"{f' x {instances} instances' if instances > 1 else ''}, token budget "
                    f"{budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
@@ -282,7 +282,7 @@ def register(app: typer.Typer) -> None:
                "instances": instances, "not_constrained": dropped,
                "files": co.input_files(results)}
         text = co.render_overlay(
-            gpu=scenario.cluster.gpu.id, engine=scenario.engine, precision=scenario.precision,
+            gpu=scenario.cluster.gpu.id, engine=scenario.engine.name, precision=scenario.precision,
             model=scenario.model.id, tensor_parallel=inst.tensor_parallel, chunk_tokens=budget,
             factors=kept, source=source, fit=fit)
         write_output(text, None if to_stdout else output,

@@ -44,6 +44,7 @@ from scipy import optimize
 
 from advisor.core.colocated import ColocatedPoint, evaluate_colocated, rate_upper_bound
 from advisor.core.distributions import LengthDistribution
+from advisor.core.engine import EngineSpec
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
 from advisor.core.instance import Instance
 from advisor.core.memory import plan_memory
@@ -157,21 +158,22 @@ class CalibrationResult:
         return (self.prefill_key, "decode_bandwidth_efficiency", "step_overhead_s")
 
 
-def engine_default_token_budget(engine: str, gpu: GpuSpec) -> int:
+def engine_default_token_budget(engine: str | EngineSpec, gpu: GpuSpec) -> int:
     """The per-step token budget an engine picks when the launch command does not set one.
 
-    vLLM: 8192 on GPUs with at least 70 GiB whose name does not contain "A100", else 2048
-    (engines.md §0.2 trap 9). SGLang and TensorRT-LLM: ESTIMATE, the same rule (SGLang picks
-    ``--chunked-prefill-size`` from GPU memory at start-up; its table was not re-read).
+    An engine profile (:class:`EngineSpec`) carries its own table (``launch_defaults``).
+    An engine named by string alone: vLLM's rule of ``vllm serve`` before the >= 160 GiB tier,
+    8192 on GPUs with at least 70 GiB whose name does not contain "A100", else 2048.
     """
-    del engine  # one rule for every engine until the others are confirmed
+    if isinstance(engine, EngineSpec):
+        return engine.default_token_budget(gpu)
     large = gpu.memory_bytes >= 70 * 2**30 and "a100" not in f"{gpu.id} {gpu.name}".lower()
     return 8192 if large else 2048
 
 
 def prefill_field(instance: Instance) -> str:
     """The efficiency field that governs this instance's prefill (precision and GPU)."""
-    if instance.precision == "fp8" and instance.gpu.has_fp8_compute:
+    if instance.precision in ("fp8", "fp8-block") and instance.gpu.has_fp8_compute:
         return "prefill_compute_efficiency_fp8"
     return "prefill_compute_efficiency_bf16"
 

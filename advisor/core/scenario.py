@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from advisor.core.distributions import LengthDistribution
+from advisor.core.engine import EngineSpec
 from advisor.core.hardware import GpuSpec, LinkSpec, Precision
 from advisor.core.model_arch import ModelSpec
 
@@ -122,7 +123,8 @@ class Scenario:
 
     model: ModelSpec
     precision: Precision
-    engine: Engine
+    engine: EngineSpec
+    """The engine profile of the deployment's engine and version family."""
     cluster: Cluster
     phases: tuple[TrafficPhase, ...]
     """At least one phase; a workload without ``phases`` has a single phase named 'all'."""

@@ -72,7 +72,7 @@ def test_every_example_resolves(path: Path, catalog: ProfileCatalog) -> None:
 def test_single_phase_defaults(catalog: ProfileCatalog) -> None:
     s = load_scenario(EXAMPLES / "chat-8b-single-node.yaml", catalog)
     assert s.name == "chat-8b-single-node" and s.model.id == "llama-3.1-8b"
-    assert s.precision == "bf16" and s.engine == "vllm"
+    assert s.precision == "bf16" and s.engine.name == "vllm" and s.engine.id == "vllm"
     assert s.cluster.gpu.id == "h100-sxm" and s.cluster.gpus == 8
     assert s.cluster.gpus_per_node == 8  # from the GPU profile
     assert s.cluster.intra_node.id == "nvlink4"  # from the GPU profile
