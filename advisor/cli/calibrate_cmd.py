@@ -265,6 +265,8 @@ def register(app: typer.Typer) -> None:
         if not result.success:
             _warn(f"the fit did not converge ({result.message}); the factors are the best found")
         kept = {f: getattr(result.after, f) for f in result.fitted_fields if result.constrained[f]}
+        if "decode_bandwidth_efficiency" in kept and result.after.kv_bandwidth_efficiency:
+            kept["kv_bandwidth_efficiency"] = result.after.kv_bandwidth_efficiency  # scaled with it
         dropped = [f for f in result.fitted_fields if not result.constrained[f]]
         if not kept:
             _fail("the runs constrain none of the factors (every metric is insensitive to "
