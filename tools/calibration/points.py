@@ -385,7 +385,7 @@ NOT_APPLICABLE: dict[str, str] = {
     "E2 SGLang EP32 prefill (3 rows)": "wide EP + DP attention: not applicable until #17",
     "E3 SGLang EP72 decode": "wide EP + DP attention: not applicable until #17",
 }
-"""Published rows of calibration-modern's tables that are deliberately not pinned."""
+"""Published rows of the sources above that are deliberately not pinned (with the reason)."""
 
 
 @dataclass
