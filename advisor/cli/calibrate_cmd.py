@@ -203,7 +203,7 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
         inst, result = done.instance, done.result
 
-        heading = (f"Calibration of {scenario.engine} on {scenario.cluster.gpu.id}: "
+        heading = (f"Calibration of {scenario.engine.id} on {scenario.cluster.gpu.id}: "
                    f"{scenario.model.id}, {scenario.precision}, TP{inst.tensor_parallel}"
                    f"{f' x {instances} instances' if instances > 1 else ''}, token budget "
                    f"{done.token_budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
