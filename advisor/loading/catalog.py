@@ -333,7 +333,12 @@ def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profi
         raise ProfileInvalidError(path, ["1:1: expected a mapping of profile keys at the top "
                                          f"level, got {type(data).__name__}"])
     try:
-        profile = parse_profile(kind, data)
+        if kind == "engines":
+            from advisor.loading.engine_profile import EngineProfile
+
+            profile: Profile = EngineProfile.model_validate(data)  # type: ignore[assignment]
+        else:
+            profile = parse_profile(kind, data)
     except ValidationError as exc:
         text = path.read_text(encoding="utf-8")
         problems: list[tuple[int, int, str]] = []

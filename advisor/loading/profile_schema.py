@@ -369,11 +369,8 @@ PROFILE_MODELS: dict[str, type[GpuProfile] | type[LinkProfile] | type[ModelProfi
 
 
 def parse_profile(kind: str, data: Any) -> Profile:
-    """Validate loaded YAML data as a profile of ``kind``; raises ``pydantic.ValidationError``."""
-    if kind == "engines":
-        from advisor.loading.engine_profile import EngineProfile
-
-        return EngineProfile.model_validate(data)  # type: ignore[return-value]
+    """Validate loaded YAML data as a GPU, interconnect or model profile; raises
+    ``pydantic.ValidationError`` (engine profiles: ``engine_profile.EngineProfile``)."""
     return PROFILE_MODELS[kind].model_validate(data)
 
 
