@@ -152,7 +152,7 @@ def _deployment(scenario: Scenario) -> str:
     chunking = "chunked prefill off"
     if deployment.chunked_prefill:
         default = ("" if deployment.chunk_tokens is not None
-                   else f", {scenario.engine}'s default on this GPU")
+                   else f", {scenario.engine.id}'s default on this GPU")
         chunking = f"chunked prefill, token budget {scenario.chunk_tokens}{default}"
     if deployment.mode == "colocated":
         tp = f"TP {deployment.tensor_parallel or 1}"

@@ -35,16 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.engine import GENERIC_MAX_NUM_SEQS, EngineSpec
+from advisor.core.engine import EngineSpec
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec, Precision
 from advisor.core.model_arch import ModelSpec
 
 ACTIVATION_BYTES = 2.0
 """Activations travel in 16-bit for both precisions (FP8 here means weights and KV)."""
-
-MAX_NUM_SEQS = GENERIC_MAX_NUM_SEQS
-"""Running-sequence caps of an engine named without a profile (``EngineSpec.generic``);
-engine profiles give theirs per GPU tier."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +75,8 @@ class StepParams:
     def stack(cls, params: list[StepParams], ndim: int) -> StepParams:
         """Stack per-instance params along a leading axis, padded to ``ndim`` dimensions."""
         shape = (len(params),) + (1,) * (ndim - 1)
-        return cls(**{f.name: np.array([getattr(p, f.name) for p in params], dtype=float).reshape(shape)
+        return cls(**{f.name: np.array([getattr(p, f.name) for p in params],
+                                       dtype=float).reshape(shape)
                       for f in fields(cls)})
 
 
@@ -239,7 +236,8 @@ def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
 
 @dataclass(frozen=True)
 class Instance:
-    """One serving engine instance: ``tensor_parallel`` GPUs per stage, ``pipeline_stages`` stages."""
+    """One serving engine instance: ``tensor_parallel`` GPUs per stage, ``pipeline_stages``
+    stages."""
 
     model: ModelSpec
     gpu: GpuSpec

@@ -1,24 +1,23 @@
 """Instance candidates and their memory: weights per GPU, KV budget, concurrent sequences.
 
 KV budget per GPU = memory · memory_fraction − weights/GPUs − reserve, where the reserve is
-the engine's runtime memory (3.5 GiB, as NVIDIA's aiconfigurator reserves, unless the engine
-profile says otherwise) plus its logits/sampler buffers (``max_num_seqs × vocab × bytes per
-entry``, docs/model.md §4) plus NCCL buffers (392 MiB when TP > 1). An instance is excluded, with a reason, when its weights do not
-fit, when the longest request does not fit in its KV budget, or when TP does not divide the
-attention heads (engines shard whole heads).
+the engine's runtime memory and its logits/sampler buffers (``max_num_seqs × vocab × bytes
+per entry``), both from the engine profile (:meth:`EngineSpec.reserve_bytes`; 3.5 GiB of
+runtime memory, as NVIDIA's aiconfigurator reserves, for an engine without a profile;
+docs/model.md §4), plus NCCL buffers (392 MiB when TP > 1). An instance is excluded, with a
+reason, when its weights do not fit, when the longest request does not fit in its KV budget,
+or when TP does not divide the attention heads (engines shard whole heads).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.core.engine import GENERIC_RUNTIME_RESERVE_BYTES, GIB, EngineSpec
+from advisor.core.engine import EngineSpec
 from advisor.core.hardware import GpuSpec, LinkSpec, Precision
 from advisor.core.instance import Instance
 from advisor.core.model_arch import ModelSpec
 
-RUNTIME_RESERVE_BYTES = GENERIC_RUNTIME_RESERVE_BYTES
-"""aiconfigurator ``other_mem`` per GPU (3.5 GiB): the reserve of an engine without a profile."""
 NCCL_RESERVE_BYTES = 392 * 2**20
 """aiconfigurator NCCL buffers at TP4/TP8 (342 MiB at TP2; the larger value is used)."""
 
@@ -93,7 +92,8 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
         if max_seqs < 1:
             reason = "no room for a single sequence at the mean context"
     return InstanceMemory(instance=instance, weights_bytes_per_gpu=weights,
-                          kv_budget_bytes_per_gpu=max(0.0, budget), kv_bytes_per_token_per_gpu=kv_tok,
+                          kv_budget_bytes_per_gpu=max(0.0, budget),
+                          kv_bytes_per_token_per_gpu=kv_tok,
                           kv_duplication_factor=dup, max_kv_tokens=max_kv_tokens,
                           max_sequences=max_seqs, fits=not reason, reason=reason)
 

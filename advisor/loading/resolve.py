@@ -71,7 +71,8 @@ def read_document(path: Path, display: str | None = None) -> YamlDocument:
     document = parse_yaml(text, name)
     if document.root is None:
         raise InputError([InputProblem(
-            name, 1, 1, "", "file is empty; expected a YAML mapping that starts with 'version: 1'")])
+            name, 1, 1, "",
+            "file is empty; expected a YAML mapping that starts with 'version: 1'")])
     return document
 
 
@@ -257,7 +258,8 @@ class _ProfileResolver:
         A string is an engine name (its current profile) or an engine-profile id; a mapping
         ``{name, version}`` picks the profile whose version family covers the release.
         """
-        name, version, loc = ref, None, ("engine",)
+        name, version = ref, None
+        loc: ws.Loc = ("engine",)
         if isinstance(ref, dict):
             name, version = ref.get("name"), ref.get("version")
             if version is not None:
@@ -473,6 +475,6 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         deployment=deployment,
         policy=policy,
         name=model.name,
-        chunk_tokens=deployment_token_budget(deployment, model.engine, profiles.gpu),
+        chunk_tokens=deployment_token_budget(deployment, profiles.engine, profiles.gpu),
         extras=extras,
     )

@@ -202,8 +202,9 @@ def test_calibrate_takes_the_engine_default_budget(catalog: ProfileCatalog) -> N
     from advisor.usecases.calibrate import serving_token_budget
     from tests.core.helpers import scenario
 
-    sc = scenario(gpu="h100-sxm")
-    assert serving_token_budget(sc, None) == engine_default_budget("vllm", sc.cluster.gpu) == 8192
+    sc = dataclasses.replace(scenario(gpu="h100-sxm"), engine=catalog.engine("vllm"))
+    default = engine_default_budget(sc.engine, sc.cluster.gpu)
+    assert serving_token_budget(sc, None) == default == 8192
     assert serving_token_budget(sc, 512) == 512
     pinned = dataclasses.replace(sc, chunk_tokens=1024)  # a deployment's budget
     assert serving_token_budget(pinned, None) == 1024
