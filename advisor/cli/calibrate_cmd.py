@@ -104,8 +104,8 @@ def render_table(result: CalibrationResult, heading: str) -> str:
         lines.append("  ".join(c.ljust(w) if i in (0, 3) else c.rjust(w)
                                for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
     lines.append("")
-    table: list[tuple[str, ...]] = [("run", "load", "ISL/OSL", "metric", "measured", "before", "error", "after",
-              "error")]
+    table: list[tuple[str, ...]] = [("run", "load", "ISL/OSL", "metric", "measured", "before",
+                                     "error", "after", "error")]
     for run, before, after in zip(result.runs, result.predictions_before,
                                   result.predictions_after, strict=True):
         metrics: list[tuple[str, float | None, Any, Any, float]] = [

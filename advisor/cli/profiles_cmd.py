@@ -1,6 +1,7 @@
 """``pd-advisor profiles``: list and show GPU, interconnect, model and engine profiles.
 
-``profiles list [gpus|interconnects|models|engines]`` prints one table per kind with the key numbers;
+``profiles list [gpus|interconnects|models|engines]`` prints one table per kind with the key
+numbers;
 ``profiles show ID_OR_PATH [--kind KIND]`` prints every number of one profile with its unit,
 kind and source, followed by the numbers derived from it. User profile directories come from
 ``--profiles DIR`` (repeatable) and ``PD_ADVISOR_PROFILES``; they override built-in ids.

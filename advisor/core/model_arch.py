@@ -100,7 +100,8 @@ class ModelSpec:
             m = self.mla
             qk_dim = m.qk_nope_head_dim + m.qk_rope_head_dim
             if m.q_lora_rank:
-                q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * self.num_attention_heads * qk_dim
+                q = (h * m.q_lora_rank + m.q_lora_rank
+                     + m.q_lora_rank * self.num_attention_heads * qk_dim)
             else:
                 q = h * self.num_attention_heads * qk_dim
             kv_a = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
@@ -171,7 +172,8 @@ class ModelSpec:
         total += self.num_dense_layers * self._ffn_params(self.intermediate_size)
         if self.moe is not None:
             per_layer = (self.moe.num_experts * self._expert_params()
-                         + self.moe.shared_experts * self._ffn_params(self.moe.moe_intermediate_size)
+                         + self.moe.shared_experts
+                         * self._ffn_params(self.moe.moe_intermediate_size)
                          + self._router_params())
             total += self.num_moe_layers * per_layer
         total += self.embedding_params + self.lm_head_params
@@ -180,10 +182,12 @@ class ModelSpec:
 
     @cached_property
     def active_params(self) -> float:
-        """Parameters used per token (top-k routed experts plus shared ones), embeddings included."""
+        """Parameters used per token (top-k routed experts plus shared ones), embeddings
+        included."""
         if self.moe is None:
             return self.total_params
-        inactive = self.num_moe_layers * (self.moe.num_experts - self.moe.experts_per_token) * self._expert_params()
+        inactive = (self.num_moe_layers * (self.moe.num_experts - self.moe.experts_per_token)
+                    * self._expert_params())
         return self.total_params - inactive
 
     @cached_property
@@ -197,7 +201,8 @@ class ModelSpec:
     def attention_width(self) -> int:
         """Query heads × head dim (the width of QK^T and AV matmuls)."""
         if self.mla is not None:
-            return self.num_attention_heads * (self.mla.qk_nope_head_dim + self.mla.qk_rope_head_dim)
+            return self.num_attention_heads * (self.mla.qk_nope_head_dim
+                                               + self.mla.qk_rope_head_dim)
         return self.num_attention_heads * self.head_dim
 
     # ---- bytes ---------------------------------------------------------------------------

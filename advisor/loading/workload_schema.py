@@ -315,7 +315,7 @@ class WorkloadV1(_Model):
         description="Precision of weights and KV cache: bf16; fp8 (per-tensor FP8 weights and "
         "an FP8 KV cache); fp8-block (block-scaled FP8 weights such as DeepSeek-V3 or "
         "Qwen/*-FP8 checkpoints, 16-bit KV cache).")
-    engine: EngineChoice = Field(  # type: ignore[assignment]
+    engine: EngineChoice = Field(
         "vllm", description="Serving engine: vllm, sglang or trtllm (its current engine "
         "profile), an engine profile id (see `pd-advisor profiles list engines`), or "
         "{name, version} to pick the profile whose version family covers that release.")
@@ -508,7 +508,7 @@ def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
             message += "; write true or false"
         if (kind == "string_type" and loc and loc[-1] == "version"
                 and isinstance(value, int | float) and not isinstance(value, bool)):
-            message += '; quote the release, e.g. version: "0.10"' 
+            message += '; quote the release, e.g. version: "0.10"'
     return SchemaIssue(loc, dotted(loc), message)
 
 

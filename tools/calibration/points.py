@@ -328,8 +328,8 @@ MISSES: dict[str, str] = {
     "D9 R1 8xH200 TP8 c4 TTFT": "as D2 TP2 c4 TTFT (DeepSeek-R1 MLA + MoE prefill: 260 ms)",
     "D1 30B-A3B H100 c10 TTFT": "the source ran vLLM's untuned default fused-MoE kernel config "
                                 "(the PR tunes it): MoE prefill GEMMs far below the model's "
-                                "prefill efficiency (300 ms for a 2,048-token prompt of a 3 B-active "
-                                "model)",
+                                "prefill efficiency (300 ms for a 2,048-token prompt of a "
+                                "3 B-active model)",
     "A4 h200 TP1 c4 TTFT": "TensorRT-LLM's TTFT at c4 falls 8x from TP4 (230 ms) to TP8 (69 ms) "
                            "while compute falls 2x: its scheduler (max-utilisation policy, "
                            "context chunks behind generation) holds prompts back; not a "
