@@ -104,8 +104,8 @@ def render_table(result: CalibrationResult, heading: str) -> str:
         lines.append("  ".join(c.ljust(w) if i in (0, 3) else c.rjust(w)
                                for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
     lines.append("")
-    table: list[tuple[str, ...]] = [("run", "load", "ISL/OSL", "metric", "measured", "before", "error", "after",
-              "error")]
+    table: list[tuple[str, ...]] = [("run", "load", "ISL/OSL", "metric", "measured", "before",
+                                     "error", "after", "error")]
     for run, before, after in zip(result.runs, result.predictions_before,
                                   result.predictions_after, strict=True):
         metrics: list[tuple[str, float | None, Any, Any, float]] = [
@@ -203,7 +203,7 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
         inst, result = done.instance, done.result
 
-        heading = (f"Calibration of {scenario.engine} on {scenario.cluster.gpu.id}: "
+        heading = (f"Calibration of {scenario.engine.id} on {scenario.cluster.gpu.id}: "
                    f"{scenario.model.id}, {scenario.precision}, TP{inst.tensor_parallel}"
                    f"{f' x {instances} instances' if instances > 1 else ''}, token budget "
                    f"{done.token_budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "

@@ -55,7 +55,7 @@ def _fits(catalog: ProfileCatalog, model: ModelSpec, gpu: GpuSpec, precision: st
     from advisor.core.memory import build_instance, plan_memory
 
     link = catalog.link(gpu.intra_node_link_id)
-    inst = build_instance(model, gpu, precision, "vllm",  # type: ignore[arg-type]
+    inst = build_instance(model, gpu, precision, catalog.engine("vllm"),  # type: ignore[arg-type]
                           tp, 1, link, None)
     return plan_memory(inst, context, context, 0.9).fits
 
@@ -136,7 +136,7 @@ def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuS
 {_kv(0, "name", f"{model.id}-{gpu.id}", "shown in reports")}
 {_kv(0, "model", model_ref, "profile id, profile YAML, or a config.json / its folder")}
 {_kv(0, "precision", precision, f"bf16 or fp8 weights and KV cache ({weights_gb:,.1f} GB)")}
-{_kv(0, "engine", "vllm", "vllm, sglang or trtllm: selects the efficiency factors")}
+{_kv(0, "engine", "vllm", "vllm, sglang, trtllm or {name, version}: the engine profile")}
 {_kv(0, "# calibration", "calibration.yaml", "factors fitted by `pd-advisor calibrate`")}
 
 cluster:

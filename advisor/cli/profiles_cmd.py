@@ -1,6 +1,7 @@
-"""``pd-advisor profiles``: list and show GPU, interconnect and model profiles.
+"""``pd-advisor profiles``: list and show GPU, interconnect, model and engine profiles.
 
-``profiles list [gpus|interconnects|models]`` prints one table per kind with the key numbers;
+``profiles list [gpus|interconnects|models|engines]`` prints one table per kind with the key
+numbers;
 ``profiles show ID_OR_PATH [--kind KIND]`` prints every number of one profile with its unit,
 kind and source, followed by the numbers derived from it. User profile directories come from
 ``--profiles DIR`` (repeatable) and ``PD_ADVISOR_PROFILES``; they override built-in ids.
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from advisor.loading.catalog import ProfileCatalog
+    from advisor.loading.engine_profile import EngineProfile
     from advisor.loading.profile_schema import GpuProfile, LinkProfile, ModelProfile
 
 
@@ -36,19 +38,21 @@ class Kind(enum.StrEnum):
     gpus = "gpus"
     interconnects = "interconnects"
     models = "models"
+    engines = "engines"
 
 
 app = typer.Typer(
     name="profiles",
     no_args_is_help=True,
-    help="List and inspect GPU, interconnect and model profiles (built-in and your own).",
+    help="List and inspect GPU, interconnect, model and engine profiles (built-in and your "
+    "own).",
 )
 
 ProfilesOption = Annotated[
     list[Path] | None,
     typer.Option(
         "--profiles",
-        help="Extra profile directory (with gpus/, interconnects/, models/ inside); "
+        help="Extra profile directory (with gpus/, interconnects/, models/, engines/ inside); "
         "searched before the built-in profiles. Repeatable. Also read from "
         "PD_ADVISOR_PROFILES (os.pathsep-separated).",
         exists=True, file_okay=False, dir_okay=True, show_default=False,
@@ -239,10 +243,39 @@ def _list_models(catalog: ProfileCatalog, show_origin: bool) -> tuple[Table, lis
                     headers, rows), errors
 
 
+def _list_engines(catalog: ProfileCatalog, show_origin: bool) -> tuple[Table, list[str]]:
+    headers = ["id", "engine", "versions", "name", "step ms", "TTFT ms", "eta_w", "eta_kv",
+               "AR us", "seqs"] + (["from"] if show_origin else [])
+    rows: list[list[str]] = []
+    errors: list[str] = []
+    h100 = None
+    for engine_id in catalog.ids("engines"):
+        try:
+            _, path = catalog.raw("engines", engine_id)
+        except (LookupError, ValueError) as exc:
+            errors.append(str(exc))
+            continue
+        spec = catalog.engine(engine_id)
+        if h100 is None:
+            h100 = catalog.gpu("h100-sxm") if "h100-sxm" in catalog.ids("gpus") else None
+        eff = spec.efficiency_for(h100) if h100 is not None else None
+        rows.append([spec.id, spec.name, spec.versions, spec.title,
+                     _fmt(round(eff.step_overhead_s * 1e3, 3)) if eff else "-",
+                     _fmt(round(eff.request_overhead_s * 1e3, 1)) if eff else "-",
+                     _fmt(eff.decode_bandwidth_efficiency) if eff else "-",
+                     _fmt(eff.kv_read_efficiency) if eff else "-",
+                     _fmt(round(spec.allreduce_software_s(8) * 1e6, 1)),
+                     _fmt(spec.max_num_seqs(h100)) if h100 is not None else "-"]
+                    + ([_origin_label(catalog, path)] if show_origin else []))
+    return _listing("Engine profiles: per-step and per-request (TTFT) cost, weight and KV "
+                    "bandwidth efficiency and max running sequences on an H100, engine "
+                    "all-reduce cost at TP8", headers, rows), errors
+
+
 @app.command("list")
 def list_profiles(
     kind: Annotated[Kind | None, typer.Argument(
-        help="Only this kind: gpus, interconnects or models (default: all).",
+        help="Only this kind: gpus, interconnects, models or engines (default: all).",
         show_default=False)] = None,
     profiles: ProfilesOption = None,
 ) -> None:
@@ -251,7 +284,8 @@ def list_profiles(
 
     catalog = _catalog(profiles)
     show_origin = bool(catalog.user_dirs)
-    listers = {Kind.gpus: _list_gpus, Kind.interconnects: _list_links, Kind.models: _list_models}
+    listers = {Kind.gpus: _list_gpus, Kind.interconnects: _list_links, Kind.models: _list_models,
+               Kind.engines: _list_engines}
     console = _console()
     errors: list[str] = []
     try:
@@ -397,6 +431,62 @@ def _show_model(console: Any, profile: ModelProfile) -> None:
     console.print(derived)
 
 
+def _show_engine(console: Any, catalog: ProfileCatalog, profile: EngineProfile) -> None:
+    console.print(f"engine [bold]{profile.engine}[/], versions {profile.versions}",
+                  highlight=False)
+    table = _number_table("numbers")
+    for key, number in profile.sourced_items():
+        value, unit = _scaled(key, number.value)
+        if key.endswith("bytes_per_entry"):
+            value, unit = _fmt(number.value), "B"
+        elif key.endswith("reserve_bytes"):
+            value, unit = _fmt(round(number.value / GIB, 3)), "GiB"
+        elif key.endswith("max_batch"):
+            unit = "sequences"
+        table.add_row(key, value, unit, number.kind, number.source)
+    console.print(table)
+
+    launch = profile.launch_defaults
+    tiers = _table(f"launch defaults (kind: {launch.kind}) source: {launch.source}")
+    for header in ("GPU memory", "excluding", "token budget", "max_num_seqs"):
+        tiers.add_column(header, no_wrap=True)
+    for tier in launch.tiers:
+        tiers.add_row(f">= {_fmt(tier.min_memory_gib)} GiB", tier.exclude or "-",
+                      _fmt(tier.tokens), _fmt(tier.max_num_seqs))
+    tiers.add_row("otherwise", "-", _fmt(launch.fallback_tokens),
+                  _fmt(launch.fallback_max_num_seqs))
+    console.print(tiers)
+
+    sup = profile.supports
+    supports = _table(f"supports (kind: {sup.kind}) source: {sup.source}")
+    supports.add_column("feature", no_wrap=True)
+    supports.add_column("value")
+    supports.add_row("P/D transfer backends", ", ".join(sup.pd_transfer_backends) or "none")
+    supports.add_row("different TP across pools", "yes" if sup.different_tp_across_pools else "no")
+    supports.add_row("expert parallelism", "yes" if sup.expert_parallel else "no")
+    supports.add_row("DP attention", "yes" if sup.dp_attention else "no")
+    console.print(supports)
+
+    spec = profile.to_spec()
+    derived = _number_table("derived")
+    for tp in (2, 4, 8):
+        derived.add_row(f"allreduce_software_tp{tp}", _fmt(round(spec.allreduce_software_s(tp)
+                                                                 * 1e6, 2)), "us", "derived",
+                        "allreduce_overhead + per_doubling x log2(TP/2), added to the link "
+                        "latency per all-reduce")
+    for gpu_id in ("h100-sxm", "a100-80gb-sxm", "b200"):
+        if gpu_id not in catalog.ids("gpus"):
+            continue
+        gpu = catalog.gpu(gpu_id)
+        derived.add_row(f"token_budget.{gpu_id}", _fmt(spec.default_token_budget(gpu)),
+                        "tokens", "derived", "launch_defaults tier for this GPU")
+        derived.add_row(f"logits_reserve.{gpu_id}",
+                        _fmt(round(spec.reserve_bytes(gpu, 201_088) / GIB, 2)), "GiB",
+                        "derived", "runtime reserve + logits bytes x max_num_seqs x 201,088 "
+                        "(gpt-oss vocabulary)")
+    console.print(derived)
+
+
 @app.command("show")
 def show_profile(
     ref: Annotated[str, typer.Argument(metavar="ID_OR_PATH",
@@ -423,7 +513,7 @@ def show_profile(
             kinds = catalog.kind_of(ref)
             if not kinds and Path(ref).expanduser().is_file():
                 _fail(f"cannot tell what kind of profile '{ref}' is; pass --kind "
-                      "gpus|interconnects|models")
+                      "gpus|interconnects|models|engines")
             if not kinds:
                 suggestions = [s for k in KINDS for s in catalog.suggest(k, ref)]
                 raise ProfileNotFoundError(None, ref, suggestions[:5])
@@ -442,5 +532,7 @@ def show_profile(
         _show_gpu(console, catalog, profile)  # type: ignore[arg-type]
     elif kind_name == "interconnects":
         _show_link(console, profile)  # type: ignore[arg-type]
+    elif kind_name == "engines":
+        _show_engine(console, catalog, profile)  # type: ignore[arg-type]
     else:
         _show_model(console, profile)  # type: ignore[arg-type]

@@ -101,7 +101,7 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
     facts.add_row("model", f"{model.name} ({model.id}), {model.total_params / 1e9:.1f} B params, "
                            f"context {model.max_context_tokens:,} tokens")
     facts.add_row("precision", scenario.precision)
-    facts.add_row("engine", scenario.engine)
+    facts.add_row("engine", scenario.engine.label)
     nodes = f"{cluster.nodes} node{'s' * (cluster.nodes != 1)} of {cluster.gpus_per_node}"
     facts.add_row("cluster", f"{cluster.gpus} × {cluster.gpu.name} ({cluster.gpu.id}), {nodes}")
     facts.add_row("intra-node", _link(cluster.intra_node))
@@ -152,7 +152,7 @@ def _deployment(scenario: Scenario) -> str:
     chunking = "chunked prefill off"
     if deployment.chunked_prefill:
         default = ("" if deployment.chunk_tokens is not None
-                   else f", {scenario.engine}'s default on this GPU")
+                   else f", {scenario.engine.id}'s default on this GPU")
         chunking = f"chunked prefill, token budget {scenario.chunk_tokens}{default}"
     if deployment.mode == "colocated":
         tp = f"TP {deployment.tensor_parallel or 1}"

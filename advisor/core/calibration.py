@@ -25,6 +25,8 @@ num_prompts/rate, then the last request finishes) and completed/λ for a closed 
 **Fit.** Three factors of :class:`~advisor.core.hardware.EfficiencyFactors` are fitted with
 ``scipy.optimize.least_squares`` (trust-region reflective, bounded): the prefill compute
 efficiency of the precision served, the decode bandwidth efficiency and the per-step overhead.
+Where the engine profile keeps a separate KV-read efficiency, it moves in proportion to the
+decode bandwidth efficiency (:func:`with_fitted`).
 Residuals are log(predicted / measured) of every available metric of every run (TTFT is
 left out where the model predicts saturation: its queue then depends on the run's length), plus
 a weak prior (weight :data:`PRIOR_WEIGHT`) pulling each factor towards its starting value so
@@ -159,7 +161,7 @@ class CalibrationResult:
 
 def prefill_field(instance: Instance) -> str:
     """The efficiency field that governs this instance's prefill (precision and GPU)."""
-    if instance.precision == "fp8" and instance.gpu.has_fp8_compute:
+    if instance.precision in ("fp8", "fp8-block") and instance.gpu.has_fp8_compute:
         return "prefill_compute_efficiency_fp8"
     return "prefill_compute_efficiency_bf16"
 
@@ -277,11 +279,23 @@ def with_factors(instance: Instance, factors: EfficiencyFactors) -> Instance:
     return dataclasses.replace(instance, efficiency=factors)
 
 
+def with_fitted(base: EfficiencyFactors, **values: float) -> EfficiencyFactors:
+    """``base`` with fitted values; a new weight-streaming efficiency scales a separate KV-read
+    efficiency in proportion (their ratio is the engine profile's: runs of one model cannot
+    tell the weight efficiency from the fixed step cost otherwise, both are per step)."""
+    updates = dict(values)
+    decode = updates.get("decode_bandwidth_efficiency")
+    if decode is not None and base.kv_bandwidth_efficiency is not None:
+        updates["kv_bandwidth_efficiency"] = min(
+            1.0, base.kv_bandwidth_efficiency * decode / base.decode_bandwidth_efficiency)
+    return dataclasses.replace(base, **updates)
+
+
 def _factors(base: EfficiencyFactors, prefill_key: str,
              x: Sequence[float] | np.ndarray) -> EfficiencyFactors:
-    return dataclasses.replace(base, **{prefill_key: float(x[0]),
-                                        "decode_bandwidth_efficiency": float(x[1]),
-                                        "step_overhead_s": float(x[2]) / 1000.0})
+    return with_fitted(base, **{prefill_key: float(x[0]),
+                                "decode_bandwidth_efficiency": float(x[1]),
+                                "step_overhead_s": float(x[2]) / 1000.0})
 
 
 def _rms(values: Sequence[float], count: int) -> float:

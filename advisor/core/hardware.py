@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Precision = Literal["bf16", "fp8"]
+Precision = Literal["bf16", "fp8", "fp8-block"]
+"""``bf16``: 16-bit weights and KV. ``fp8``: per-tensor-scaled FP8 weights and FP8 KV (NVIDIA
+ModelOpt checkpoints). ``fp8-block``: block-scaled FP8 weights (128×128 weight blocks, 1×128
+activation tiles: DeepSeek-V3/R1, ``Qwen/*-FP8``) with the KV cache in 16 bit (the engines'
+``--kv-cache-dtype auto``). Both FP8 forms run matmuls at the FP8 peak."""
+
+FP8_WEIGHTS: frozenset[str] = frozenset({"fp8", "fp8-block"})
+"""Precisions whose weights are FP8 (and whose matmuls use the FP8 tensor peak)."""
 LinkScope = Literal["scale-up", "scale-out", "host"]
 
 
@@ -28,10 +35,20 @@ class EfficiencyFactors:
     """Fixed cost of one engine step (launch, scheduling, sampling), seconds."""
     request_overhead_s: float = 0.0
     """Fixed cost per request on the TTFT path (tokenisation, admission, first sample), seconds."""
+    kv_bandwidth_efficiency: float | None = None
+    """Achieved / peak memory bandwidth for KV-cache reads by the attention kernels; None: the
+    same as ``decode_bandwidth_efficiency`` (the weight-streaming efficiency)."""
+
+    @property
+    def kv_read_efficiency(self) -> float:
+        """The KV-read efficiency in force (falls back to the weight-streaming one)."""
+        if self.kv_bandwidth_efficiency is None:
+            return self.decode_bandwidth_efficiency
+        return self.kv_bandwidth_efficiency
 
     def prefill_compute_efficiency(self, precision: Precision, has_fp8_compute: bool) -> float:
         """The prefill efficiency that applies to a precision on this GPU."""
-        if precision == "fp8" and has_fp8_compute:
+        if precision in FP8_WEIGHTS and has_fp8_compute:
             return self.prefill_compute_efficiency_fp8
         return self.prefill_compute_efficiency_bf16
 
@@ -86,12 +103,13 @@ class GpuSpec:
 
     def peak_flops_per_s(self, precision: Precision) -> float:
         """Dense tensor peak used for matmuls at ``precision`` (FP8 falls back to BF16)."""
-        if precision == "fp8" and self.fp8_flops_per_s is not None:
+        if precision in FP8_WEIGHTS and self.fp8_flops_per_s is not None:
             return self.fp8_flops_per_s
         return self.bf16_flops_per_s
 
     def efficiency_for(self, engine: str) -> EfficiencyFactors:
-        """Efficiency factors for an engine, falling back to the GPU default."""
+        """Efficiency factors for an engine named by string, falling back to the GPU default
+        (an engine profile adds its own overrides: ``EngineSpec.efficiency_for``)."""
         return self.engine_efficiency.get(engine, self.efficiency)
 
     def ridge_point_flops_per_byte(self, precision: Precision) -> float:

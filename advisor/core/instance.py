@@ -1,19 +1,26 @@
 """One engine instance (model × GPU × precision × parallelism) and its batched step time.
 
 The step time is the roofline max of compute time and memory time, plus tensor-parallel
-communication and a fixed per-step overhead (docs/model.md §3):
+communication, a fixed per-step overhead and the small-batch cost of MoE layers
+(docs/model.md §3):
 
-    T = max(FLOPs / (g · peak · MFU), bytes_per_gpu / (BW · MBU)) + T_comm + C_step
+    T = max(FLOPs / (g · peak · MFU), W / (BW · η_w) + KV / (BW · η_kv))
+        + T_comm + C_step + L_moe · t_moe · (1 − coverage)
 
 * FLOPs = 2 · N_matmul · (p + d)  +  prefill attention 2·L·d_attn·(2·c·k + c²) per prefill
   sequence (chunk c after k earlier tokens; causal)  +  decode attention 4·L·d_attn·ctx per
-  decoding sequence.
-* bytes = weights touched (dense: all; MoE: non-expert + touched experts, 1 − (1 − k/E)^tokens)
-  + KV reads (decode context, and the re-read of earlier chunks for chunked prefill)
-  + KV writes of the new tokens — per GPU, KV heads duplicated when TP > kv_heads.
+  decoding sequence; sliding-window layers attend to at most W keys per query.
+* W = weights touched (all but an untied input-embedding table, of which a step gathers only
+  its tokens' rows; MoE: non-expert + touched experts, 1 − (1 − k/E)^tokens;
+  4-bit experts streamed at ``lowbit_moe_efficiency`` of η_w); KV = KV reads (decode context,
+  and the re-read of earlier chunks for chunked prefill) + KV writes of the new tokens — per
+  GPU, KV heads duplicated when TP > kv_heads.
+* An engine whose profile sets ``compute_memory_overlap: 0`` runs a step's compute-bound and
+  memory-bound kernels one after the other: max(C, M) becomes C + M.
 * T_comm = 2 all-reduces per layer of the step's activations (ring: 2·(t−1)/t · bytes over the
-  intra-node link) plus one link latency each; an instance spanning nodes runs pipeline stages
-  over the inter-node link (activations sent once per stage boundary; no pipelining credit).
+  intra-node link) plus, per all-reduce, the link latency and the engine's software cost
+  (``EngineSpec.allreduce_software_s``); an instance spanning nodes runs pipeline stages over
+  the inter-node link (activations sent once per stage boundary; no pipelining credit).
 
 Every function here accepts numpy arrays and broadcasts, so candidates and design points are
 evaluated together.
@@ -28,18 +35,12 @@ from typing import Any
 
 import numpy as np
 
+from advisor.core.engine import EngineSpec
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec, Precision
 from advisor.core.model_arch import ModelSpec
 
 ACTIVATION_BYTES = 2.0
 """Activations travel in 16-bit for both precisions (FP8 here means weights and KV)."""
-
-MAX_NUM_SEQS = {"vllm": 1024, "sglang": 1024, "trtllm": 2048}
-"""Engine cap on concurrently running sequences per instance.
-
-vLLM: ``max_num_seqs`` defaults to 1024 on ≥ 70 GiB GPUs (engines.md §0.2 trap 9); SGLang:
-ESTIMATE, taken equal to vLLM; TensorRT-LLM: ESTIMATE, ``max_batch_size`` 2048 as used by
-trtllm-bench sweeps (not confirmed in the reference)."""
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,13 @@ class StepParams:
     compute_flops_per_s: np.ndarray | float
     """GPUs × dense peak × MFU."""
     memory_bytes_per_s: np.ndarray | float
-    """One GPU's bandwidth × MBU."""
+    """One GPU's bandwidth × weight-streaming efficiency η_w."""
+    kv_read_bytes_per_s: np.ndarray | float
+    """One GPU's bandwidth × KV-read efficiency η_kv."""
     dense_weight_bytes_per_gpu: np.ndarray | float
     expert_weight_bytes_per_gpu: np.ndarray | float
+    """Routed-expert bytes per GPU, divided by the low-bit kernel efficiency (4-bit experts):
+    the bytes that stream in the same time at η_w."""
     kv_bytes_per_token_per_gpu: np.ndarray | float
     tp_comm_s_per_byte: np.ndarray | float
     """Seconds per activation byte for the step's 2·L ring all-reduces."""
@@ -61,13 +66,27 @@ class StepParams:
     pp_comm_latency_s: np.ndarray | float
     step_overhead_s: np.ndarray | float
     request_overhead_s: np.ndarray | float
+    moe_overhead_s: np.ndarray | float = 0.0
+    """MoE layers × the engine's small-batch cost per MoE layer (scaled by 1 − coverage)."""
+    compute_memory_overlap: np.ndarray | float = 1.0
+    """1: a step takes max(compute, memory) (the roofline); 0: compute + memory."""
 
     @classmethod
     def stack(cls, params: list[StepParams], ndim: int) -> StepParams:
         """Stack per-instance params along a leading axis, padded to ``ndim`` dimensions."""
         shape = (len(params),) + (1,) * (ndim - 1)
-        return cls(**{f.name: np.array([getattr(p, f.name) for p in params], dtype=float).reshape(shape)
+        return cls(**{f.name: np.array([getattr(p, f.name) for p in params],
+                                       dtype=float).reshape(shape)
                       for f in fields(cls)})
+
+
+def _roofline(compute_s: Any, memory_s: Any, overlap: Any) -> Any:
+    """max(C, M) + (1 − o)·min(C, M): the roofline max when compute and memory traffic
+    overlap fully (o = 1), their sum when the step's kernels run one after the other (o = 0)."""
+    if isinstance(compute_s, _SCALAR) and isinstance(memory_s, _SCALAR):
+        return max(compute_s, memory_s) + (1.0 - overlap) * min(compute_s, memory_s)
+    return (np.maximum(compute_s, memory_s)
+            + (1.0 - overlap) * np.minimum(compute_s, memory_s))
 
 
 _SCALAR = (float, int)
@@ -102,25 +121,32 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
     chunk = p / n if n > 0 else 0.0
 
     attn_width = float(m.num_layers * m.attention_width)
+    pre_keys = 2.0 * chunk * k + chunk * chunk
+    dec_keys = ctx
+    window = m.sliding_window_tokens
+    if window:
+        win_share = m.window_layer_share
+        full_share = 1.0 - win_share
+        lo, hi = min(k, window), min(k + chunk, window)
+        win_keys = (hi * hi - lo * lo) / 2.0 + max(k + chunk - max(k, window), 0.0) * window
+        pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
+        dec_keys = full_share * ctx + win_share * min(ctx, window)
     flops = (2.0 * m.matmul_params_per_token * tokens
-             + n * 2.0 * attn_width * (2.0 * chunk * k + chunk * chunk)
-             + 4.0 * attn_width * d * ctx)
+             + n * 2.0 * attn_width * pre_keys
+             + 4.0 * attn_width * d * dec_keys)
     compute_s = flops / q.compute_flops_per_s
 
     weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
-    window = m.sliding_window_tokens
     if window:
-        full_share = (m.num_layers - m.sliding_window_layers) / m.num_layers
-        win_share = m.sliding_window_layers / m.num_layers
-        ctx = full_share * ctx + win_share * min(ctx, window)
         k = full_share * k + win_share * min(k, window)
-    kv_bytes = q.kv_bytes_per_token_per_gpu * (d * ctx + n * k + tokens)
-    memory_s = (weight_bytes + kv_bytes) / q.memory_bytes_per_s
+    kv_bytes = q.kv_bytes_per_token_per_gpu * (d * dec_keys + n * k + tokens)
+    memory_s = weight_bytes / q.memory_bytes_per_s + kv_bytes / q.kv_read_bytes_per_s
 
     act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
-    return np.float64(max(compute_s, memory_s) + comm_s + q.step_overhead_s)
+    return np.float64(_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+                      + q.step_overhead_s)
 
 
 def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 0.0,
@@ -144,30 +170,40 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     chunk = np.divide(p, n, out=np.zeros(np.broadcast(p, n).shape), where=n > 0)
 
     attn_width = float(m.num_layers * m.attention_width)
+    pre_keys = 2.0 * chunk * k + chunk * chunk
+    dec_keys = ctx
+    window = m.sliding_window_tokens
+    if window:
+        win_share = m.window_layer_share
+        full_share = 1.0 - win_share
+        lo, hi = np.minimum(k, window), np.minimum(k + chunk, window)
+        win_keys = ((hi * hi - lo * lo) / 2.0
+                    + np.maximum(k + chunk - np.maximum(k, window), 0.0) * window)
+        pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
+        dec_keys = full_share * ctx + win_share * np.minimum(ctx, window)
     flops = (2.0 * m.matmul_params_per_token * tokens
-             + n * 2.0 * attn_width * (2.0 * chunk * k + chunk * chunk)
-             + 4.0 * attn_width * d * ctx)
+             + n * 2.0 * attn_width * pre_keys
+             + 4.0 * attn_width * d * dec_keys)
     compute_s = flops / q.compute_flops_per_s
 
+    moe_s: np.ndarray | float = 0.0
     if m.moe is not None:
         frac = 1.0 - np.power(1.0 - m.moe.experts_per_token / m.moe.num_experts,
                               np.maximum(tokens, 1.0))
         weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu * frac
+        moe_s = q.moe_overhead_s * (1.0 - frac)
     else:
         weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
-    window = m.sliding_window_tokens
     if window:
-        full_share = (m.num_layers - m.sliding_window_layers) / m.num_layers
-        win_share = m.sliding_window_layers / m.num_layers
-        ctx = full_share * ctx + win_share * np.minimum(ctx, window)
         k = full_share * k + win_share * np.minimum(k, window)
-    kv_bytes = q.kv_bytes_per_token_per_gpu * (d * ctx + n * k + tokens)
-    memory_s = (weight_bytes + kv_bytes) / q.memory_bytes_per_s
+    kv_bytes = q.kv_bytes_per_token_per_gpu * (d * dec_keys + n * k + tokens)
+    memory_s = weight_bytes / q.memory_bytes_per_s + kv_bytes / q.kv_read_bytes_per_s
 
     act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
-    return np.maximum(compute_s, memory_s) + comm_s + q.step_overhead_s
+    return (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+            + q.step_overhead_s + moe_s)
 
 
 def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
@@ -177,19 +213,22 @@ def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
         T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B,
 
     the compute line, the memory line and the communication + overhead line of
-    :func:`step_time` for ``decode_seqs = B`` (MoE weight traffic is not linear in B).
+    :func:`step_time` for ``decode_seqs = B`` (MoE weight traffic is not linear in B). An
+    engine whose compute and memory work do not overlap (``compute_memory_overlap`` 0: C + M)
+    has its compute line folded into the memory line (cc = 0, mm + cc); the overlap is 0 or 1.
     """
     if m.moe is not None:
         raise ValueError("decode steps of MoE models are not linear in the batch")
     ctx = float(context_tokens)
     if m.sliding_window_tokens:
-        full_share = (m.num_layers - m.sliding_window_layers) / m.num_layers
-        ctx = (full_share * ctx + (1 - full_share) * min(ctx, m.sliding_window_tokens))
+        win_share = m.window_layer_share
+        ctx = (1.0 - win_share) * ctx + win_share * min(ctx, m.sliding_window_tokens)
     attn_width = float(m.num_layers * m.attention_width)
-    cc = (2.0 * m.matmul_params_per_token + 4.0 * attn_width * float(context_tokens)) \
-        / q.compute_flops_per_s
+    cc = (2.0 * m.matmul_params_per_token + 4.0 * attn_width * ctx) / q.compute_flops_per_s
     m0 = (q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu) / q.memory_bytes_per_s
-    mm = q.kv_bytes_per_token_per_gpu * (ctx + 1.0) / q.memory_bytes_per_s
+    mm = q.kv_bytes_per_token_per_gpu * (ctx + 1.0) / q.kv_read_bytes_per_s
+    overlap = q.compute_memory_overlap
+    cc, mm = cc * overlap, mm + (1.0 - overlap) * cc
     r0 = q.tp_comm_latency_s + q.pp_comm_latency_s + q.step_overhead_s
     rr = (q.tp_comm_s_per_byte + q.pp_comm_s_per_byte) * m.hidden_size * ACTIVATION_BYTES
     return cc, m0, mm, r0, rr
@@ -197,12 +236,13 @@ def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
 
 @dataclass(frozen=True)
 class Instance:
-    """One serving engine instance: ``tensor_parallel`` GPUs per stage, ``pipeline_stages`` stages."""
+    """One serving engine instance: ``tensor_parallel`` GPUs per stage, ``pipeline_stages``
+    stages."""
 
     model: ModelSpec
     gpu: GpuSpec
     precision: Precision
-    engine: str
+    engine: EngineSpec
     tensor_parallel: int
     pipeline_stages: int
     intra_link: LinkSpec
@@ -238,31 +278,47 @@ class Instance:
 
     @property
     def prefill_mfu(self) -> float:
-        """Compute efficiency used for every matmul step."""
-        return self.efficiency.prefill_compute_efficiency(self.precision, self.gpu.has_fp8_compute)
+        """Compute efficiency used for every matmul step (block-scaled FP8 GEMMs at the
+        engine's share of the per-tensor FP8 efficiency)."""
+        mfu = self.efficiency.prefill_compute_efficiency(self.precision, self.gpu.has_fp8_compute)
+        if self.precision == "fp8-block" and self.gpu.has_fp8_compute:
+            mfu *= self.engine.block_fp8_compute_efficiency
+        return mfu
+
+    @property
+    def allreduce_latency_s(self) -> float:
+        """Latency of one TP all-reduce: link latency + the engine's software cost."""
+        if self.tensor_parallel <= 1:
+            return 0.0
+        return (self.intra_link.latency_s
+                + self.engine.allreduce_software_s(self.tensor_parallel))
 
     @cached_property
     def params(self) -> StepParams:
         """The numbers the step-time formula reads, precomputed once per instance."""
-        m, prec = self.model, self.precision
+        m, prec, eng = self.model, self.precision, self.engine
         experts = m.expert_weight_bytes(prec)
+        lowbit = eng.lowbit_moe_efficiency if m.lowbit_experts else 1.0
         inter = self.inter_link or self.intra_link
+        bandwidth = self.gpu.memory_bandwidth_bytes_per_s
         return StepParams(
             gpus=float(self.gpus),
             compute_flops_per_s=self.gpus * self.peak_flops_per_s * self.prefill_mfu,
-            memory_bytes_per_s=(self.gpu.memory_bandwidth_bytes_per_s
-                                * self.efficiency.decode_bandwidth_efficiency),
-            dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts) / self.gpus,
-            expert_weight_bytes_per_gpu=experts / self.gpus,
+            memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
+            kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
+            dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts
+                                        - m.gathered_embedding_bytes(prec)) / self.gpus,
+            expert_weight_bytes_per_gpu=experts / self.gpus / lowbit,
             kv_bytes_per_token_per_gpu=self.kv_bytes_per_token_per_gpu,
             tp_comm_s_per_byte=(2.0 * m.num_layers * 2.0 * (self.tensor_parallel - 1)
                                 / self.tensor_parallel / self.intra_link.effective_bytes_per_s),
-            tp_comm_latency_s=(2.0 * m.num_layers * self.intra_link.latency_s
-                               if self.tensor_parallel > 1 else 0.0),
+            tp_comm_latency_s=2.0 * m.num_layers * self.allreduce_latency_s,
             pp_comm_s_per_byte=(self.pipeline_stages - 1) / inter.effective_bytes_per_s,
             pp_comm_latency_s=(self.pipeline_stages - 1) * inter.latency_s,
             step_overhead_s=self.efficiency.step_overhead_s,
             request_overhead_s=self.efficiency.request_overhead_s,
+            moe_overhead_s=m.num_moe_layers * eng.moe_layer_overhead_s,
+            compute_memory_overlap=eng.compute_memory_overlap,
         )
 
     def step_time_s(self, prefill_tokens: np.ndarray | float = 0.0,

@@ -1,23 +1,23 @@
 """Instance candidates and their memory: weights per GPU, KV budget, concurrent sequences.
 
 KV budget per GPU = memory · memory_fraction − weights/GPUs − reserve, where the reserve is
-3.5 GiB of runtime memory plus NCCL buffers (392 MiB when TP > 1), as NVIDIA's aiconfigurator
-reserves (hardware.md §1.5). An instance is excluded, with a reason, when its weights do not
-fit, when the longest request does not fit in its KV budget, or when TP does not divide the
-attention heads (engines shard whole heads).
+the engine's runtime memory and its logits/sampler buffers (``max_num_seqs × vocab × bytes
+per entry``), both from the engine profile (:meth:`EngineSpec.reserve_bytes`; 3.5 GiB of
+runtime memory, as NVIDIA's aiconfigurator reserves, for an engine without a profile;
+docs/model.md §4), plus NCCL buffers (392 MiB when TP > 1). An instance is excluded, with a
+reason, when its weights do not fit, when the longest request does not fit in its KV budget,
+or when TP does not divide the attention heads (engines shard whole heads).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.core.engine import EngineSpec
 from advisor.core.hardware import GpuSpec, LinkSpec, Precision
-from advisor.core.instance import MAX_NUM_SEQS, Instance
+from advisor.core.instance import Instance
 from advisor.core.model_arch import ModelSpec
 
-GIB = float(2**30)
-RUNTIME_RESERVE_BYTES = 3.5 * GIB
-"""aiconfigurator ``other_mem`` per GPU (hardware.md §1.5)."""
 NCCL_RESERVE_BYTES = 392 * 2**20
 """aiconfigurator NCCL buffers at TP4/TP8 (342 MiB at TP2; the larger value is used)."""
 
@@ -65,7 +65,8 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
     """Fit weights and KV cache of ``instance`` into its GPUs."""
     model, gpu = instance.model, instance.gpu
     weights = instance.weight_bytes_per_gpu
-    reserve = RUNTIME_RESERVE_BYTES + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0)
+    reserve = (instance.engine.reserve_bytes(gpu, model.vocab_size)
+               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0))
     budget = gpu.memory_bytes * memory_fraction - weights - reserve
     kv_tok = instance.kv_bytes_per_token_per_gpu
     dup = model.kv_duplication_factor(instance.tensor_parallel)
@@ -87,20 +88,26 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
     max_seqs = 0
     if not reason:
         max_seqs = int(min(budget // max(per_seq_mean * scale, 1.0),
-                           MAX_NUM_SEQS.get(instance.engine, 1024)))
+                           instance.engine.max_num_seqs(gpu)))
         if max_seqs < 1:
             reason = "no room for a single sequence at the mean context"
     return InstanceMemory(instance=instance, weights_bytes_per_gpu=weights,
-                          kv_budget_bytes_per_gpu=max(0.0, budget), kv_bytes_per_token_per_gpu=kv_tok,
+                          kv_budget_bytes_per_gpu=max(0.0, budget),
+                          kv_bytes_per_token_per_gpu=kv_tok,
                           kv_duplication_factor=dup, max_kv_tokens=max_kv_tokens,
                           max_sequences=max_seqs, fits=not reason, reason=reason)
 
 
-def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision, engine: str,
-                   tensor_parallel: int, pipeline_stages: int, intra_link: LinkSpec,
-                   inter_link: LinkSpec | None) -> Instance:
-    """An instance with the engine's efficiency factors from the GPU profile."""
-    return Instance(model=model, gpu=gpu, precision=precision, engine=engine,
+def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision,
+                   engine: EngineSpec | str, tensor_parallel: int, pipeline_stages: int,
+                   intra_link: LinkSpec, inter_link: LinkSpec | None) -> Instance:
+    """An instance with the engine's efficiency factors on this GPU.
+
+    ``engine`` is a resolved engine profile, or an engine name (``EngineSpec.generic``: the
+    GPU profile's factors alone, as before engine profiles existed).
+    """
+    spec = engine if isinstance(engine, EngineSpec) else EngineSpec.generic(engine)
+    return Instance(model=model, gpu=gpu, precision=precision, engine=spec,
                     tensor_parallel=tensor_parallel, pipeline_stages=pipeline_stages,
                     intra_link=intra_link, inter_link=inter_link,
-                    efficiency=gpu.efficiency_for(engine))
+                    efficiency=spec.efficiency_for(gpu))

@@ -15,7 +15,14 @@ from typing import Literal
 AttentionKind = Literal["mha", "gqa", "mla"]
 MlpKind = Literal["gated", "plain"]
 
-BYTES_PER_ELEMENT = {"bf16": 2.0, "fp8": 1.0}
+WEIGHT_BYTES_PER_PARAM = {"bf16": 2.0, "fp8": 1.0, "fp8-block": 1.0}
+"""Weight storage per parameter. Block FP8 adds one FP32 scale per 128×128 block (4 B per
+16,384 weights, 0.02 %), which is left out."""
+KV_BYTES_PER_ELEMENT = {"bf16": 2.0, "fp8": 1.0, "fp8-block": 2.0}
+"""KV-cache storage per element: ``fp8`` means FP8 weights *and* KV; ``fp8-block``
+checkpoints are served with ``--kv-cache-dtype auto``, i.e. a 16-bit KV cache."""
+BYTES_PER_ELEMENT = WEIGHT_BYTES_PER_PARAM
+"""Former name of :data:`WEIGHT_BYTES_PER_PARAM` (bf16 = 2, fp8 = 1)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,8 @@ class ModelSpec:
             m = self.mla
             qk_dim = m.qk_nope_head_dim + m.qk_rope_head_dim
             if m.q_lora_rank:
-                q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * self.num_attention_heads * qk_dim
+                q = (h * m.q_lora_rank + m.q_lora_rank
+                     + m.q_lora_rank * self.num_attention_heads * qk_dim)
             else:
                 q = h * self.num_attention_heads * qk_dim
             kv_a = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
@@ -164,7 +172,8 @@ class ModelSpec:
         total += self.num_dense_layers * self._ffn_params(self.intermediate_size)
         if self.moe is not None:
             per_layer = (self.moe.num_experts * self._expert_params()
-                         + self.moe.shared_experts * self._ffn_params(self.moe.moe_intermediate_size)
+                         + self.moe.shared_experts
+                         * self._ffn_params(self.moe.moe_intermediate_size)
                          + self._router_params())
             total += self.num_moe_layers * per_layer
         total += self.embedding_params + self.lm_head_params
@@ -173,10 +182,12 @@ class ModelSpec:
 
     @cached_property
     def active_params(self) -> float:
-        """Parameters used per token (top-k routed experts plus shared ones), embeddings included."""
+        """Parameters used per token (top-k routed experts plus shared ones), embeddings
+        included."""
         if self.moe is None:
             return self.total_params
-        inactive = self.num_moe_layers * (self.moe.num_experts - self.moe.experts_per_token) * self._expert_params()
+        inactive = (self.num_moe_layers * (self.moe.num_experts - self.moe.experts_per_token)
+                    * self._expert_params())
         return self.total_params - inactive
 
     @cached_property
@@ -190,27 +201,35 @@ class ModelSpec:
     def attention_width(self) -> int:
         """Query heads × head dim (the width of QK^T and AV matmuls)."""
         if self.mla is not None:
-            return self.num_attention_heads * (self.mla.qk_nope_head_dim + self.mla.qk_rope_head_dim)
+            return self.num_attention_heads * (self.mla.qk_nope_head_dim
+                                               + self.mla.qk_rope_head_dim)
         return self.num_attention_heads * self.head_dim
 
     # ---- bytes ---------------------------------------------------------------------------
     def weight_bytes(self, precision: str) -> float:
-        """Bytes of all weights at ``precision`` (bf16 = 2 B/param, fp8 = 1 B/param).
+        """Bytes of all weights at ``precision`` (bf16 = 2 B/param, fp8/fp8-block = 1 B/param).
 
         Expert weights whose checkpoint format fixes their size (gpt-oss MXFP4) keep it.
         """
-        b = BYTES_PER_ELEMENT[precision]
+        b = WEIGHT_BYTES_PER_PARAM[precision]
         if self.moe is not None and self.moe.expert_weight_bytes_per_param is not None:
             experts = self.routed_expert_params
             return (self.total_params - experts) * b + experts * min(
                 b, self.moe.expert_weight_bytes_per_param)
         return self.total_params * b
 
+    def gathered_embedding_bytes(self, precision: str) -> float:
+        """Bytes of the input-embedding table a step only gathers rows of (not streamed):
+        the untied vocab × hidden table (a tied one is read whole as the LM head)."""
+        if self.tie_word_embeddings:
+            return 0.0
+        return float(self.vocab_size * self.hidden_size) * WEIGHT_BYTES_PER_PARAM[precision]
+
     def expert_weight_bytes(self, precision: str) -> float:
         """Bytes of the routed-expert weights alone (0 for dense models)."""
         if self.moe is None:
             return 0.0
-        b = BYTES_PER_ELEMENT[precision]
+        b = WEIGHT_BYTES_PER_PARAM[precision]
         if self.moe.expert_weight_bytes_per_param is not None:
             b = min(b, self.moe.expert_weight_bytes_per_param)
         return self.routed_expert_params * b
@@ -222,7 +241,7 @@ class ModelSpec:
         Sliding-window layers are counted as full layers here (upper bound); see
         ``kv_bytes_per_sequence`` for the window-aware size.
         """
-        b = BYTES_PER_ELEMENT[precision]
+        b = KV_BYTES_PER_ELEMENT[precision]
         if self.mla is not None:
             return float((self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * self.num_layers * b)
         return float(2 * self.num_layers * self.num_kv_heads * self.head_dim * b)
@@ -249,6 +268,19 @@ class ModelSpec:
         """KV bytes per token that one GPU of a TP group stores."""
         return (self.kv_bytes_per_token(precision) * self.kv_duplication_factor(tensor_parallel)
                 / tensor_parallel)
+
+    @property
+    def lowbit_experts(self) -> bool:
+        """Whether the routed experts are stored in 4-bit blocks (MXFP4/NVFP4: < 1 B/param)."""
+        return (self.moe is not None and self.moe.expert_weight_bytes_per_param is not None
+                and self.moe.expert_weight_bytes_per_param < 1.0)
+
+    @property
+    def window_layer_share(self) -> float:
+        """Share of layers whose attention is limited to ``sliding_window_tokens``."""
+        if not self.sliding_window_tokens:
+            return 0.0
+        return self.sliding_window_layers / self.num_layers
 
     def moe_touched_fraction(self, tokens: float) -> float:
         """Share of routed experts a batch of ``tokens`` touches (uniform routing).

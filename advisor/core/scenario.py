@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 
 from advisor.core.distributions import LengthDistribution
+from advisor.core.engine import EngineSpec
 from advisor.core.hardware import GpuSpec, LinkSpec, Precision
 from advisor.core.kv_transfer import pool_link
 from advisor.core.model_arch import ModelSpec
@@ -148,7 +149,8 @@ class Scenario:
 
     model: ModelSpec
     precision: Precision
-    engine: Engine
+    engine: EngineSpec
+    """The engine profile of the deployment's engine and version family."""
     cluster: Cluster
     phases: tuple[TrafficPhase, ...]
     """At least one phase; a workload without ``phases`` has a single phase named 'all'."""

@@ -49,7 +49,7 @@ class CalibrationOverlay(BaseModel):
     version: Literal[1]
     gpu: ProfileId
     engine: Literal["vllm", "sglang", "trtllm"]
-    precision: Literal["bf16", "fp8"] | None = None
+    precision: Literal["bf16", "fp8", "fp8-block"] | None = None
     model: str | None = None
     tensor_parallel: StrictInt | None = Field(None, ge=1)
     chunk_tokens: StrictInt | None = Field(None, ge=1)
@@ -84,10 +84,15 @@ def load_overlay(path: Path) -> CalibrationOverlay:
     return overlay
 
 
-def apply_overlay(gpu: GpuSpec, overlay: CalibrationOverlay) -> GpuSpec:
-    """``gpu`` with the overlay's factors replacing those of the overlay's engine."""
-    merged: EfficiencyFactors = dataclasses.replace(gpu.efficiency_for(overlay.engine),
-                                                    **overlay.factors())
+def apply_overlay(gpu: GpuSpec, overlay: CalibrationOverlay,
+                  base: EfficiencyFactors | None = None) -> GpuSpec:
+    """``gpu`` with the overlay's factors replacing those of the overlay's engine.
+
+    ``base`` is what the engine runs with before the overlay (its engine profile's factors on
+    this GPU); default: the GPU profile's factors for the engine.
+    """
+    start = base if base is not None else gpu.efficiency_for(overlay.engine)
+    merged: EfficiencyFactors = dataclasses.replace(start, **overlay.factors())
     engines = {**gpu.engine_efficiency, overlay.engine: merged}
     return dataclasses.replace(gpu, engine_efficiency=engines)
 

@@ -1,4 +1,4 @@
-"""Find, load, validate and cache GPU, interconnect and model profiles.
+"""Find, load, validate and cache GPU, interconnect, model and engine profiles.
 
 Search order for an id (first match wins, so a user profile overrides a built-in one):
 
@@ -8,9 +8,9 @@ Search order for an id (first match wins, so a user profile overrides a built-in
    separated), in order;
 3. the built-in profiles.
 
-Every directory has the layout of the built-in one: ``gpus/``, ``interconnects/`` and
-``models/`` sub-directories holding one ``<id>.yaml`` (or ``.yml``) file per profile, whose
-``id:`` must equal the file name. Directories that do not exist are skipped.
+Every directory has the layout of the built-in one: ``gpus/``, ``interconnects/``,
+``models/`` and ``engines/`` sub-directories holding one ``<id>.yaml`` (or ``.yml``) file
+per profile, whose ``id:`` must equal the file name. Directories that do not exist are skipped.
 
 Built-in profiles: a wheel ships the repository's ``profiles/`` directory as package data
 ``advisor/profiles`` (``force-include`` in ``pyproject.toml``), found with
@@ -36,22 +36,27 @@ from typing import TYPE_CHECKING, Any
 from advisor.loading.profile_errors import (  # noqa: F401 - re-exported: the catalog's errors
     KIND_SINGULAR,
     YAML_SUFFIXES,
+    EngineVersionError,
     ProfileInvalidError,
     ProfileNotFoundError,
     looks_like_path,
 )
 
 if TYPE_CHECKING:  # pydantic is imported lazily, on the first parse
+    from advisor.core.engine import EngineSpec
     from advisor.core.hardware import GpuSpec, LinkSpec
     from advisor.core.model_arch import ModelSpec
+    from advisor.loading.engine_profile import EngineProfile
     from advisor.loading.profile_schema import Profile
 
-KINDS: tuple[str, ...] = ("gpus", "interconnects", "models")
+KINDS: tuple[str, ...] = ("gpus", "interconnects", "models", "engines")
 """Profile kinds, named after their directories."""
 
 ENV_VAR = "PD_ADVISOR_PROFILES"
 """Environment variable with extra profile directories (``os.pathsep``-separated)."""
 
+ENGINE_NAMES: tuple[str, ...] = ("vllm", "sglang", "trtllm")
+"""Engines the advisor knows; the profile named like the engine is its current family."""
 
 
 def builtin_profiles_dir() -> Path:
@@ -161,6 +166,8 @@ class ProfileCatalog:
                 return ["interconnects"]
             if "bf16_flops_per_s" in data:
                 return ["gpus"]
+            if "launch_defaults" in data or "engine" in data:
+                return ["engines"]
         return []
 
     # ---- loading ------------------------------------------------------------------------
@@ -200,6 +207,47 @@ class ProfileCatalog:
     def model(self, ref: str) -> ModelSpec:
         """The :class:`ModelSpec` of a model profile id or file, or of a ``config.json``."""
         return self._spec("models", ref)
+
+    def engine(self, ref: str) -> EngineSpec:
+        """The :class:`EngineSpec` of an engine profile id (``vllm`` = its current family)."""
+        return self._spec("engines", ref)
+
+    def engine_profile(self, ref: str) -> EngineProfile:
+        """The validated engine profile object (with provenance)."""
+        return self.raw("engines", ref)[0]  # type: ignore[return-value]
+
+    def engine_families(self, engine: str) -> list[tuple[str, str]]:
+        """(profile id, version range) of every profile of ``engine``, valid ones only."""
+        families = []
+        for pid in self.ids("engines"):
+            try:
+                profile = self.engine_profile(pid)
+            except (ProfileNotFoundError, ProfileInvalidError):
+                continue
+            if profile.engine == engine:
+                families.append((pid, profile.versions))
+        return families
+
+    def engine_for(self, engine: str, version: str | None = None) -> EngineSpec:
+        """The engine profile for ``engine`` at ``version``.
+
+        No version: the profile whose id is the engine name (its current family). A version:
+        the profile of that engine whose ``versions`` range covers it; when several do, the
+        one with the highest lower bound. Raises :class:`ProfileNotFoundError` (no such
+        engine) or :class:`EngineVersionError` (no family covers the version).
+        """
+        from advisor.loading.engine_profile import covers, parse_versions
+
+        if version is None:
+            return self.engine(engine)
+        families = self.engine_families(engine)
+        if not families and engine not in ENGINE_NAMES:
+            raise ProfileNotFoundError("engines", engine, self.suggest("engines", engine))
+        matching = [(parse_versions(versions)[0] or (), pid) for pid, versions in families
+                    if covers(versions, version)]
+        if not matching:
+            raise EngineVersionError(engine, version, families)
+        return self.engine(max(matching)[1])
 
 
 # ---- YAML ---------------------------------------------------------------------------------
@@ -285,7 +333,12 @@ def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profi
         raise ProfileInvalidError(path, ["1:1: expected a mapping of profile keys at the top "
                                          f"level, got {type(data).__name__}"])
     try:
-        profile = parse_profile(kind, data)
+        if kind == "engines":
+            from advisor.loading.engine_profile import EngineProfile
+
+            profile: Profile = EngineProfile.model_validate(data)  # type: ignore[assignment]
+        else:
+            profile = parse_profile(kind, data)
     except ValidationError as exc:
         text = path.read_text(encoding="utf-8")
         problems: list[tuple[int, int, str]] = []

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-KIND_SINGULAR = {"gpus": "GPU", "interconnects": "interconnect", "models": "model"}
+KIND_SINGULAR = {"gpus": "GPU", "interconnects": "interconnect", "models": "model",
+                 "engines": "engine"}
 """How error messages name one profile of each kind."""
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -36,6 +37,21 @@ class ProfileNotFoundError(LookupError):
             message = (f"unknown {what} '{ref}' "
                        f"(see `pd-advisor profiles list{listing}`)")
         super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class EngineVersionError(LookupError):
+    """No engine profile of an engine covers the requested version."""
+
+    def __init__(self, engine: str, version: str, families: list[tuple[str, str]]) -> None:
+        self.engine = engine
+        self.version = version
+        self.families = list(families)
+        listing = "; ".join(f"{pid} {versions}" for pid, versions in families) or "none"
+        super().__init__(f"no {engine} engine profile covers version '{version}' "
+                         f"(families: {listing})")
 
     def __str__(self) -> str:
         return str(self.args[0])

@@ -25,7 +25,7 @@ ValueKind = Literal["datasheet", "empirical", "derived", "estimate"]
 """How a number was obtained: vendor datasheet/config, measurement, arithmetic, or estimate."""
 
 EngineName = Literal["vllm", "sglang", "trtllm"]
-ProfileKind = Literal["gpus", "interconnects", "models"]
+ProfileKind = Literal["gpus", "interconnects", "models", "engines"]
 
 ProfileId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=64)]
 """Lower-case id: letters, digits, '.', '_' and '-' (the file name without .yaml)."""
@@ -35,10 +35,13 @@ NonNegativeInt = Annotated[int, Field(strict=True, ge=0)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
     """Base: unknown keys are errors, instances are immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_Strict = StrictModel
 
 
 def _as_float(value: Any) -> Any:
@@ -133,6 +136,8 @@ class EfficiencyBlock(_Strict):
     decode_bandwidth_efficiency: SourcedFraction
     step_overhead_s: SourcedNonNegative
     request_overhead_s: SourcedNonNegative | None = None
+    kv_bandwidth_efficiency: SourcedFraction | None = None
+    """KV-read efficiency of the attention kernels (default: ``decode_bandwidth_efficiency``)."""
 
     def to_factors(self) -> EfficiencyFactors:
         """The plain-number factors the core uses."""
@@ -143,6 +148,8 @@ class EfficiencyBlock(_Strict):
             step_overhead_s=self.step_overhead_s.value,
             request_overhead_s=(self.request_overhead_s.value
                                 if self.request_overhead_s is not None else 0.0),
+            kv_bandwidth_efficiency=(self.kv_bandwidth_efficiency.value
+                                     if self.kv_bandwidth_efficiency is not None else None),
         )
 
 
@@ -154,6 +161,7 @@ class EngineEfficiencyBlock(_Strict):
     decode_bandwidth_efficiency: SourcedFraction | None = None
     step_overhead_s: SourcedNonNegative | None = None
     request_overhead_s: SourcedNonNegative | None = None
+    kv_bandwidth_efficiency: SourcedFraction | None = None
 
     def merged_with(self, base: EfficiencyBlock) -> EfficiencyBlock:
         """The GPU default block with this engine's keys replaced."""
@@ -361,8 +369,15 @@ PROFILE_MODELS: dict[str, type[GpuProfile] | type[LinkProfile] | type[ModelProfi
 
 
 def parse_profile(kind: str, data: Any) -> Profile:
-    """Validate loaded YAML data as a profile of ``kind``; raises ``pydantic.ValidationError``."""
+    """Validate loaded YAML data as a GPU, interconnect or model profile; raises
+    ``pydantic.ValidationError`` (engine profiles: ``engine_profile.EngineProfile``)."""
     return PROFILE_MODELS[kind].model_validate(data)
+
+
+def walk_sourced(obj: BaseModel,
+                 prefix: str) -> Iterator[tuple[str, SourcedNumber | SourcedCount]]:
+    """Depth-first walk yielding every sourced number below ``obj`` (dotted keys)."""
+    yield from _walk_sourced(obj, prefix)
 
 
 def _walk_sourced(obj: BaseModel,

@@ -25,7 +25,12 @@ from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
 from advisor.core.token_budget import deployment_token_budget
 from advisor.loading import workload_schema as ws
-from advisor.loading.catalog import ProfileCatalog, ProfileInvalidError, ProfileNotFoundError
+from advisor.loading.catalog import (
+    EngineVersionError,
+    ProfileCatalog,
+    ProfileInvalidError,
+    ProfileNotFoundError,
+)
 from advisor.loading.errors import InputError, InputProblem
 from advisor.loading.yaml_source import (
     MAX_YAML_BYTES,
@@ -45,7 +50,7 @@ _ROOT_MARKERS = (".git", ".hg")
 """A directory holding one of these is a project root: the config search stops there."""
 
 _KIND_LABEL = {"gpus": "GPU profile", "interconnects": "interconnect profile",
-               "models": "model profile"}
+               "models": "model profile", "engines": "engine profile"}
 
 
 # --------------------------------------------------------------------------- files
@@ -66,7 +71,8 @@ def read_document(path: Path, display: str | None = None) -> YamlDocument:
     document = parse_yaml(text, name)
     if document.root is None:
         raise InputError([InputProblem(
-            name, 1, 1, "", "file is empty; expected a YAML mapping that starts with 'version: 1'")])
+            name, 1, 1, "",
+            "file is empty; expected a YAML mapping that starts with 'version: 1'")])
     return document
 
 
@@ -179,6 +185,7 @@ class _Profiles:
     gpu: Any = None
     intra_node: Any = None
     inter_node: Any = None
+    engine: Any = None
 
 
 _POSITION_RE = re.compile(r"^(\d+):(\d+): (.*)$", re.DOTALL)
@@ -200,8 +207,9 @@ class _ProfileResolver:
         found = _Profiles()
         found.model = self._lookup("models", data.get("model"), ("model",))
         found.gpu = self._lookup("gpus", cluster.get("gpu"), ("cluster", "gpu"))
+        found.engine = self._engine(data.get("engine", "vllm"))
         if found.gpu is not None and isinstance(data.get("calibration"), str):
-            found.gpu = self._calibrated(found.gpu, data["calibration"], data.get("engine"))
+            found.gpu = self._calibrated(found.gpu, data["calibration"], found.engine)
         found.inter_node = self._lookup("interconnects", cluster.get("inter_node"),
                                         ("cluster", "inter_node"))
         intra = cluster.get("intra_node")
@@ -244,6 +252,36 @@ class _ProfileResolver:
             self.problems += _profile_problems(exc)
         return None
 
+    def _engine(self, ref: Any) -> Any:
+        """The engine profile a workload's ``engine:`` names (None, with a problem, if none).
+
+        A string is an engine name (its current profile) or an engine-profile id; a mapping
+        ``{name, version}`` picks the profile whose version family covers the release.
+        """
+        name, version = ref, None
+        loc: ws.Loc = ("engine",)
+        if isinstance(ref, dict):
+            name, version = ref.get("name"), ref.get("version")
+            if version is not None:
+                loc = ("engine", "version")
+            if not isinstance(version, str | None):
+                return None  # the schema check reports it
+        if not isinstance(name, str) or not name:
+            return None
+        try:
+            if version is None and isinstance(ref, str):
+                return self.catalog.engine(name)
+            return self.catalog.engine_for(name, version)
+        except EngineVersionError as exc:
+            self._add(loc, str(exc))
+        except ProfileNotFoundError as exc:
+            self._add(loc, str(exc))
+        except ProfileInvalidError as exc:
+            self._add(loc, f"engine profile '{name}' is invalid (see the problems reported "
+                           f"for {_display_path(exc.path)})")
+            self.problems += _profile_problems(exc)
+        return None
+
     def _calibrated(self, gpu: Any, ref: str, engine: Any) -> Any:
         """``gpu`` with the overlay's factors applied (unchanged, with a problem, on failure)."""
         from advisor.loading.calibration_overlay import (
@@ -264,11 +302,13 @@ class _ProfileResolver:
                                         f"reported for {_display_path(exc.path)})")
             self.problems += _profile_problems(exc)
             return gpu
-        mismatch = overlay_mismatch(overlay, gpu.id, engine if isinstance(engine, str) else "vllm")
+        if engine is None:
+            return gpu  # the engine problem is reported already
+        mismatch = overlay_mismatch(overlay, gpu.id, engine.name)
         if mismatch:
             self._add(("calibration",), mismatch)
             return gpu
-        return apply_overlay(gpu, overlay)
+        return apply_overlay(gpu, overlay, engine.efficiency_for(gpu))
 
     def _add(self, loc: ws.Loc, message: str) -> None:
         line, col = self.document.locate(loc)
@@ -420,7 +460,7 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
     return core.Scenario(
         model=profiles.model,
         precision=model.precision,
-        engine=model.engine,
+        engine=profiles.engine,
         cluster=core.Cluster(
             gpu=profiles.gpu,
             gpus=cluster.gpus,
@@ -435,6 +475,6 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         deployment=deployment,
         policy=policy,
         name=model.name,
-        chunk_tokens=deployment_token_budget(deployment, model.engine, profiles.gpu),
+        chunk_tokens=deployment_token_budget(deployment, profiles.engine, profiles.gpu),
         extras=extras,
     )

@@ -87,7 +87,9 @@ class LengthStats(_Model):
 
 _TAG_TOKENS = "tokens:int"
 _TAG_STATS = "tokens:stats"
-_UNION_TAGS = frozenset({_TAG_TOKENS, _TAG_STATS})
+_TAG_ENGINE_NAME = "engine:name"
+_TAG_ENGINE_REF = "engine:ref"
+_UNION_TAGS = frozenset({_TAG_TOKENS, _TAG_STATS, _TAG_ENGINE_NAME, _TAG_ENGINE_REF})
 
 
 def _length_tag(value: Any) -> str | None:
@@ -110,6 +112,42 @@ TokenLength = Annotated[
     ),
 ]
 """A token length: an integer (every request has exactly this many tokens) or statistics."""
+
+
+# --------------------------------------------------------------------------- engine
+ENGINE_NAMES = ("vllm", "sglang", "trtllm")
+
+
+class EngineRef(_Model):
+    """An engine at a release: the engine profile whose version family covers it."""
+
+    name: Literal["vllm", "sglang", "trtllm"] = Field(description="Serving engine.")
+    version: str | None = Field(
+        None, min_length=1, max_length=40, pattern=r"^v?[0-9]+(\.[0-9]+)*",
+        description="Release the deployment runs, e.g. \"0.11\" or \"0.5.1.post1\" "
+        "(quote it: unquoted 0.10 is the number 0.1). Omitted: the engine's current profile.")
+
+
+def _engine_tag(value: Any) -> str | None:
+    if isinstance(value, dict | EngineRef):
+        return _TAG_ENGINE_REF
+    if isinstance(value, str):
+        return _TAG_ENGINE_NAME
+    return None
+
+
+EngineChoice = Annotated[
+    Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$"),
+              Tag(_TAG_ENGINE_NAME)]
+    | Annotated[EngineRef, Tag(_TAG_ENGINE_REF)],
+    Discriminator(
+        _engine_tag,
+        custom_error_type="engine_type",
+        custom_error_message="expected an engine name (vllm, sglang, trtllm, or an engine "
+                             "profile id such as vllm-v0) or a mapping {name, version}",
+    ),
+]
+"""An engine: a name or engine-profile id, or ``{name, version}``."""
 
 
 # --------------------------------------------------------------------------- sections
@@ -273,9 +311,14 @@ class WorkloadV1(_Model):
     model: str = Field(min_length=1, description="Model profile id (see `pd-advisor profiles "
                        "list`), path to a model profile YAML, or path to a Hugging Face "
                        "config.json (or a folder holding one), relative to this file.")
-    precision: Literal["bf16", "fp8"] = Field(description="Precision of weights and KV cache.")
-    engine: Literal["vllm", "sglang", "trtllm"] = Field(
-        "vllm", description="Serving engine (selects engine-specific efficiency factors).")
+    precision: Literal["bf16", "fp8", "fp8-block"] = Field(
+        description="Precision of weights and KV cache: bf16; fp8 (per-tensor FP8 weights and "
+        "an FP8 KV cache); fp8-block (block-scaled FP8 weights such as DeepSeek-V3 or "
+        "Qwen/*-FP8 checkpoints, 16-bit KV cache).")
+    engine: EngineChoice = Field(
+        "vllm", description="Serving engine: vllm, sglang or trtllm (its current engine "
+        "profile), an engine profile id (see `pd-advisor profiles list engines`), or "
+        "{name, version} to pick the profile whose version family covers that release.")
     calibration: str | None = Field(
         None, min_length=1, description="Calibration overlay written by `pd-advisor calibrate`, "
         "relative to this file: its efficiency factors replace the GPU profile's for this "
@@ -463,6 +506,9 @@ def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
         message = f"{message}, got {describe(value)}"
         if kind == "bool_type" and isinstance(value, str) and value.lower() in _YAML11_BOOLS:
             message += "; write true or false"
+        if (kind == "string_type" and loc and loc[-1] == "version"
+                and isinstance(value, int | float) and not isinstance(value, bool)):
+            message += '; quote the release, e.g. version: "0.10"'
     return SchemaIssue(loc, dotted(loc), message)
 
 

@@ -113,7 +113,7 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
     inputs = doc["inputs"]
     model = inputs["model"]
     rows = [["model", (f"{model['name']} ({model['id']}), {inputs['precision']}, "
-                      f"{inputs['engine']}")],
+                      f"{t.engine_text(inputs)}")],
             ["cluster", t.cluster_text(inputs)], ["links", t.links_text(inputs)]]
     for p in inputs["traffic"]:
         label = "traffic" if len(inputs["traffic"]) == 1 else f"phase {p['name']}"

@@ -140,7 +140,9 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
         "model": {"id": sc.model.id, "name": sc.model.name,
                   "total_params": round(sc.model.total_params)},  # a count: exact
         "precision": sc.precision,
-        "engine": sc.engine,
+        "engine": sc.engine.name,
+        "engine_profile": {"id": sc.engine.id, "name": sc.engine.title,
+                           "versions": sc.engine.versions},
         "cluster": {
             "gpu": {"id": cl.gpu.id, "name": cl.gpu.name},
             "gpus": cl.gpus, "gpus_per_node": cl.gpus_per_node, "nodes": cl.nodes,

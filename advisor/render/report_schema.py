@@ -74,8 +74,11 @@ def _inputs() -> Schema:
     return obj({
         "name": null(STR),
         "model": obj({"id": STR, "name": STR, "total_params": NONNEG}),
-        "precision": {"enum": ["bf16", "fp8"]},
+        "precision": {"enum": ["bf16", "fp8", "fp8-block"]},
         "engine": STR,
+        "engine_profile": obj({"id": STR, "name": STR, "versions": STR},
+                              description="The engine profile (version family) whose "
+                                          "constants the numbers use."),
         "cluster": obj({"gpu": obj({"id": STR, "name": STR}), "gpus": COUNT,
                         "gpus_per_node": COUNT, "nodes": COUNT, "intra_node": _link(),
                         "inter_node": null(_link())}),

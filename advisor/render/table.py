@@ -103,7 +103,7 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
     grid = _grid()
     model = inputs["model"]
     grid.add_row("model", f"{model['name']} ({model['id']}), {inputs['precision']}, "
-                          f"{inputs['engine']}")
+                          f"{t.engine_text(inputs)}")
     grid.add_row("cluster", t.cluster_text(inputs))
     grid.add_row("links", t.links_text(inputs))
     for phase in inputs["traffic"]:

@@ -151,6 +151,14 @@ def deployment_text(dep: Mapping[str, Any] | None) -> str:
             f"{f' ({shape(dtp)})' if dtp else ''}")
 
 
+def engine_text(inputs: Mapping[str, Any]) -> str:
+    """``vLLM V1 engine (vllm, >=0.8)``: the engine profile the numbers use."""
+    profile = inputs.get("engine_profile")
+    if not profile:
+        return str(inputs["engine"])
+    return f"{profile['name']} ({profile['id']}, {profile['versions']})"
+
+
 def cluster_text(inputs: Mapping[str, Any]) -> str:
     """``8 × NVIDIA H100 SXM (1 node of 8)``."""
     cl = inputs["cluster"]

@@ -108,6 +108,9 @@ def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[
     result = fit_efficiency(inst, list(runs), budget, scenario.policy.memory_fraction,
                             instances)
     kept = {f: getattr(result.after, f) for f in result.fitted_fields if result.constrained[f]}
+    if "decode_bandwidth_efficiency" in kept and result.after.kv_bandwidth_efficiency:
+        # a separate KV-read efficiency moves with the fitted weight efficiency (with_fitted)
+        kept["kv_bandwidth_efficiency"] = result.after.kv_bandwidth_efficiency
     dropped = [f for f in result.fitted_fields if not result.constrained[f]]
     overlay = ""
     if kept:
@@ -122,7 +125,7 @@ def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[
                "instances": instances, "not_constrained": dropped,
                "files": co.input_files(list(files))}
         overlay = co.render_overlay(
-            gpu=scenario.cluster.gpu.id, engine=scenario.engine, precision=scenario.precision,
+            gpu=scenario.cluster.gpu.id, engine=scenario.engine.name, precision=scenario.precision,
             model=scenario.model.id, tensor_parallel=inst.tensor_parallel, chunk_tokens=budget,
             factors=kept, source=source, fit=fit)
     return Calibration(inst, budget, result, kept, dropped, overlay)

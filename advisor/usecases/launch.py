@@ -10,9 +10,10 @@ numbers come from (all from the document):
   plan (a declared chunked deployment's budget, or the one the search chose);
 * running sequences per instance: the model's ``max_running_sequences`` (colocated: the decode
   batch at the plan's goodput, within memory) and ``decode_max_running_sequences`` (decode
-  pool: the largest batch within memory and the TPOT SLO); never above the engine cap of
-  :data:`ENGINE_MAX_SEQS` nor, for vLLM's colocated budget, above the token budget (vLLM
-  requires budget >= max_num_seqs);
+  pool: the largest batch within memory and the TPOT SLO), which the model already holds within
+  the workload's engine profile's ``max_num_seqs`` for the GPU (``EngineSpec.max_num_seqs``);
+  for vLLM's colocated budget, never above the token budget (vLLM requires budget >=
+  max_num_seqs);
 * prefill token budget under disaggregation: the plan's saturating token count
   (``prefill_saturating_tokens``) rounded up to a power of two, raised to the p95 prompt
   rounded up to a power of two so that 95 % of prompts prefill in one pass, within
@@ -43,9 +44,6 @@ class LaunchError(ValueError):
     """The document has no plan that commands can be emitted for."""
 
 
-ENGINE_MAX_SEQS = 1024
-"""Engine cap on running sequences (vLLM's ``--max-num-seqs`` default on large GPUs; the
-same cap as the model's)."""
 PREFILL_BUDGET_RANGE = (2048, 16384)
 """Smallest and largest prefill token budget of a disaggregated prefill instance."""
 
@@ -156,8 +154,9 @@ def _disaggregated_pools(report: Mapping[str, Any]) -> tuple[Pool, ...]:
 
 
 def running_sequences(model_value: int | float | None) -> int:
-    """The model's running-sequence figure for one instance, within the engine cap."""
-    return max(1, min(int(model_value or 1), ENGINE_MAX_SEQS))
+    """The model's running-sequence figure for one instance (at least 1; the model caps it at
+    the engine profile's ``max_num_seqs`` for the GPU)."""
+    return max(1, int(model_value or 1))
 
 
 def pow2_at_least(value: float) -> int:

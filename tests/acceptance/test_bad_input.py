@@ -71,6 +71,13 @@ CASES: dict[str, list[str]] = {
         ("2:8: error: model: no model profile file at 'models/custom-model.yaml' (looked for "
         f"{BAD / 'models' / 'custom-model.yaml'})"),
     ],
+    "unknown-engine-version.yaml": [
+        ("4:31: error: engine.version: no vllm engine profile covers version '0.3.3' "
+         "(families: vllm >=0.8; vllm-v0 >=0.4,<0.8)"),
+    ],
+    "unknown-engine.yaml": [
+        "4:9: error: engine: unknown engine profile 'vlm'; did you mean: vllm, vllm-v0?",
+    ],
     "missing-version.yaml": [
         "2:1: error: missing required key 'version' (supported: 1)",
     ],
@@ -118,7 +125,7 @@ CASES: dict[str, list[str]] = {
         "of qwen3-32b (40960 tokens)"),
     ],
     "several-problems.yaml": [
-        "3:12: error: precision: must be 'bf16' or 'fp8', got 'bf17' (string)",
+        "3:12: error: precision: must be 'bf16', 'fp8' or 'fp8-block', got 'bf17' (string)",
         "7:3: error: cluster: duplicate key 'gpus' (first defined at line 6)",
         "9:13: error: traffic.rate_rps: must be greater than 0, got -3 (integer)",
         ("10:36: error: traffic.prompt_tokens.p95: p95 (500) is below mean (1000); "
@@ -281,3 +288,22 @@ def test_unknown_profiles_dir_profile_is_invalid(run_cli, tmp_path: Path) -> Non
     assert lines[0].startswith(f"{workload}:9:8: error: model: model profile 'my-model' is invalid")
     assert any("my-model.yaml:3:1: error: YAML error" in line for line in lines[1:]), lines
     assert "Traceback" not in result.stderr
+
+
+def test_engine_profile_without_a_source(run_cli) -> None:
+    """A user engine profile missing a ``source`` is located in that profile file (#15)."""
+    root = BAD / "engine-profiles"
+    workload = root / "workload.yaml"
+    profile = root / "engines" / "vllm.yaml"
+    result = run_cli("validate", workload, "--profiles", root, exit_code=2)
+    try:  # the profile is named relative to the working directory when below it
+        shown: Path = profile.relative_to(Path.cwd())
+    except ValueError:
+        shown = profile
+    assert _problem_lines(result.stderr) == [
+        (f"{workload}:4:9: error: engine: engine profile 'vllm' is invalid (see the problems "
+         f"reported for {shown})"),
+        f"{shown}:10:1: error: request_overhead_s.source: Field required",
+        f"{shown}:20:3: error: memory.logits_bytes_per_entry.source: Field required",
+    ]
+    assert result.stdout == "" and "Traceback" not in result.stderr

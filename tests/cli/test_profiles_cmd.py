@@ -183,3 +183,56 @@ def test_show_path_of_unknown_kind_asks_for_kind(run_cli: RunCli, tmp_path: Path
     assert "pass --kind" in result.stderr
     result = run_cli("profiles", "show", odd, "--kind", "models", exit_code=2)
     assert f"{odd}:2:1: foo: Extra inputs are not permitted" in result.stderr
+
+
+# ---- engine profiles (#15) -------------------------------------------------------------------
+def test_list_engines(run_cli: RunCli) -> None:
+    result = run_cli("profiles", "list", "engines", exit_code=0)
+    out = result.stdout
+    assert "Engine profiles" in out
+    for expected in ("vllm-v0", ">=0.4,<0.8", "sglang-0.3", "trtllm-legacy", "vLLM V1 engine",
+                     "2,048"):
+        assert expected in out
+    assert "h100-sxm" not in out and result.stderr == ""
+    assert "Engine profiles" in run_cli("profiles", "list", exit_code=0).stdout
+
+
+def test_show_engine_by_name(run_cli: RunCli) -> None:
+    """``profiles show vllm`` is the current vLLM family, every number sourced."""
+    out = run_cli("profiles", "show", "vllm", exit_code=0).stdout
+    assert "engine profile 'vllm'" in out and "versions >=0.8" in out
+    for expected in ("step_overhead_s", "request_overhead_s", "weight_bandwidth_efficiency",
+                     "kv_bandwidth_efficiency", "allreduce_overhead_s", "layer_overhead_s",
+                     "logits_bytes_per_entry", "launch defaults", "16,384", "8,192", "a100",
+                     "NixlConnector", "DP attention", "token_budget.a100-80gb-sxm",
+                     "allreduce_software_tp8"):
+        assert expected in out, expected
+    legacy = run_cli("profiles", "show", "trtllm-legacy", exit_code=0).stdout
+    assert ">=0.5,<0.17" in legacy and "TensorRT-LLM 0.5-0.16" in legacy
+
+
+def test_profiles_option_overrides_and_adds_engines(run_cli: RunCli, tmp_path: Path) -> None:
+    source = (builtin_profiles_dir() / "engines" / "vllm.yaml").read_text(encoding="utf-8")
+    (tmp_path / "engines").mkdir()
+    (tmp_path / "engines" / "vllm.yaml").write_text(
+        source.replace("name: vLLM V1 engine", "name: vLLM site build"), encoding="utf-8")
+    (tmp_path / "engines" / "vllm-next.yaml").write_text(
+        source.replace("id: vllm\n", "id: vllm-next\n").replace('">=0.8"', '">=0.30"'),
+        encoding="utf-8")
+    listing = run_cli("profiles", "list", "engines", "--profiles", tmp_path, exit_code=0).stdout
+    assert "vLLM site build" in listing and "vllm-next" in listing and "built-in" in listing
+    out = run_cli("profiles", "show", "vllm", "--profiles", tmp_path, exit_code=0).stdout
+    assert "vLLM site build" in out and str(tmp_path) in out
+
+
+def test_engine_profile_missing_source_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
+    text = (builtin_profiles_dir() / "engines" / "sglang.yaml").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if line.startswith("request_overhead_s:"))
+    del lines[index + 3]  # its source line
+    (tmp_path / "engines").mkdir()
+    bad = tmp_path / "engines" / "sglang.yaml"
+    bad.write_text("".join(lines), encoding="utf-8")
+    result = run_cli("profiles", "show", "sglang", "--profiles", tmp_path, exit_code=2)
+    _no_traceback(result)
+    assert f"{bad}:{index + 1}:1: request_overhead_s.source: Field required" in result.stderr

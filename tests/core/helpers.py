@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from advisor.core.distributions import LengthDistribution
+from advisor.core.engine import EngineSpec
 from advisor.core.instance import Instance
 from advisor.core.memory import build_instance
 from advisor.core.scenario import Cluster, Policy, Scenario, Slo, TrafficPhase
@@ -17,7 +18,8 @@ def catalog() -> ProfileCatalog:
     return ProfileCatalog()
 
 
-def instance(model: str, gpu: str, tp: int, precision: str = "bf16", engine: str = "vllm") -> Instance:
+def instance(model: str, gpu: str, tp: int, precision: str = "bf16",
+             engine: str = "vllm") -> Instance:
     """One instance of ``model`` on ``tp`` GPUs."""
     c = catalog()
     g = c.gpu(gpu)
@@ -37,13 +39,15 @@ def scenario(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", gpus: int = 8,
              precision: str = "bf16", burstiness: float = 1.0,
              phases: tuple[TrafficPhase, ...] | None = None, autoscaling: bool = True,
              chunk_tokens: int | None = None) -> Scenario:
-    """A resolved scenario without going through a workload file."""
+    """A resolved scenario without going through a workload file (the engine: vLLM as the GPU
+    profile alone describes it, ``EngineSpec.generic``, as before engine profiles)."""
     c = catalog()
     g = c.gpu(gpu)
     if phases is None:
         phases = (TrafficPhase("all", 1.0, rate, burstiness, length(prompt), length(output)),)
     cluster = Cluster(g, gpus, g.gpus_per_node, c.link(g.intra_node_link_id),
                       c.link(inter_node) if inter_node else None)
-    return Scenario(model=c.model(model), precision=precision, engine="vllm", cluster=cluster,
+    return Scenario(model=c.model(model), precision=precision,
+                    engine=EngineSpec.generic("vllm"), cluster=cluster,
                     phases=phases, slo=Slo(ttft_ms, tpot_ms, 95.0), autoscaling=autoscaling,
                     deployment=None, policy=Policy(), chunk_tokens=chunk_tokens)

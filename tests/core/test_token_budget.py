@@ -1,5 +1,6 @@
 """The one rule for a chunked deployment's token budget: stated, else the engine's default
-for the GPU — and every command applies it (recommend/check, validate, --emit, calibrate)."""
+for the GPU (its engine profile's launch defaults) — and every command applies it
+(recommend/check, validate, --emit, calibrate)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
     ("vllm", "b200", 16384), ("vllm", "mi300x", 16384), ("vllm", "gb200", 16384),
     ("vllm", "a100-80gb-sxm", 2048), ("vllm", "a100-80gb-pcie", 2048),
     ("vllm", "a100-40gb-sxm", 2048), ("vllm", "l40s", 2048), ("vllm", "l4", 2048),
-    # SGLang 0.5.23: < 20 GiB 2048, 20–60 GiB 4096, 60–160 GiB 8192, ≥ 160 GiB 16384
+    # SGLang 0.5.23 (profiles/engines/sglang.yaml): < 20 GiB 2048, 20–60 GiB 4096,
+    # 60–160 GiB 8192, ≥ 160 GiB 16384
     ("sglang", "l4", 4096), ("sglang", "a10g", 4096), ("sglang", "a100-40gb-sxm", 4096),
     ("sglang", "l40s", 4096), ("sglang", "a100-80gb-sxm", 8192), ("sglang", "h100-sxm", 8192),
     ("sglang", "h200-sxm", 8192), ("sglang", "b200", 16384), ("sglang", "mi325x", 16384),
@@ -33,17 +35,38 @@ ROOT = Path(__file__).resolve().parents[2]
     ("trtllm", "l4", 8192), ("trtllm", "h100-sxm", 8192), ("trtllm", "b200", 8192),
 ])
 def test_engine_defaults(engine: str, gpu: str, tokens: int) -> None:
-    assert engine_default_budget(engine, CATALOG.gpu(gpu)) == tokens
+    assert engine_default_budget(CATALOG.engine(engine), CATALOG.gpu(gpu)) == tokens
+
+
+@pytest.mark.parametrize(("engine", "gpu", "tokens"), [
+    ("vllm-v0", "a100-80gb-sxm", 8192), ("sglang-0.3", "l4", 8192),
+    ("trtllm-legacy", "h100-sxm", 8192),
+])
+def test_older_families_have_their_own_defaults(engine: str, gpu: str, tokens: int) -> None:
+    """The rule reads the workload's engine profile, not the engine's name."""
+    assert engine_default_budget(CATALOG.engine(engine), CATALOG.gpu(gpu)) == tokens
+
+
+def test_a_user_profile_changes_the_default(tmp_path: Path) -> None:
+    """The table lives in the engine profile: --profiles DIR overrides it."""
+    text = (ROOT / "profiles" / "engines" / "trtllm.yaml").read_text(encoding="utf-8")
+    assert "fallback_tokens: 8192" in text
+    (tmp_path / "engines").mkdir()
+    (tmp_path / "engines" / "trtllm.yaml").write_text(
+        text.replace("fallback_tokens: 8192", "fallback_tokens: 4096"), encoding="utf-8")
+    catalog = ProfileCatalog(extra_dirs=[tmp_path], env={})
+    assert engine_default_budget(catalog.engine("trtllm"), catalog.gpu("h100-sxm")) == 4096
 
 
 def test_a_stated_budget_wins_and_unchunked_has_none() -> None:
     h100 = CATALOG.gpu("h100-sxm")
-    assert deployment_token_budget(None, "vllm", h100) is None
-    assert deployment_token_budget(Deployment("colocated", False), "vllm", h100) is None
-    assert deployment_token_budget(Deployment("colocated", True, 512), "vllm", h100) == 512
-    assert deployment_token_budget(Deployment("colocated", True), "vllm", h100) == 8192
-    assert deployment_token_budget(Deployment("colocated", True), "sglang", h100) == 8192
-    assert deployment_token_budget(Deployment("disaggregated", True), "vllm",
+    vllm, sglang = CATALOG.engine("vllm"), CATALOG.engine("sglang")
+    assert deployment_token_budget(None, vllm, h100) is None
+    assert deployment_token_budget(Deployment("colocated", False), vllm, h100) is None
+    assert deployment_token_budget(Deployment("colocated", True, 512), vllm, h100) == 512
+    assert deployment_token_budget(Deployment("colocated", True), vllm, h100) == 8192
+    assert deployment_token_budget(Deployment("colocated", True), sglang, h100) == 8192
+    assert deployment_token_budget(Deployment("disaggregated", True), vllm,
                                    CATALOG.gpu("a100-80gb-sxm")) == 2048
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,12 +59,13 @@ def catalog() -> ProfileCatalog:
 
 @pytest.fixture(scope="module")
 def instance(catalog: ProfileCatalog) -> Instance:
-    return build_instance(catalog.model("llama-3.1-8b"), catalog.gpu("h100-sxm"), "bf16", "vllm",
+    return build_instance(catalog.model("llama-3.1-8b"), catalog.gpu("h100-sxm"), "bf16",
+                          catalog.engine("vllm"),
                           1, 1, catalog.link("nvlink4"), None)
 
 
 def _true_instance(instance: Instance) -> Instance:
-    return cal.with_factors(instance, dataclasses.replace(instance.efficiency, **TRUE))
+    return cal.with_factors(instance, cal.with_fitted(instance.efficiency, **TRUE))
 
 
 def _measured(instance: Instance, isl: int, osl: int, rate: float, conc: int | None,
@@ -150,7 +152,9 @@ def test_fit_recovers_known_factors(instance: Instance) -> None:
     for field, value in TRUE.items():  # the start is far enough away to make the test mean it
         assert abs(getattr(instance.efficiency, field) / value - 1) > 0.1
     for field, value in TRUE.items():
-        assert getattr(result.after, field) == pytest.approx(value, rel=0.01)
+        # the weight-streaming efficiency and the fixed step cost are told apart only through
+        # the KV reads that move with the former (#15): a shallow valley, found within 2 %
+        assert getattr(result.after, field) == pytest.approx(value, rel=0.02)
         assert result.constrained[field]
     assert result.rms_log_error_before > 0.1
     assert result.rms_log_error_after < 0.005
@@ -177,8 +181,11 @@ def test_overloaded_rate_is_predicted_saturated(instance: Instance) -> None:
     assert cal.run_residuals(run, pred)[0] == 0.0  # TTFT is not compared under saturation
 
 
-def test_unconstrained_factor_is_reported(instance: Instance) -> None:
-    """TPOT of tiny prompts says nothing about prefill compute efficiency."""
+def test_unconstrained_factor_is_reported(catalog: ProfileCatalog) -> None:
+    """TPOT of tiny prompts says nothing about prefill compute efficiency (on an engine whose
+    steps take max(compute, memory): the GPU profile's factors alone, no engine profile)."""
+    instance = build_instance(catalog.model("llama-3.1-8b"), catalog.gpu("h100-sxm"), "bf16",
+                              "vllm", 1, 1, catalog.link("nvlink4"), None)
     runs = [cal.BenchmarkRun(f"r{i}", 16, 256, rate, None, 1.0, 100, None, "median", tpot, None)
             for i, (rate, tpot) in enumerate([(0.5, 0.012), (1.0, 0.0125)])]
     result = cal.fit_efficiency(instance, runs, BUDGET, 0.9)
@@ -195,8 +202,9 @@ def test_calibrate_takes_the_engine_default_budget(catalog: ProfileCatalog) -> N
     from advisor.usecases.calibrate import serving_token_budget
     from tests.core.helpers import scenario
 
-    sc = scenario(gpu="h100-sxm")
-    assert serving_token_budget(sc, None) == engine_default_budget("vllm", sc.cluster.gpu) == 8192
+    sc = dataclasses.replace(scenario(gpu="h100-sxm"), engine=catalog.engine("vllm"))
+    default = engine_default_budget(sc.engine, sc.cluster.gpu)
+    assert serving_token_budget(sc, None) == default == 8192
     assert serving_token_budget(sc, 512) == 512
     pinned = dataclasses.replace(sc, chunk_tokens=1024)  # a deployment's budget
     assert serving_token_budget(pinned, None) == 1024
@@ -230,7 +238,7 @@ def test_round_trip_recovers_factors_within_5_percent(
         assert label in table
     assert "conc 16" in table and "conc 4" in table and "8 req/s" in table
     assert table.count("TTFT p50 ms") == 5 and table.count("output tok/s") == 5
-    assert "after 0.0 %" in table
+    assert re.search(r"after 0\.[0-2] %", table)
     assert f"wrote {out}" in result.stderr
 
 
@@ -245,11 +253,13 @@ def test_round_trip_overlay_applies_to_the_workload(
     factors = scenario.cluster.gpu.efficiency_for("vllm")
     for field, value in TRUE.items():
         assert getattr(factors, field) == pytest.approx(value, rel=0.05)
-    # other engines and the precision not fitted keep the profile's values
+    # other engines keep the GPU profile's values, and the precision not fitted keeps the
+    # engine profile's value (the overlay replaces the engine's factors on this GPU, #15)
     plain = catalog.gpu("h100-sxm")
     assert scenario.cluster.gpu.efficiency_for("sglang") == plain.efficiency_for("sglang")
-    assert factors.prefill_compute_efficiency_fp8 == plain.efficiency_for("vllm").\
+    assert factors.prefill_compute_efficiency_fp8 == scenario.engine.efficiency_for(plain).\
         prefill_compute_efficiency_fp8
+    assert scenario.engine.efficiency_for(scenario.cluster.gpu) == factors
     # and the recommendation runs with it
     run_cli("recommend", workload, "--format", "json", exit_code=0)
 

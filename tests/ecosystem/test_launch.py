@@ -140,6 +140,30 @@ def test_vllm_running_sequences_never_exceed_the_token_budget() -> None:
     assert _flag(first, "--max-num-seqs") == "256"
 
 
+def test_running_sequences_are_the_model_figure_above_1024() -> None:
+    """The model holds the figure within the engine profile's max_num_seqs for the GPU (SGLang
+    and TensorRT-LLM: 2,048); the launch plan applies no second cap of its own."""
+    report = _report(verdict="disaggregate")
+    report["disaggregated"]["decode_max_running_sequences"] = 1800
+    servers = [c for c in _commands(launch_commands(report, "sglang"))
+               if _flag(c, "--disaggregation-mode") == "decode"]
+    assert _flag(servers[0], "--max-running-requests") == "1800"
+
+
+def test_the_model_caps_running_sequences_at_the_engine_profile() -> None:
+    """max_num_seqs per engine profile and GPU tier (profiles/engines/*.yaml launch_defaults)."""
+    from advisor.core.memory import build_instance, plan_memory
+
+    catalog = ProfileCatalog(env={})
+    model, h100, a100 = (catalog.model("llama-3.1-8b"), catalog.gpu("h100-sxm"),
+                         catalog.gpu("a100-80gb-sxm"))
+    for engine, gpu, cap in (("vllm", h100, 1024), ("vllm", a100, 256), ("sglang", h100, 2048),
+                             ("trtllm", h100, 2048)):
+        inst = build_instance(model, gpu, "bf16", catalog.engine(engine), 1, 1,
+                              catalog.link(gpu.intra_node_link_id), None)
+        assert plan_memory(inst, 150.0, 300, 0.9).max_sequences == cap, (engine, gpu.id)
+
+
 def test_overloaded_plan_is_flagged_and_keeps_the_model_figure() -> None:
     report = _report(slo_met=False)
     report["colocated"].update(overloaded=True, max_running_sequences=412)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from advisor.core.engine import EngineSpec
 from advisor.core.hardware import GpuSpec, LinkSpec
 from advisor.core.model_arch import ModelSpec
 from advisor.loading.catalog import (
@@ -60,7 +61,9 @@ EXPECTED_IDS = {
     "models": {"llama-2-7b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b",
                "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-32b",
                "qwen2.5-72b", "qwen3-8b", "qwen3-32b", "qwen3-235b-a22b", "deepseek-v3",
-               "gpt-oss-120b", "gpt-oss-20b", "opt-13b", "opt-66b", "opt-175b"},
+               "gpt-oss-120b", "gpt-oss-20b", "opt-13b", "opt-66b", "opt-175b",
+               "qwen3-30b-a3b"},
+    "engines": {"vllm", "vllm-v0", "sglang", "sglang-0.3", "trtllm", "trtllm-legacy"},
 }
 
 
@@ -75,10 +78,10 @@ def test_every_bundled_profile_loads(catalog: ProfileCatalog, kind: str, path: P
     profile, found = catalog.raw(kind, path.stem)
     assert found == path
     assert profile.id == path.stem
-    spec = {"gpus": catalog.gpu, "interconnects": catalog.link, "models": catalog.model}[kind](
-        path.stem)
+    spec = {"gpus": catalog.gpu, "interconnects": catalog.link, "models": catalog.model,
+            "engines": catalog.engine}[kind](path.stem)
     assert isinstance(spec, {"gpus": GpuSpec, "interconnects": LinkSpec,
-                             "models": ModelSpec}[kind])
+                             "models": ModelSpec, "engines": EngineSpec}[kind])
 
 
 def _walk_numbers(node: Any, where: str, in_architecture: bool = False) -> list[str]:
@@ -94,7 +97,9 @@ def _walk_numbers(node: Any, where: str, in_architecture: bool = False) -> list[
             if not isinstance(source, str) or not source.strip():
                 problems.append(f"{where}: empty source")
             return problems
-        if where.endswith("architecture"):
+        if where.endswith("architecture") or {"kind", "source"} <= set(node):
+            # one provenance for the whole block (a model's architecture, an engine's
+            # launch-default table and feature list)
             in_architecture = True
             if node.get("kind") not in VALUE_KINDS:
                 problems.append(f"{where}: kind {node.get('kind')!r}")

@@ -72,7 +72,7 @@ def test_every_example_resolves(path: Path, catalog: ProfileCatalog) -> None:
 def test_single_phase_defaults(catalog: ProfileCatalog) -> None:
     s = load_scenario(EXAMPLES / "chat-8b-single-node.yaml", catalog)
     assert s.name == "chat-8b-single-node" and s.model.id == "llama-3.1-8b"
-    assert s.precision == "bf16" and s.engine == "vllm"
+    assert s.precision == "bf16" and s.engine.name == "vllm" and s.engine.id == "vllm"
     assert s.cluster.gpu.id == "h100-sxm" and s.cluster.gpus == 8
     assert s.cluster.gpus_per_node == 8  # from the GPU profile
     assert s.cluster.intra_node.id == "nvlink4"  # from the GPU profile
@@ -296,3 +296,23 @@ def test_load_many_keeps_order_and_errors(project: Path, catalog: ProfileCatalog
     results = load_many([good, project / "missing.yaml", good], catalog)
     assert isinstance(results[0], Scenario) and isinstance(results[2], Scenario)
     assert isinstance(results[1], InputError)
+
+
+# ---- engine profiles (#15) -----------------------------------------------------------------
+@pytest.mark.parametrize(("engine", "profile"), [
+    ("vllm", "vllm"), ("vllm-v0", "vllm-v0"), ('{name: vllm, version: "0.6.3"}', "vllm-v0"),
+    ('{name: vllm, version: "0.11"}', "vllm"), ('{name: sglang, version: "0.3.0"}', "sglang-0.3"),
+    ('{name: sglang, version: "0.5.1.post1"}', "sglang"), ('{name: trtllm, version: "1.0"}',
+                                                           "trtllm"),
+    ('{name: trtllm, version: "0.5"}', "trtllm-legacy"), ("{name: sglang}", "sglang"),
+])
+def test_engine_selects_its_profile(tmp_path: Path, catalog: ProfileCatalog, engine: str,
+                                    profile: str) -> None:
+    text = (EXAMPLES / "chat-8b-single-node.yaml").read_text(encoding="utf-8")
+    lines = [f"engine: {engine}" if line.startswith("engine:") else line
+             for line in text.splitlines()]
+    path = tmp_path / "w.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    scenario = load_scenario(path, catalog)
+    assert scenario.engine.id == profile
+    assert scenario.engine.name == profile.split("-")[0]

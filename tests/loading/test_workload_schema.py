@@ -99,8 +99,13 @@ def test_minimal_workload_gets_defaults() -> None:
                                       "write true or false"))),
     ("operations.autoscaling", 1, ("operations.autoscaling",
                                    "must be a valid boolean, got 1 (integer)")),
-    ("precision", "int4", ("precision", "must be 'bf16' or 'fp8', got 'int4' (string)")),
-    ("engine", "tgi", ("engine", "must be 'vllm', 'sglang' or 'trtllm', got 'tgi' (string)")),
+    ("precision", "int4", ("precision", "must be 'bf16', 'fp8' or 'fp8-block', got 'int4' "
+                                        "(string)")),
+    ("engine", {"name": "tgi"}, ("engine.name", "must be 'vllm', 'sglang' or 'trtllm', got "
+                                                "'tgi' (string)")),
+    ("engine", {"name": "vllm", "version": 0.1}, (
+        "engine.version", 'must be a valid string, got 0.1 (number); quote the release, e.g. '
+                          'version: "0.10"')),
     ("cluster", 8, ("cluster", "expected a mapping, got 8 (integer)")),
     ("traffic.phases", {}, ("traffic.phases", "expected a list, got a mapping")),
     ("traffic.phases", [], ("traffic.phases", "must not be empty")),

@@ -28,10 +28,15 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "simulate"
 MATRIX = tuple(sorted(p.stem for p in DATA.glob("s[0-9][0-9]-*.yaml")))
 
 
+PROFILES = DATA / "profiles"
+"""Test profiles: a ``vllm`` engine with the step-time constants the matrix was tuned on
+(before engine profiles, #15); the matrix checks queueing, not the engine constants."""
+
+
 @cache
 def catalog() -> ProfileCatalog:
-    """Built-in profiles, once per session."""
-    return ProfileCatalog()
+    """Built-in profiles (``vllm`` replaced by the test profile), once per session."""
+    return ProfileCatalog(extra_dirs=[PROFILES], env={})
 
 
 @cache
