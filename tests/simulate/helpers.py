@@ -92,9 +92,9 @@ def raw_run(sc: Scenario, mode: str, plan: object, trace: Trace,
     rec = _KeepingRecorder(source.segment_phase, len(trace.phase_names), [0.0] * nseg, 0.0,
                            None, None, duration)
     pool = dep.pools[-1]
-    block = engine_block_tokens(pool.instance.engine)
+    block = engine_block_tokens(pool.instance)
     tokens = kv_tokens if kv_tokens is not None else pool.kv_tokens
-    kv = KvSpec(tokens // block, block, max_num_seqs or engine_max_num_seqs(pool.instance.engine))
+    kv = KvSpec(tokens // block, block, max_num_seqs or engine_max_num_seqs(pool.instance))
     longest = (kv.capacity_blocks - 1) * block
     # no stop rules: an infinite residence never looks overloaded, and the drain is unbounded
     feed = Feed(source, rec, None, longest, [math.inf] * nseg, in_flight_limit=10**9)

@@ -226,9 +226,9 @@ def simulate(scenario: Scenario, mode: Mode, requests: int | None = None, seed: 
                           for ph in sc.phases)
     dec_pool = dep.pools[-1]
     inst = dec_pool.instance
-    block = engine_block_tokens(inst.engine)
+    block = engine_block_tokens(inst)
     kv = KvSpec(capacity_blocks=max(1, dec_pool.kv_tokens // block), block_tokens=block,
-                max_num_seqs=engine_max_num_seqs(inst.engine))
+                max_num_seqs=engine_max_num_seqs(inst))
     longest = int(min(float(sc.model.max_context_tokens), (kv.capacity_blocks - 1) * block))
     top_context = min(top_context, float(longest))
     overhead = dep.pools[0].instance.efficiency.request_overhead_s

@@ -11,7 +11,7 @@ the KV cache the simulator pages (``kv_tokens``: the memory plan's KV budget of 
 tokens, ``memory.plan_memory``; for a model with sliding-window layers, counted in tokens of
 the window-aware size at the first phase's mean context, so that budget / mean context is the
 plan's sequence count there). Block size and sequence cap are the engine's
-(``KV_BLOCK_TOKENS``, ``instance.MAX_NUM_SEQS``).
+(``KV_BLOCK_TOKENS``; the engine profile's ``max_num_seqs`` for the GPU).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Literal
 
 from advisor.core.disaggregated import saturating_tokens
 from advisor.core.hardware import LinkSpec
-from advisor.core.instance import MAX_NUM_SEQS, Instance
+from advisor.core.instance import Instance
 from advisor.core.memory import build_instance, plan_memory
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
@@ -36,14 +36,15 @@ KV_BLOCK_TOKENS = {"vllm": 16, "sglang": 1, "trtllm": 32}
 (``tensorrt_llm/llmapi/llm_args.py``, KvCacheConfig)."""
 
 
-def engine_max_num_seqs(engine: str) -> int:
-    """The engine's cap on running sequences per instance (``instance.MAX_NUM_SEQS``)."""
-    return int(MAX_NUM_SEQS.get(engine, 1024))
+def engine_max_num_seqs(instance: Instance) -> int:
+    """The engine's cap on running sequences per instance on its GPU (the engine profile's
+    ``max_num_seqs``, the same cap the memory plan applies)."""
+    return int(instance.engine.max_num_seqs(instance.gpu))
 
 
-def engine_block_tokens(engine: str) -> int:
-    """Tokens per KV block of ``engine`` (16 when unknown)."""
-    return int(KV_BLOCK_TOKENS.get(engine, 16))
+def engine_block_tokens(instance: Instance) -> int:
+    """Tokens per KV block of the instance's engine (16 when unknown)."""
+    return int(KV_BLOCK_TOKENS.get(instance.engine.name, 16))
 
 
 class PlanError(ValueError):
