@@ -113,7 +113,7 @@ def test_fit_refuses_to_clobber(run_cli: Callable[..., Any], files: dict[str, Pa
     err = run_cli("fit", files["azure"], "-o", out, exit_code=2).stderr
     assert "exists; pass --force" in err and out.read_text() == "keep me\n"
     run_cli("fit", files["azure"], "-o", out, "--force", exit_code=0)
-    assert out.read_text().startswith("# yaml-language-server")
+    assert out.read_text().startswith("# Traffic fitted by `pd-advisor fit`")
     log_copy = tmp_path / "log.csv"
     log_copy.write_bytes(files["azure"].read_bytes())
     err = run_cli("fit", log_copy, "-o", log_copy, "--force", exit_code=2).stderr
