@@ -66,6 +66,8 @@ class LatencyCurve:
     tpot_ms: dict[float, np.ndarray]
     slo_limit_rps: float | None
     """Largest rate meeting the SLOs (capacity without SLOs); None: no rate does."""
+    limited_by: str | None
+    """What fails just past ``slo_limit_rps``: ``ttft``, ``tpot`` or ``overload``."""
     max_goodput_rps: float
     """The model's goodput of the plan (its limit as ``evaluate`` found it)."""
 
@@ -193,6 +195,20 @@ def _disagg_eval(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase) -
 
 
 # --------------------------------------------------------------------------- SLO limit
+def limiting_metric(run: Evaluator, q: float, ttft_slo_s: float | None,
+                    tpot_slo_s: float | None, limit_rps: float | None) -> str | None:
+    """Which target fails first past ``limit_rps``: ``ttft``, ``tpot`` or ``overload``."""
+    if limit_rps is None:
+        return None
+    ttft, tpot = run(np.array([limit_rps * (1.0 + 10 * LIMIT_RTOL)]), q)
+    t, p = float(ttft[0]), float(tpot[0])
+    if not (math.isfinite(t) and math.isfinite(p)):
+        return "overload"
+    over_t = -math.inf if ttft_slo_s is None else t / ttft_slo_s
+    over_p = -math.inf if tpot_slo_s is None else p / tpot_slo_s
+    return "ttft" if over_t >= over_p else "tpot"
+
+
 def _miss(run: Evaluator, q: float, ttft_slo_s: float | None, tpot_slo_s: float | None,
           rate: float) -> float:
     """> 0 where the plan misses the SLOs (or is overloaded) at ``rate``, < 0 where it
@@ -321,7 +337,9 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
         for q in quantiles:
             t, p = run(rates, q)
             ttft[q], tpot[q] = _ms(t), _ms(p)
-        curves.append(LatencyCurve(key, PLAN_LABELS[key], ttft, tpot, limits[key], good))
+        curves.append(LatencyCurve(key, PLAN_LABELS[key], ttft, tpot, limits[key],
+                                   limiting_metric(run, slo.quantile, ttft_s, tpot_s,
+                                                   limits[key]), good))
 
     phases: tuple[PhaseGoodput, ...] = ()
     if len(sc.phases) > 1:

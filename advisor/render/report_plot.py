@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -30,8 +31,8 @@ from advisor.core.figure_data import (
     TTFT_PARTS,
     UNCHUNKED,
     FigureData,
-    LatencyCurve,
 )
+from advisor.render.headline import headline
 from advisor.render.plot import require_matplotlib
 
 FIGSIZE = (12.0, 9.0)
@@ -63,6 +64,14 @@ def figure_format(path: str) -> str:
     if suffix not in FORMATS:
         raise ValueError(f"--plot writes .png or .svg, not {path!r}")
     return suffix
+
+
+def figure_title(doc: Mapping[str, Any]) -> str:
+    """``NAME — verdict: disaggregate · disaggregation gain +194% (needs ≥ 10%)``."""
+    head = headline(doc)
+    name = doc.get("name") or doc["input"]["path"]
+    unmet = " (no plan meets the SLOs)" if not head.slo_met else ""
+    return f"{name} — verdict: {head.verdict}{unmet} · {head.gain}"
 
 
 def render_figure(data: FigureData, title: str, fmt: str) -> bytes:
@@ -101,8 +110,9 @@ def _draw(fig: Any, data: FigureData, title: str) -> None:
     _decomposition(fig.add_subplot(grid[1, 1]), data)
     if data.phases:
         _phases(fig.add_subplot(grid[2, :]), data)
-    fig.suptitle(plain(title), fontsize=12, fontweight="bold")
-    fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.96))
+    fig.suptitle(plain(title), fontsize=12, fontweight="bold", y=0.995)
+    _legend(fig, data)
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.90 if not data.phases else 0.92))
 
 
 def _finite_max(values: list[np.ndarray]) -> float:
@@ -120,22 +130,21 @@ def _curves(ax: Any, data: FigureData, metric: str, title: str) -> None:
         series = curve.ttft_ms if metric == "ttft" else curve.tpot_ms
         for q, y in series.items():
             main = abs(q - q_slo) < 1e-9
-            if not main and q not in (0.95, 0.99):
-                continue
             ax.plot(x, y, color=style["color"], ls=style["ls"], lw=2.0 if main else 0.9,
-                    alpha=1.0 if main else 0.6, marker=style["marker"] if main else None,
-                    markevery=max(len(x) // 8, 1), ms=5,
-                    label=f"{curve.label}, p{_pct(q)}" if main else f"p{_pct(q)}")
+                    alpha=1.0 if main else 0.55, marker=style["marker"] if main else None,
+                    markevery=max(len(x) // 8, 1), ms=5)
             shown.append(y)
+        if curve.slo_limit_rps is not None and curve.limited_by in (metric, "overload"):
+            ref = slo if slo is not None else _finite_max(list(series.values()))
+            ax.plot([curve.slo_limit_rps], [ref], marker=style["marker"], ms=11, mfc="white",
+                    mec=style["color"], mew=2.2, ls="none", zorder=5)
     top = _finite_max(shown)
     if slo is not None:
-        top = min(top, 3.0 * slo) if top > slo else max(top, slo)
+        top = min(top, 2.0 * slo) if top > slo else max(top, slo)
         ax.axhline(slo, color="black", ls="-.", lw=1.2)
         ax.annotate(f"SLO {slo:,.4g} ms (p{_pct(q_slo)})", xy=(0.0, slo),
                     xycoords=("axes fraction", "data"), xytext=(3, 3),
                     textcoords="offset points", fontsize=8)
-        for curve in data.curves:
-            _limit_marker(ax, curve, slo)
     ax.axvline(data.rate_rps, color="#555555", ls=":", lw=1.2)
     ax.annotate(f"workload {data.rate_rps:,.4g} req/s", xy=(data.rate_rps, 1.0),
                 xycoords=("data", "axes fraction"), xytext=(3, -10),
@@ -146,19 +155,34 @@ def _curves(ax: Any, data: FigureData, metric: str, title: str) -> None:
     ax.set_ylabel(f"{metric.upper()} (ms)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.25)
-    if metric == "ttft":
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.93), framealpha=0.9)
 
 
-def _limit_marker(ax: Any, curve: LatencyCurve, slo: float) -> None:
-    """Where the plan stops meeting the SLOs: a hollow marker on the SLO line, labelled."""
-    if curve.slo_limit_rps is None:
-        return
-    style = STYLE[curve.plan]
-    ax.plot([curve.slo_limit_rps], [slo], marker=style["marker"], ms=10, mfc="white",
-            mec=style["color"], mew=2.0, ls="none", zorder=5)
-    ax.annotate(f"{curve.slo_limit_rps:,.4g}", xy=(curve.slo_limit_rps, slo), xytext=(0, -14),
-                textcoords="offset points", ha="center", fontsize=7, color=style["color"])
+def _legend(fig: Any, data: FigureData) -> None:
+    """One legend for both curve panels: each plan with where it stops meeting the SLOs."""
+    from matplotlib.lines import Line2D
+
+    q_slo = round(data.percentile / 100.0, 6)
+    handles = []
+    for curve in data.curves:
+        style = STYLE[curve.plan]
+        if curve.slo_limit_rps is None:
+            limit = "misses the SLOs at any rate"
+        else:
+            why = {"ttft": "TTFT", "tpot": "TPOT", "overload": "overload"}.get(
+                curve.limited_by or "", "")
+            limit = f"meets the SLOs up to {curve.slo_limit_rps:,.4g} req/s ({why})"
+        handles.append(Line2D([], [], color=style["color"], ls=style["ls"], lw=2.0,
+                              marker=style["marker"], label=f"{curve.label}: {limit}"))
+    others = [q for q in data.quantiles if abs(q - q_slo) > 1e-9]
+    handles.append(Line2D([], [], color="#444444", lw=2.0,
+                          label=f"thick: p{_pct(q_slo)} (the SLO's)"))
+    if others:
+        handles.append(Line2D([], [], color="#444444", lw=0.9, alpha=0.55,
+                              label="thin: " + ", ".join(f"p{_pct(q)}" for q in others)))
+    handles.append(Line2D([], [], color="#444444", marker="o", mfc="white", mew=2.0, ms=9,
+                          ls="none", label="hollow marker: SLO limit"))
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.955), ncol=2,
+               fontsize=8, framealpha=0.9)
 
 
 def _pct(q: float) -> str:
@@ -243,7 +267,8 @@ def _phases(ax: Any, data: FigureData) -> None:
             ax.text(bar.get_x() + bar.get_width() / 2, v, f"{v:,.3g}", ha="center",
                     va="bottom", fontsize=8)
     rates = np.array([p.rate_rps for p in data.phases])
-    ax.plot(x, rates, ls="none", marker="D", ms=8, color="black", label="phase rate")
+    ax.hlines(rates, x - width * 1.1, x + width * 1.1, colors="black", linestyles="--", lw=1.8,
+              label="phase rate (the load to carry)")
     ax.set_xticks(x)
     ax.set_xticklabels([plain(p.name) for p in data.phases])
     ax.set_ylabel("req/s within the SLOs")
