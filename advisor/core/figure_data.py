@@ -1,6 +1,6 @@
 """The data of the report's figure, computed from the model (no drawing here).
 
-``recommend --plot`` and the HTML report draw four panels (docs/model.md §10):
+``recommend --plot`` and the HTML report draw four panels (docs/model.md §11):
 
 (a) latency–load curves: the TTFT and TPOT percentiles (p95, p99 and the SLO's) of the best
     colocated (chunked), disaggregated and unchunked plans against the request rate, each

@@ -35,9 +35,18 @@ class Headline:
 
 
 def deciding_reason(doc: Mapping[str, Any]) -> str:
-    """The reason that decided the verdict (the verdict's first reason)."""
+    """The reason that decided the verdict: the verdict's first reason; a failed
+    precondition's reason shortened to its measured value and limit (its explanation
+    follows in the report)."""
     reasons = doc.get("reasons") or []
-    return str(reasons[0]) if reasons else str(doc.get("summary") or "")
+    if not reasons:
+        return str(doc.get("summary") or "")
+    reason = str(reasons[0])
+    for p in doc.get("preconditions") or []:
+        if reason.startswith(f"{p['id']} fails"):
+            measured, limit = t.precondition_values(p)
+            return f"{p['id']} fails ({measured} measured, limit {limit})"
+    return reason
 
 
 def gain_text(doc: Mapping[str, Any]) -> str:

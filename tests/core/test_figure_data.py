@@ -7,7 +7,7 @@ TTFT parts must sum to the plan's TTFT; the SLO limit found on the curves must a
 the model's goodput to 2.5% where the plan is the phase's own best: the model finds the
 unchunked goodput on nested rate grids, which on prefill-heavy-70b-ib stops 1.9% below the
 root (the chunked and disaggregated searches agree to 0.01%); a static split across phases
-is sized differently (docs/model.md §10).
+is sized differently (docs/model.md §11).
 """
 
 from __future__ import annotations
