@@ -95,8 +95,9 @@ def _plans(doc: Mapping[str, Any]) -> str:
         if plan is None:
             return t.DASH
         if "prefill_tensor_parallel" in plan:
-            return e(f"{t.shape(plan['prefill_tensor_parallel'], plan['prefill_pipeline_stages'])}"
-                     f" / {t.shape(plan['decode_tensor_parallel'], plan['decode_pipeline_stages'])}")
+            pre = t.shape(plan["prefill_tensor_parallel"], plan["prefill_pipeline_stages"])
+            dec = t.shape(plan["decode_tensor_parallel"], plan["decode_pipeline_stages"])
+            return e(f"{pre} / {dec}")
         return e(t.shape(plan["tensor_parallel"], plan["pipeline_stages"]))
 
     def gpus(plan: Mapping[str, Any] | None) -> str:

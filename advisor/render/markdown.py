@@ -325,9 +325,9 @@ def render_markdown(doc: Mapping[str, Any], figure: str | None = None) -> str:
     else:
         body = recommendation_body(doc, figure=figure)
         if sum(len(line) + 1 for line in body) > COMMENT_BUDGET:
-            body = recommendation_body(doc, figure=figure, details=False) + [
-                "_Details left out to fit a PR comment; `--format html` or `--format json` "
-                "has them._"]
+            body = [*recommendation_body(doc, figure=figure, details=False),
+                    "_Details left out to fit a PR comment; `--format html` or `--format json` "
+                    "has them._"]
         body = _fit_comment(body)
     while body and body[-1] == "":
         body.pop()

@@ -86,7 +86,7 @@ def test_ttft_parts_sum_to_the_plans_ttft(path: Path) -> None:
 
 @pytest.mark.parametrize("path", [p for p in EXAMPLES if p != DAY_NIGHT], ids=lambda p: p.stem)
 def test_slo_limit_is_the_models_goodput(path: Path) -> None:
-    sc, model, _, data = _evaluated(path)
+    data = _evaluated(path)[3]
     for curve in data.curves:
         assert curve.slo_limit_rps is not None
         tolerance = 0.025 if curve.plan == UNCHUNKED else 0.001

@@ -28,7 +28,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
 @pytest.mark.parametrize("path", [PREFILL_HEAVY, DAY_NIGHT], ids=lambda p: p.stem)
 def test_png_is_written_at_the_figure_size(run_cli: Any, tmp_path: Path, path: Path) -> None:
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
-    from advisor.render.report_plot import FIGSIZE, FIGSIZE_PHASES, DPI
+    from advisor.render.report_plot import DPI, FIGSIZE, FIGSIZE_PHASES
 
     png = tmp_path / "figure.png"
     result = run_cli("recommend", path, "--plot", png, "--format", "none", exit_code=0)
