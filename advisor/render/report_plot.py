@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,8 @@ FIGSIZE = (12.0, 9.0)
 FIGSIZE_PHASES = (12.0, 12.5)
 DPI = 100
 FORMATS = ("png", "svg")
+TITLE_COLUMNS = 110
+"""The title wraps at this many characters (12-pt bold across the 12-inch figure)."""
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour
 # vision deficiency
 STYLE = {COLOCATED: {"color": "#0072B2", "ls": "-", "marker": "o"},
@@ -110,8 +113,10 @@ def _draw(fig: Any, data: FigureData, title: str) -> None:
     _decomposition(fig.add_subplot(grid[1, 1]), data)
     if data.phases:
         _phases(fig.add_subplot(grid[2, :]), data)
-    fig.suptitle(plain(title), fontsize=12, fontweight="bold", y=0.995)
-    _legend(fig, data)
+    fig.suptitle(plain(textwrap.fill(title, TITLE_COLUMNS)), fontsize=12, fontweight="bold",
+                 y=0.995)
+    if data.curves:
+        _legend(fig, data)
     fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.90 if not data.phases else 0.92))
 
 
@@ -138,6 +143,9 @@ def _curves(ax: Any, data: FigureData, metric: str, title: str) -> None:
             ref = slo if slo is not None else _finite_max(list(series.values()))
             ax.plot([curve.slo_limit_rps], [ref], marker=style["marker"], ms=11, mfc="white",
                     mec=style["color"], mew=2.2, ls="none", zorder=5)
+    if not data.curves:
+        ax.text(0.5, 0.5, "no plan fits this workload (see the report)", ha="center",
+                va="center", transform=ax.transAxes)
     top = _finite_max(shown)
     if slo is not None:
         top = min(top, 2.0 * slo) if top > slo else max(top, slo)
@@ -227,7 +235,9 @@ def _decomposition(ax: Any, data: FigureData) -> None:
     ax.set_title(f"(c) p{data.percentile:g} TTFT at {data.rate_rps:,.4g} req/s, in parts",
                  fontsize=10)
     if not data.ttft:
-        ax.text(0.5, 0.5, "every plan is overloaded at the workload's rate", ha="center",
+        why = ("every plan is overloaded at the workload's rate" if data.curves
+               else "no plan fits this workload")
+        ax.text(0.5, 0.5, why, ha="center",
                 va="center", transform=ax.transAxes)
         ax.set_axis_off()
         return
