@@ -82,6 +82,30 @@ def _verdict(doc: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _slo_unmet(doc: Mapping[str, Any]) -> str:
+    """When no plan meets the SLOs: what is achievable and what it would take."""
+    c, d = doc.get("colocated"), doc.get("disaggregated")
+    pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
+    needed = doc["gpus_needed"]
+    rows = [["workload rate (binding phase)", t.rps(c and c["rate_rps"]),
+             t.rps(d and d["rate_rps"])],
+            ["carries within the SLOs", t.rps(c and c["max_goodput_rps"]),
+             t.rps(d and d["max_goodput_rps"])],
+            [f"{pct} TTFT at the workload rate", t.latency(c, "ttft_ms"),
+             t.latency(d, "ttft_ms")],
+            [f"{pct} TPOT at the workload rate", t.latency(c, "tpot_ms"),
+             t.latency(d, "tpot_ms")],
+            [f"best achievable {pct} TTFT (light load)", t.ms((c or {}).get("best_ttft_ms")),
+             t.ms((d or {}).get("best_ttft_ms"))],
+            [f"best achievable {pct} TPOT (light load)", t.ms((c or {}).get("best_tpot_ms")),
+             t.ms((d or {}).get("best_tpot_ms"))],
+            ["GPUs it would take", t.num(needed["colocated"]), t.num(needed["disaggregated"])]]
+    note = ("The verdict is the better architecture for these GPUs, not a plan that meets "
+            "the SLOs.")
+    return (_table(["", "colocated", "disaggregated"], [[e(x) for x in r] for r in rows],
+                   numeric=(1, 2)) + f'<p class="note">{e(note)}</p>')
+
+
 def _plans(doc: Mapping[str, Any]) -> str:
     plans = [("colocated (chunked)", doc.get("colocated")),
              ("disaggregated", doc.get("disaggregated")),
@@ -254,7 +278,10 @@ def _figure(svg: str | None, note: str | None) -> str:
 
 def recommendation_html(doc: Mapping[str, Any], svg: str | None, note: str | None) -> str:
     """The body of a recommendation report."""
-    out = [_verdict(doc), _section("Plans", _plans(doc)),
+    out = [_verdict(doc)]
+    if not doc["slo_met"]:
+        out.append(_section("No plan meets the SLOs", _slo_unmet(doc)))
+    out += [_section("Plans", _plans(doc)),
            _section("Latency against load, P:D split, TTFT", _figure(svg, note)),
            _section("Preconditions for disaggregation", _preconditions(doc))]
     bounds = _boundaries(doc)

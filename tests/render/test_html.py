@@ -63,6 +63,15 @@ def test_html_is_valid_and_complete(path: Path) -> None:
     assert "@import" not in text and "url(" not in text
 
 
+def test_no_plan_meets_the_slos_comes_right_after_the_verdict() -> None:
+    doc = report_for(REPO_ROOT / "tests" / "data" / "check" / "does-not-fit.yaml")
+    body = _parse(render(doc, Format.html)).find("body")
+    assert "unmet" in body[0].get("class", "")
+    assert "(no plan meets the SLOs)" in _text(body[0])
+    assert _text(body[1]).startswith("No plan meets the SLOs")
+    assert "GPUs it would take" in _text(body[1])
+
+
 def test_check_run_renders_as_html() -> None:
     doc = check_doc_for(tuple(EXAMPLES))
     tree = _parse(render(doc, Format.html))
