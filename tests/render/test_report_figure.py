@@ -70,11 +70,20 @@ def test_multi_phase_figure_has_the_phase_panel(tmp_path: Path) -> None:
     assert render_figure(rec.figure, figure_title(rec.report), "svg").decode() == svg
 
 
-def test_hostile_names_do_not_break_the_figure(tmp_path: Path) -> None:
+def test_hostile_names_do_not_break_the_figure(run_cli: Any, tmp_path: Path) -> None:
+    """A name with mathtext (``$…$``) and markup is drawn literally; the SVG stays XML."""
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
-    from advisor.render.report_plot import plain
-
-    assert plain("a $x^2$ <b>") == r"a \$x^2\$ <b>"
+    hostile = 'cost $x^2$ <script>alert(1)</script> & "q"'
+    source = PREFILL_HEAVY.read_text(encoding="utf-8")
+    workload = tmp_path / "hostile.yaml"
+    workload.write_text(source.replace("name: prefill-heavy-70b-ib",
+                                       "name: '" + hostile + "'", 1), encoding="utf-8")
+    svg = tmp_path / "figure.svg"
+    run_cli("recommend", workload, "--plot", svg, "--format", "none", exit_code=0)
+    root = ET.fromstring(svg.read_bytes())
+    assert not list(root.iter(f"{SVG_NS}script"))
+    text = " ".join("".join(t.itertext()) for t in root.iter(f"{SVG_NS}text"))
+    assert f"{hostile} — verdict: disaggregate" in text
 
 
 def test_plot_without_matplotlib_says_how_to_get_it(run_cli: Any, tmp_path: Path,
