@@ -129,7 +129,7 @@ def register(app: typer.Typer) -> None:
             help="Report format: table (for people), json (canonical, schema_version 1), "
                  "markdown (PR comments), html (one self-contained file for design reviews, "
                  "with the figure when matplotlib is installed) or none (only the --emit "
-                 "commands).")
+                 "commands or the --plot figure).")
                        ] = RecommendOutput.table,
         emit: Annotated[EmitEngine | None, typer.Option(
             "--emit", show_default=False,
