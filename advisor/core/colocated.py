@@ -72,6 +72,14 @@ class ColocatedPoint:
     tpot_q_s: np.ndarray
     ttft_q_s: np.ndarray
     overloaded: np.ndarray
+    ttft_step_s: np.ndarray | None = None
+    """TTFT part: the rest of the step in progress when the prompt arrives."""
+    ttft_prefill_s: np.ndarray | None = None
+    """TTFT part: the prompt's prefill (chunked: with the backlog found waiting ahead of it,
+    drained in the same budget steps; :func:`own_prompt_prefill_s` separates the two)."""
+    ttft_wait_s: np.ndarray | None = None
+    """TTFT part: the prompt-queue wait percentile (unchunked; chunked: 0, the backlog is in
+    ``ttft_prefill_s``)."""
 
 
 def queue_instances(instances: np.ndarray | float) -> np.ndarray:
@@ -251,7 +259,30 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
                           tpot_mean_s=np.broadcast_to(tau, lam.shape),
                           tpot_q_s=np.where(overloaded, np.nan, tpot_q),
                           ttft_q_s=np.where(overloaded, np.nan, ttft_q),
-                          overloaded=overloaded)
+                          overloaded=overloaded,
+                          ttft_step_s=np.broadcast_to(residual, lam.shape),
+                          ttft_prefill_s=np.broadcast_to(own_prefill, lam.shape),
+                          ttft_wait_s=np.broadcast_to(wait_q, lam.shape))
+
+
+def own_prompt_prefill_s(inst: Instance | StackedInstances, phase: TrafficPhase,
+                         quantile: float, point: ColocatedPoint, chunk_tokens: float
+                         ) -> np.ndarray:
+    """The q-quantile prompt's own chunked prefill at ``point``'s decode batch, without any
+    backlog ahead of it: its full budget steps and the shorter last one (the same steps
+    ``_metrics`` runs the backlog and the prompt in; the report's TTFT decomposition)."""
+    s_mean, s_q, _, ctx, _ = _phase_numbers(phase, quantile)
+    b = np.asarray(point.batch, dtype=float)
+    room = np.maximum(float(chunk_tokens) - b, 1.0)
+    full = np.floor(s_q / room)
+    rest = s_q - full * room
+    t_full = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
+                              prefill_context_tokens=np.maximum(s_q - room, 0.0) / 2,
+                              decode_seqs=b, decode_context_tokens=ctx)
+    t_rest = inst.step_time_s(prefill_tokens=rest, prefill_seqs=1.0,
+                              prefill_context_tokens=s_q - rest, decode_seqs=b,
+                              decode_context_tokens=ctx)
+    return np.asarray(full * t_full + np.where(rest > 0, t_rest, 0.0), dtype=float)
 
 
 def _prefill_passes(inst: Instance | StackedInstances, lam: np.ndarray, s_mean: float

@@ -87,6 +87,19 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
     Allen–Cunneen, as behind a shortest-queue router). ``lm`` and ``per_request`` are
     :func:`prefill_service`'s, when the caller has them.
     """
+    own, wait_q, exposed, rho = prefill_ttft_parts(inst, phase, rate_rps, quantile, link,
+                                                   link_utilization, lm, servers, per_request)
+    ttft = own + wait_q + exposed + inst.efficiency.request_overhead_s
+    return np.where(rho < 1.0, ttft, np.inf), rho, exposed
+
+
+def prefill_ttft_parts(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray,
+                       quantile: float, link: LinkSpec,
+                       link_utilization: np.ndarray | float = 0.0, lm: float | None = None,
+                       servers: int | np.ndarray = 1, per_request: float | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`prefill_ttft`'s parts: (own prefill pass, queue-wait percentile, exposed KV
+    transfer, utilisation ρ), seconds; the TTFT adds the per-request overhead."""
     s_mean = phase.prompt_tokens.mean
     s_q = phase.prompt_tokens.quantile(quantile)
     if lm is None or per_request is None:
@@ -101,8 +114,7 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
     bytes_q = s_q * inst.kv_bytes_per_token_wire
     exposed, _ = transfer_seconds(bytes_q, link, inst.gpus, own, inst.model.num_layers,
                                   link_utilization)
-    ttft = own + wait_q + exposed + inst.efficiency.request_overhead_s
-    return np.where(rho < 1.0, ttft, np.inf), rho, exposed
+    return own, wait_q, exposed, rho
 
 
 def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,

@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.render import text as t
+from advisor.render.headline import headline
 
 OK = "✓"
 BAD = "✗"
@@ -333,7 +334,8 @@ def recommendation_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
     path = doc["input"]["path"]
     out: list[RenderableType] = [
         Text.assemble(("pd-advisor", "bold"), " · ", (doc.get("name") or path, "bold"),
-                      f" ({path})" if doc.get("name") else "")]
+                      f" ({path})" if doc.get("name") else ""),
+        Text(headline(doc).line(), style="bold red" if not doc["slo_met"] else "bold")]
     if not doc["slo_met"]:
         out.append(_slo_unmet(doc))
     sections: list[tuple[str, RenderableType | None]] = [
