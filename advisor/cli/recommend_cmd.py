@@ -98,12 +98,13 @@ def register(app: typer.Typer) -> None:
         first), 2 could not evaluate (every input problem is printed as path:line:col).
         """
         from advisor.loading.errors import InputError
-        from advisor.usecases.recommend import build_file_report, internal_error
+        from advisor.usecases.recommend import evaluate_file, internal_error
 
         if fmt is RecommendOutput.none and emit is None:
             fail("--format none prints nothing without --emit vllm|sglang")
+        catalog = catalog_for(profiles or [])
         try:
-            report, document = build_file_report(workload, catalog_for(profiles or []))
+            scenario, report, document = evaluate_file(workload, catalog)
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing evaluated")
         except Exception as exc:  # exit 2, never a traceback
@@ -114,12 +115,19 @@ def register(app: typer.Typer) -> None:
                 else render_output(report, Format(fmt.value), output))
         if emit is not None:
             from advisor.render.launch import render_launch
-            from advisor.usecases.launch import LaunchError, plan_launch_for_workload
+            from advisor.usecases.launch import (
+                LaunchError,
+                LaunchMemory,
+                emit_engine_spec,
+                plan_launch_for_workload,
+            )
 
             data = document.data if isinstance(document.data, dict) else {}
+            memory = LaunchMemory.from_scenario(
+                scenario, emit_engine_spec(scenario, emit, catalog.engine(emit.value)))
             try:
                 text += ("\n" if text else "") + render_launch(plan_launch_for_workload(
-                    report, emit, data.get("model"), workload))
+                    report, emit, data.get("model"), workload, memory))
             except LaunchError as exc:
                 fail(f"{workload}: {exc}")
         write_output(text, output)
