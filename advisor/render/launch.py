@@ -165,8 +165,8 @@ def _command(words: list[str], env: list[str] | None = None, width: int = 88,
     if background:
         current += " &"
     lines.append(current)
-    text = CONTINUATION.join(lines)
-    return [indent + line for line in text.split("\n")]
+    # a quoted value may hold a newline: indent the continuation lines only, never split
+    return [indent + CONTINUATION.replace("\n", "\n" + indent).join(lines)]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
