@@ -14,8 +14,8 @@ records anything else the script tries to run. What bash passed to the stubs is 
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -27,79 +27,18 @@ from advisor.core.memory import build_instance, launch_memory_problem
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
 from advisor.render.formats import EmitEngine
-from advisor.render.launch import LaunchPlan, Pool, Slot, render_launch
+from advisor.render.launch import LaunchPlan, Pool, render_launch
+from advisor.usecases.launch import place
+from tests.ecosystem.launch_harness import (
+    HOSTILE,
+    emitted_servers,
+    flag,
+    run_script,
+    script_nodes,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
-HOSTILE = "/data/we ird'q\"$(stub_pwned)`stub_pwned`\nx/model"
-
-STUBS = r"""
-STUB_N=0
-record() { local f="$STUB_LOG/$BASHPID.$((++STUB_N))"
-           { printf '%s\0' "$@"; } > "$f"; }
-vllm() { record vllm "$@"; }
-python() { record python "$@"; }
-sglang() { record sglang "$@"; }
-vllm-router() { record vllm-router "$@"; }
-stub_pwned() { printf 'PWNED\0' > "$STUB_LOG/pwned.$BASHPID"; }
-command_not_found_handle() { printf 'UNEXPECTED\0%s\0' "$1" > "$STUB_LOG/unexpected.$BASHPID"
-                             return 127; }
-"""
-
-
-def run_script(script: str, tmp_path: Path, args: list[str], hosts: int,
-               node_rank: int | None = None) -> list[list[str]]:
-    """Run ``script`` with the stubs; the argv of every stub call (first word: the stub),
-    sorted (background processes record in any order)."""
-    (tmp_path / "launch.sh").write_text(script)
-    (tmp_path / "stubs.sh").write_text(STUBS)
-    (tmp_path / "hosts.txt").write_text("".join(f"host-{i}.example\n" for i in range(hosts)))
-    log = tmp_path / "calls"
-    if log.exists():
-        for old in log.iterdir():
-            old.unlink()
-    log.mkdir(exist_ok=True)
-    empty = tmp_path / "empty-path"
-    empty.mkdir(exist_ok=True)
-    env = {"PATH": str(empty), "BASH_ENV": str(tmp_path / "stubs.sh"),
-           "STUB_LOG": str(log), "HOSTS_FILE": str(tmp_path / "hosts.txt")}
-    if node_rank is not None:
-        env["NODE_RANK"] = str(node_rank)
-    result = subprocess.run(["/bin/bash", str(tmp_path / "launch.sh"), *args], env=env,
-                            cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    names = sorted(p.name for p in log.iterdir())
-    assert not [n for n in names if n.startswith(("pwned", "unexpected"))], [
-        (log / n).read_text() for n in names]
-    return sorted((log / n).read_bytes().decode().split("\0")[:-1] for n in names)
-
-
-def _flag(argv: list[str], name: str) -> str | None:
-    return argv[argv.index(name) + 1] if name in argv else None
-
-
-def _ranks(script: str) -> list[int]:
-    """The first node rank of every node layout of the script."""
-    return [int(m.group(1)) for m in re.finditer(r"if \(\( rank >= (\d+) &&", script)]
-
-
-def _nodes(script: str) -> int:
-    found = re.search(r"the plan has nodes 0\.\.(\d+)", script)
-    assert found
-    return int(found.group(1)) + 1
-
-
-def emitted_servers(script: str, tmp_path: Path) -> tuple[list[list[str]], list[list[str]]]:
-    """(server argv lists over one node of every layout, router argv lists)."""
-    hosts = _nodes(script)
-    servers: list[list[str]] = []
-    for rank in _ranks(script):
-        servers += run_script(script, tmp_path, [], hosts, node_rank=rank)
-    routers = (run_script(script, tmp_path, ["router"], hosts)
-               if "start_router()" in script else [])
-    return servers, routers
-
-
 # --------------------------------------------------------------------------- memory check
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
@@ -115,23 +54,23 @@ def test_every_emitted_instance_passes_the_memory_check(
     for argv in servers:
         if engine == "vllm":
             assert argv[:2] == ["vllm", "serve"]
-            tp = int(_flag(argv, "--tensor-parallel-size") or 0)
-            pp = int(_flag(argv, "--pipeline-parallel-size") or 1)
-            length = int(_flag(argv, "--max-model-len") or 0)
-            seqs = int(_flag(argv, "--max-num-seqs") or 0)
-            fraction = float(_flag(argv, "--gpu-memory-utilization") or 0)
-            budget = _flag(argv, "--max-num-batched-tokens")
+            tp = int(flag(argv, "--tensor-parallel-size") or 0)
+            pp = int(flag(argv, "--pipeline-parallel-size") or 1)
+            length = int(flag(argv, "--max-model-len") or 0)
+            seqs = int(flag(argv, "--max-num-seqs") or 0)
+            fraction = float(flag(argv, "--gpu-memory-utilization") or 0)
+            budget = flag(argv, "--max-num-batched-tokens")
             if budget is not None:  # vLLM refuses max_num_seqs above the token budget
                 assert int(budget) >= seqs
         else:
             assert argv[:3] == ["python", "-m", "sglang.launch_server"]
-            tp = int(_flag(argv, "--tp-size") or 0)
-            pp = int(_flag(argv, "--pp-size") or 1)
-            length = int(_flag(argv, "--context-length") or 0)
-            seqs = int(_flag(argv, "--max-running-requests") or 0)
-            fraction = float(_flag(argv, "--mem-fraction-static") or 0)
+            tp = int(flag(argv, "--tp-size") or 0)
+            pp = int(flag(argv, "--pp-size") or 1)
+            length = int(flag(argv, "--context-length") or 0)
+            seqs = int(flag(argv, "--max-running-requests") or 0)
+            fraction = float(flag(argv, "--mem-fraction-static") or 0)
         assert tp and length and seqs and fraction, argv
-        assert _flag(argv, "--kv-cache-dtype") == (
+        assert flag(argv, "--kv-cache-dtype") == (
             ("fp8" if engine == "vllm" else "fp8_e4m3") if scenario.precision == "fp8"
             else "auto")
         instance = build_instance(scenario.model, cl.gpu, scenario.precision, spec, tp, pp,
@@ -156,8 +95,6 @@ def test_the_issue_plan_runs_on_a_hosts_file(run_cli: Callable[..., Any],
     prefill = [router[i + 1] for i, w in enumerate(router) if w == "--prefill"]
     decode = [router[i + 1] for i, w in enumerate(router) if w == "--decode"]
     report = run_cli("recommend", example, "-f", "json", exit_code=0).stdout
-    import json
-
     plan = json.loads(report)["disaggregated"]
     assert len(prefill) == plan["prefill_instances"] and len(decode) == plan["decode_instances"]
     assert prefill[0] == "http://host-0.example:8100"
@@ -165,7 +102,7 @@ def test_the_issue_plan_runs_on_a_hosts_file(run_cli: Callable[..., Any],
     script = run_cli("recommend", example, "--emit", "sglang", "-f", "none", exit_code=0).stdout
     assert "WARNING" not in script
     servers, [router] = emitted_servers(script, tmp_path)
-    tps = {(_flag(s, "--disaggregation-mode"), _flag(s, "--tp-size")) for s in servers}
+    tps = {(flag(s, "--disaggregation-mode"), flag(s, "--tp-size")) for s in servers}
     assert tps == {("prefill", str(plan["prefill_tensor_parallel"])),
                    ("decode", str(plan["decode_tensor_parallel"]))}
     first = router.index("--prefill")
@@ -180,8 +117,6 @@ def _plan(engine: EmitEngine, mode: str, spans: bool = False) -> LaunchPlan:
                                          2048, 64),)
     else:
         pools = (Pool("prefill", 3, 2, 1, 8192, 256), Pool("decode", 2, 4, 1, None, 128))
-    from advisor.usecases.launch import place
-
     slots = tuple(place([(p.role, p.instances, p.gpus_per_instance) for p in pools], 8))
     return LaunchPlan(engine=engine, mode=mode, checkpoint=HOSTILE, gpu=hostile,
                       gpus_per_node=8, memory_fraction=0.9, max_model_len=4096,
@@ -205,7 +140,7 @@ def test_hostile_values_pass_through_intact(engine: EmitEngine, mode: str, spans
     servers, routers = emitted_servers(script, tmp_path)
     assert servers
     for argv in servers:
-        model = argv[2] if argv[0] == "vllm" else _flag(argv, "--model-path")
+        model = argv[2] if argv[0] == "vllm" else flag(argv, "--model-path")
         assert model == HOSTILE
     if routers:
         assert all(w.startswith("http://host-") for w in routers[0]
@@ -220,11 +155,11 @@ def test_kv_transfer_config_is_single_quoted_json() -> None:
 
 def test_spanning_instances_get_node_rank_and_head(tmp_path: Path) -> None:
     script = render_launch(_plan(EmitEngine.vllm, "colocated", spans=True))
-    hosts = _nodes(script)
+    hosts = script_nodes(script)
     head = run_script(script, tmp_path, [], hosts, node_rank=0)
     other = run_script(script, tmp_path, [], hosts, node_rank=1)
-    assert [_flag(a, "--node-rank") for a in head + other] == ["0", "1"]
-    assert _flag(other[0], "--master-addr") == "host-0.example"
+    assert [flag(a, "--node-rank") for a in head + other] == ["0", "1"]
+    assert flag(other[0], "--master-addr") == "host-0.example"
     assert "--headless" in other[0] and "--headless" not in head[0]
     [router] = run_script(script, tmp_path, ["router"], hosts)
     assert [w for w in router if w.startswith("http")] == [
