@@ -115,6 +115,9 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
     grid.add_row("SLO", t.slo_text(inputs["slo"]))
     grid.add_row("autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)")
     grid.add_row("deployment", t.deployment_text(inputs.get("deployment")))
+    calibration = t.calibration_text(doc.get("calibration"))
+    if calibration:
+        grid.add_row("calibration", calibration)
     return grid
 
 
