@@ -103,8 +103,8 @@ def _sglang_line(run: cal.BenchmarkRun, pred: cal.RunPrediction) -> str:
     duration = n * run.output_tokens / pred.output_tokens_per_s
     ttft_ms, tpot_ms = pred.ttft_s * 1000, pred.tpot_s * 1000
     e2e_ms = ttft_ms + (run.output_tokens - 1) * tpot_ms
-    record = {
-        "backend": "sglang", "dataset_name": "random", "request_rate": run.request_rate_rps,
+    record = {  # SGLang's bench_serving run against the workload's vLLM server
+        "backend": "vllm", "dataset_name": "random", "request_rate": run.request_rate_rps,
         "max_concurrency": run.max_concurrency, "sharegpt_output_len": None,
         "random_input_len": int(run.prompt_tokens), "random_output_len": int(run.output_tokens),
         "random_range_ratio": 1.0, "duration": duration, "completed": n,
@@ -230,7 +230,10 @@ def test_round_trip_recovers_factors_within_5_percent(
         assert "least-squares fit to 5 benchmark runs" in fitted["source"]
         assert fitted["value"] == pytest.approx(value, rel=0.05)
     assert overlay["fit"]["runs"] == 5 and overlay["fit"]["measurements"] == 15
-    assert [f["path"] for f in overlay["fit"]["files"]] == [str(p) for p in synthetic_files]
+    assert overlay["fitted_on"] == {
+        "model": "llama-3.1-8b", "engine": "vllm", "gpu": "h100-sxm", "tensor_parallel": 1,
+        "precision": "bf16", "files": overlay["fitted_on"]["files"]}
+    assert [f["path"] for f in overlay["fitted_on"]["files"]] == [str(p) for p in synthetic_files]
     # the before/after table: one block per run, three metrics each
     table = result.stdout
     assert "factor" in table and "before" in table and "after" in table
@@ -276,8 +279,12 @@ def test_illustrative_fixtures_calibrate(run_cli: Callable[..., Any], tmp_path: 
     files = [BENCH / n for n in ("vllm-fixture-a.json", "vllm-appended.json",
                                  "sglang-fixture-b.jsonl", "vllm-old-format.json")]
     result = run_cli("calibrate", *files, "-w", WORKLOAD, "-o", tmp_path / "c.yaml",
-                     "--tensor-parallel", "1", "--chunk-tokens", "8192", exit_code=0)
+                     "--tensor-parallel", "1", "--chunk-tokens", "8192", "--allow-mismatch",
+                     exit_code=0)
     assert "6 runs from 4 files" in result.stdout
+    # fixture B was served by SGLang; the workload runs vLLM: fitted only when allowed
+    assert ("sglang-fixture-b.jsonl#1: the run was served by engine 'sglang' (backend), but "
+            f"{WORKLOAD} runs engine 'vllm' (--allow-mismatch)") in result.stderr
     assert load_overlay(tmp_path / "c.yaml").gpu == "h100-sxm"
 
 
@@ -304,7 +311,8 @@ def test_model_that_does_not_fit_the_given_tp_exits_2(run_cli: Callable[..., Any
     workload = tmp_path / "w.yaml"
     workload.write_text(WORKLOAD.read_text().replace("llama-3.1-8b", "llama-3.1-70b"))
     result = run_cli("calibrate", BENCH / "vllm-fixture-a.json", "-w", workload,
-                     "--tensor-parallel", "1", "-o", tmp_path / "c.yaml", exit_code=2)
+                     "--tensor-parallel", "1", "-o", tmp_path / "c.yaml", "--allow-mismatch",
+                     exit_code=2)
     assert "TP1 cannot serve the runs" in result.stderr
 
 
