@@ -41,7 +41,8 @@ class CalibrationRefused(ValueError):
 
 
 _TOKEN = re.compile(r"[^a-z0-9]+")
-_GENERIC_GPU_TOKENS = frozenset({"nvidia", "amd", "gpu", "tesla", "instinct"})
+_GPU_MODEL = re.compile(r"^[a-z]+\d+[a-z]*$")
+_GPU_FORM = re.compile(r"^(sxm|hbm|pcie|nvl|gen|gddr)\d*[a-z]*$")
 
 
 def _tokens(text: str) -> list[str]:
@@ -65,12 +66,19 @@ def model_matches(recorded: str, scenario: Scenario) -> bool:
     return any(_contains(base, _tokens(name)) for name in names if name)
 
 
+def _gpu_models(text: str) -> set[str]:
+    """The GPU model tokens of a name (``h100``, ``a100``, ``mi300x``, ``l40s``), without
+    vendor, memory size or form factor (``nvidia``, ``80gb``, ``sxm4``, ``hbm3``)."""
+    return {t for t in _tokens(text) if _GPU_MODEL.match(t) and not _GPU_FORM.match(t)}
+
+
 def gpu_matches(recorded: str, scenario: Scenario) -> bool:
     """Whether a recorded GPU name (``NVIDIA H100 80GB HBM3``) names the workload's GPU: a
-    specific token (``h100``) it shares with the GPU profile's id or name."""
+    model token (``h100``) it shares with the GPU profile's id or name (a name without one
+    cannot be told apart: taken as matching)."""
     gpu = scenario.cluster.gpu
-    specific = set(_tokens(recorded)) - _GENERIC_GPU_TOKENS
-    return bool(specific & (set(_tokens(gpu.id)) | set(_tokens(gpu.name))))
+    models = _gpu_models(recorded)
+    return not models or bool(models & (_gpu_models(gpu.id) | _gpu_models(gpu.name)))
 
 
 def provenance_mismatches(scenario: Scenario, records: Sequence[RunProvenance],
