@@ -455,18 +455,21 @@ def test_recorded_tp_is_used_when_the_workload_gives_none(
     assert load_overlay(tmp_path / "c.yaml").tensor_parallel == 2
 
 
-def test_physically_impossible_fit_is_refused(synthetic_files: list[Path], tmp_path: Path,
+def test_physically_impossible_fit_is_refused(tmp_path: Path,
                                               run_cli: Callable[..., Any]) -> None:
-    """8B runs fitted to a 70B workload (the issue's case): the weight streaming would need
-    more than the GPU's peak bandwidth; refused, nothing written."""
+    """The 8B fixture runs fitted to a 70B workload (the issue's case): prefill and weight
+    streaming would need the GPU's peak or more; refused, nothing written."""
     workload = tmp_path / "w.yaml"
     workload.write_text(WORKLOAD.read_text().replace("llama-3.1-8b", "llama-3.1-70b")
                         .replace("precision: bf16", "precision: fp8")
                         .replace("tensor_parallel: 1", "tensor_parallel: 2"))
     out = tmp_path / "c.yaml"
-    result = run_cli("calibrate", *synthetic_files, "-w", workload, "-o", out,
-                     "--allow-mismatch", exit_code=2)
+    files = [BENCH / n for n in ("vllm-fixture-a.json", "vllm-appended.json",
+                                 "vllm-old-format.json")]
+    result = run_cli("calibrate", *files, "-w", workload, "-o", out, "--allow-mismatch",
+                     exit_code=2)
     assert "the fitted factors are outside physical bounds" in result.stderr
+    assert "prefill_compute_efficiency_fp8 = 1 " in result.stderr
     assert "(the fit's upper bound, 1 = the GPU's peak)" in result.stderr
     assert "nothing written" in result.stderr and not out.exists()
 
