@@ -374,6 +374,8 @@ def check_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
             head.append(f"  verdict {report['verdict']}")
             if report.get("deployed"):
                 head.append(f", deployed {report['deployed']['mode']}")
+            if report.get("calibration"):
+                head.append(f", calibrated with {report['calibration']['file']}")
         out.append(head)
         items: list[str] = []
         for finding in f["findings"]:

@@ -166,7 +166,8 @@ def calibration_text(calibration: Mapping[str, Any] | None) -> str | None:
         return None
     fitted = calibration["fitted_on"]
     factors = ", ".join(
-        f"{name.replace('_', ' ')} {value * 1000:.3g} ms" if name.endswith("_s")
+        f"{name.removesuffix('_s').replace('_', ' ')} {value * 1000:.3g} ms"
+        if name.endswith("_s")
         else f"{name.replace('_', ' ')} {value:.4g}"
         for name, value in calibration["factors"].items())
     on = ", ".join(str(v) for v in (fitted.get("model"), fitted.get("engine"),

@@ -504,6 +504,7 @@ def test_recommend_shows_the_active_overlay(synthetic_files: list[Path], tmp_pat
     assert "| calibration | cal.yaml:" in markdown
     checked = json.loads(run_cli("check", workload, "-f", "json", exit_code=None).stdout)
     assert checked["files"][0]["report"]["calibration"]["file"] == "cal.yaml"
+    assert "calibrated with cal.yaml" in run_cli("check", workload, exit_code=None).stdout
     plain = json.loads(run_cli("recommend", WORKLOAD, "-f", "json", exit_code=0).stdout)
     assert plain["calibration"] is None
 
