@@ -174,3 +174,29 @@ def test_script_refuses_a_short_hosts_file(tmp_path: Path) -> None:
                             env={**os.environ, "HOSTS_FILE": str(tmp_path / "hosts.txt"),
                                  "NODE_RANK": "0"}, capture_output=True, text=True)
     assert result.returncode == 2 and "hosts needed" in result.stderr
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_hostile_checkpoint_folder_through_the_cli(engine: str, run_cli: Callable[..., Any],
+                                                   tmp_path: Path) -> None:
+    """A workload whose ``model:`` names a config.json in a folder whose name has spaces,
+    quotes, ``$(...)``, backticks and a newline: the servers get that folder, intact."""
+    folder = tmp_path / "ck pt'q\"$(stub_pwned)`stub_pwned`\nx"
+    folder.mkdir()
+    source = ROOT / "tests" / "data" / "ecosystem" / "hf" / "llama-3.1-8b" / "config.json"
+    (folder / "config.json").write_text(source.read_text())
+    workload = tmp_path / "w.yaml"
+    model = json.dumps(str(folder / "config.json"))  # a YAML double-quoted scalar
+    workload.write_text((ROOT / "tests" / "data" / "ecosystem" / "workloads" / "chat-8b.yaml")
+                        .read_text().replace("model: llama-3.1-8b", f"model: {model}"))
+    script = run_cli("recommend", workload, "--emit", engine, "-f", "none",
+                     exit_code=0).stdout
+    checked = subprocess.run(["/bin/bash", "-n"], input=script, text=True, capture_output=True)
+    assert checked.returncode == 0, checked.stderr
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    servers, _ = emitted_servers(script, run_dir)
+    assert servers
+    for argv in servers:
+        served = argv[2] if argv[0] == "vllm" else flag(argv, "--model-path")
+        assert served == str(folder)
