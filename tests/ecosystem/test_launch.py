@@ -396,3 +396,25 @@ def test_sglang_launches_different_prefill_and_decode_tp() -> None:
     assert {(_flag(c, "--disaggregation-mode"), _flag(c, "--tp-size")) for c in servers} == {
         ("prefill", "1"), ("decode", "4")}
     assert not any("--disaggregation-decode-tp" in c for c in servers)
+
+
+def test_deployment_pins_replace_the_computed_flags() -> None:
+    """deployment.max_num_seqs / max_model_len / gpu_memory_utilization (the workload format
+    gets them in #16) replace the plan's numbers, in one place; a pin that fails the memory
+    check is named in a WARNING."""
+    import dataclasses
+
+    from advisor.usecases.launch import LaunchOverrides
+
+    report = _report()
+    memory = dataclasses.replace(_memory(report, "vllm"), overrides=LaunchOverrides(
+        max_num_seqs=64, max_model_len=8192, gpu_memory_utilization=0.8))
+    lines = render.launch_commands(plan_launch(report, "vllm", memory))
+    serves = [c for c in _commands(lines) if "serve" in c]
+    assert {(_flag(c, "--max-num-seqs"), _flag(c, "--max-model-len"),
+             _flag(c, "--gpu-memory-utilization")) for c in serves} == {("64", "8192", "0.8")}
+    assert "as the workload's deployment.max_model_len pins it" in _comments(lines)
+    assert "WARNING" not in _comments(lines)
+    too_long = dataclasses.replace(memory, overrides=LaunchOverrides(max_model_len=10_000_000))
+    text = _comments(render.launch_commands(plan_launch(report, "vllm", too_long)))
+    assert "WARNING: colocated instances (TP2) fail the start-up memory check" in text
