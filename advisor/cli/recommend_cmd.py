@@ -98,13 +98,12 @@ def register(app: typer.Typer) -> None:
         first), 2 could not evaluate (every input problem is printed as path:line:col).
         """
         from advisor.loading.errors import InputError
-        from advisor.usecases.recommend import evaluate_file, internal_error
+        from advisor.usecases.recommend import build_file_report, internal_error
 
         if fmt is RecommendOutput.none and emit is None:
             fail("--format none prints nothing without --emit vllm|sglang")
-        catalog = catalog_for(profiles or [])
         try:
-            scenario, report, document = evaluate_file(workload, catalog)
+            report, document = build_file_report(workload, catalog_for(profiles or []))
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing evaluated")
         except Exception as exc:  # exit 2, never a traceback
@@ -117,14 +116,12 @@ def register(app: typer.Typer) -> None:
             from advisor.render.launch import render_launch
             from advisor.usecases.launch import (
                 LaunchError,
-                LaunchMemory,
-                emit_engine_spec,
+                launch_memory_for_workload,
                 plan_launch_for_workload,
             )
 
             data = document.data if isinstance(document.data, dict) else {}
-            memory = LaunchMemory.from_scenario(
-                scenario, emit_engine_spec(scenario, emit, catalog.engine(emit.value)))
+            memory = launch_memory_for_workload(workload, catalog_for(profiles or []), emit)
             try:
                 text += ("\n" if text else "") + render_launch(plan_launch_for_workload(
                     report, emit, data.get("model"), workload, memory))

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from advisor.core.instance import Instance
     from advisor.core.model_arch import ModelSpec
     from advisor.core.scenario import Scenario
+    from advisor.loading.catalog import ProfileCatalog
 
 
 class LaunchError(ValueError):
@@ -200,6 +201,17 @@ def emit_engine_spec(scenario: Scenario, engine: EmitEngine | str,
     """The engine profile the emitted commands run: the workload's own when it names the
     same engine (its version family), else ``profile`` (the emitted engine's current one)."""
     return scenario.engine if scenario.engine.name == EmitEngine(engine).value else profile
+
+
+def launch_memory_for_workload(workload: Path, catalog: ProfileCatalog,
+                               engine: EmitEngine | str) -> LaunchMemory:
+    """The :class:`LaunchMemory` of a workload file launched on ``engine`` (the workload is
+    loaded again: ``--emit`` only, a few milliseconds)."""
+    from advisor.loading.resolve import load_scenario
+
+    scenario = load_scenario(workload, catalog)
+    return LaunchMemory.from_scenario(scenario, emit_engine_spec(
+        scenario, engine, catalog.engine(EmitEngine(engine).value)))
 
 
 def plan_launch_for_workload(report: Mapping[str, Any], engine: EmitEngine | str,

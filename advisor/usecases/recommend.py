@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from advisor.core.scenario import Scenario
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.yaml_source import YamlDocument
 
@@ -29,14 +28,6 @@ def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None =
     ``boundaries`` adds the verdict boundaries (``check`` skips them). Raises
     ``InputError`` for anything wrong with the file or the profiles it names.
     """
-    _, report, document = evaluate_file(path, catalog, display, boundaries)
-    return report, document
-
-
-def evaluate_file(path: Path, catalog: ProfileCatalog, display: str | None = None,
-                  boundaries: bool = True) -> tuple[Scenario, dict[str, Any], YamlDocument]:
-    """:func:`build_file_report`, with the scenario it evaluated (``--emit`` sizes the
-    launch commands' memory from it)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
     from advisor.core.verdict.boundaries import verdict_boundaries
@@ -51,7 +42,7 @@ def evaluate_file(path: Path, catalog: ProfileCatalog, display: str | None = Non
     assessment = assess(scenario, model)
     bounds = verdict_boundaries(scenario, model, caps) if boundaries else None
     shown = str(path) if display is None else display
-    return scenario, build_report(scenario, assessment, shown, data, bounds), document
+    return build_report(scenario, assessment, shown, data, bounds), document
 
 
 def locator(document: YamlDocument) -> Locator:
