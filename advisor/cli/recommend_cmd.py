@@ -171,12 +171,17 @@ def register(app: typer.Typer) -> None:
                 else render_output(report, Format(fmt.value), output, figure))
         if emit is not None:
             from advisor.render.launch import render_launch
-            from advisor.usecases.launch import LaunchError, plan_launch_for_workload
+            from advisor.usecases.launch import (
+                LaunchError,
+                launch_memory_for_workload,
+                plan_launch_for_workload,
+            )
 
             data = document.data if isinstance(document.data, dict) else {}
+            memory = launch_memory_for_workload(workload, catalog_for(profiles or []), emit)
             try:
                 text += ("\n" if text else "") + render_launch(plan_launch_for_workload(
-                    report, emit, data.get("model"), workload))
+                    report, emit, data.get("model"), workload, memory))
             except LaunchError as exc:
                 fail(f"{workload}: {exc}")
         write_output(text, output)

@@ -111,3 +111,59 @@ def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision,
                     tensor_parallel=tensor_parallel, pipeline_stages=pipeline_stages,
                     intra_link=intra_link, inter_link=inter_link,
                     efficiency=spec.efficiency_for(gpu))
+
+
+# --------------------------------------------------------------------------- launch check
+def launch_kv_budget_bytes_per_gpu(instance: Instance, memory_fraction: float,
+                                   max_num_seqs: int) -> float:
+    """KV memory per GPU of an instance launched with ``memory_fraction`` and a cap of
+    ``max_num_seqs`` running sequences (the logits/sampler buffers are sized by that cap):
+    the budget of :func:`plan_memory` with the launch's own numbers."""
+    reserve = (instance.engine.reserve_bytes(instance.gpu, instance.model.vocab_size,
+                                             max_num_seqs)
+               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0))
+    return instance.gpu.memory_bytes * memory_fraction - instance.weight_bytes_per_gpu - reserve
+
+
+def sequence_kv_bytes_per_gpu(instance: Instance, tokens: float) -> float:
+    """KV bytes per GPU of one sequence of ``tokens`` (TP duplication, split over stages)."""
+    model = instance.model
+    return (model.kv_bytes_per_sequence(tokens, instance.precision)
+            * model.kv_duplication_factor(instance.tensor_parallel) / instance.gpus)
+
+
+def longest_sequence_tokens(instance: Instance, memory_fraction: float,
+                            max_num_seqs: int) -> int:
+    """The longest sequence (prompt + output tokens, at most the model's context) whose KV
+    fits the instance's launch budget: what vLLM computes as "the estimated maximum model
+    length" at start-up. 0 when not even one token fits."""
+    budget = launch_kv_budget_bytes_per_gpu(instance, memory_fraction, max_num_seqs)
+    low, high = 0, int(instance.model.max_context_tokens)
+    if sequence_kv_bytes_per_gpu(instance, high) <= budget:
+        return high
+    while high - low > 1:  # KV grows monotonically with length (sliding windows included)
+        mid = (low + high) // 2
+        if sequence_kv_bytes_per_gpu(instance, mid) <= budget:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def launch_memory_problem(instance: Instance, memory_fraction: float, max_model_len: int,
+                          max_num_seqs: int) -> str:
+    """Why an instance launched with these flags fails the start-up memory check (empty when
+    it passes): the weights must fit, and so must the KV of one ``max_model_len`` sequence
+    (vLLM refuses to start otherwise; SGLang needs its KV pool to hold one full context)."""
+    budget = launch_kv_budget_bytes_per_gpu(instance, memory_fraction, max_num_seqs)
+    if budget <= 0:
+        return (f"weights need {instance.weight_bytes_per_gpu / 1e9:.1f} GB per GPU; nothing "
+                f"left for the KV cache at memory fraction {memory_fraction:g}")
+    if max_model_len > instance.model.max_context_tokens:
+        return (f"max model length {max_model_len} exceeds the model's context of "
+                f"{instance.model.max_context_tokens}")
+    need = sequence_kv_bytes_per_gpu(instance, max_model_len)
+    if need > budget:
+        return (f"one {max_model_len}-token sequence needs {need / 1e9:.2f} GB of KV per GPU; "
+                f"{budget / 1e9:.2f} GB free")
+    return ""

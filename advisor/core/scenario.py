@@ -7,7 +7,7 @@ sees files, ids it must look up, or defaults it must apply.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -131,6 +131,19 @@ class Deployment:
 
 
 @dataclass(frozen=True)
+class AppliedCalibration:
+    """A calibration overlay the scenario runs with (``calibration:`` in the workload)."""
+
+    file: str
+    """The overlay file as the workload names it."""
+    fitted_on: dict[str, Any]
+    """What the factors were fitted on: ``model``, ``engine``, ``gpu``, ``tensor_parallel``,
+    ``precision`` and the benchmark ``files`` (``[{path, sha256}]``)."""
+    factors: dict[str, float]
+    """The efficiency factors it sets (``field -> value``)."""
+
+
+@dataclass(frozen=True)
 class Policy:
     """Rule thresholds (fractions). Defaults and their rationale: docs/model.md §9."""
 
@@ -165,6 +178,8 @@ class Scenario:
     (``token_budget.deployment_token_budget``); None (no deployment, or chunking off) =
     search 256…16384."""
     extras: dict[str, str] = field(default_factory=dict)
+    calibration: AppliedCalibration | None = None
+    """The calibration overlay whose factors replace the GPU profile's for the engine."""
 
     def __hash__(self) -> int:
         # consistent with the generated __eq__ (equal scenarios hash equal): a few fields

@@ -186,6 +186,7 @@ class _Profiles:
     intra_node: Any = None
     inter_node: Any = None
     engine: Any = None
+    calibration: core.AppliedCalibration | None = None
 
 
 _POSITION_RE = re.compile(r"^(\d+):(\d+): (.*)$", re.DOTALL)
@@ -209,7 +210,9 @@ class _ProfileResolver:
         found.gpu = self._lookup("gpus", cluster.get("gpu"), ("cluster", "gpu"))
         found.engine = self._engine(data.get("engine", "vllm"))
         if found.gpu is not None and isinstance(data.get("calibration"), str):
-            found.gpu = self._calibrated(found.gpu, data["calibration"], found.engine)
+            found.gpu, found.calibration = self._calibrated(
+                found.gpu, data["calibration"], found.engine, found.model,
+                data.get("precision") if isinstance(data.get("precision"), str) else None)
         found.inter_node = self._lookup("interconnects", cluster.get("inter_node"),
                                         ("cluster", "inter_node"))
         intra = cluster.get("intra_node")
@@ -282,8 +285,10 @@ class _ProfileResolver:
             self.problems += _profile_problems(exc)
         return None
 
-    def _calibrated(self, gpu: Any, ref: str, engine: Any) -> Any:
-        """``gpu`` with the overlay's factors applied (unchanged, with a problem, on failure)."""
+    def _calibrated(self, gpu: Any, ref: str, engine: Any, model: Any, precision: str | None
+                    ) -> tuple[Any, core.AppliedCalibration | None]:
+        """``gpu`` with the overlay's factors applied and what was applied (unchanged and
+        None, with a problem, on failure or when the overlay does not match the workload)."""
         from advisor.loading.calibration_overlay import (
             apply_overlay,
             load_overlay,
@@ -294,21 +299,24 @@ class _ProfileResolver:
         path = path if path.is_absolute() else self.base_dir / path
         if not path.is_file():
             self._add(("calibration",), f"no calibration file at '{ref}' (looked for {path})")
-            return gpu
+            return gpu, None
         try:
             overlay = load_overlay(path)
         except ProfileInvalidError as exc:
             self._add(("calibration",), f"calibration '{ref}' is invalid (see the problems "
                                         f"reported for {_display_path(exc.path)})")
             self.problems += _profile_problems(exc)
-            return gpu
+            return gpu, None
         if engine is None:
-            return gpu  # the engine problem is reported already
-        mismatch = overlay_mismatch(overlay, gpu.id, engine.name)
+            return gpu, None  # the engine problem is reported already
+        mismatch = overlay_mismatch(overlay, gpu.id, engine.name,
+                                    model.id if model is not None else None, precision)
         if mismatch:
             self._add(("calibration",), mismatch)
-            return gpu
-        return apply_overlay(gpu, overlay, engine.efficiency_for(gpu))
+            return gpu, None
+        applied = core.AppliedCalibration(file=ref, fitted_on=overlay.fitted_on_dict(),
+                                          factors=overlay.factors())
+        return apply_overlay(gpu, overlay, engine.efficiency_for(gpu)), applied
 
     def _add(self, loc: ws.Loc, message: str) -> None:
         line, col = self.document.locate(loc)
@@ -477,4 +485,5 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         name=model.name,
         chunk_tokens=deployment_token_budget(deployment, profiles.engine, profiles.gpu),
         extras=extras,
+        calibration=profiles.calibration,
     )

@@ -125,6 +125,9 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
     rows += [["SLO", t.slo_text(inputs["slo"])],
              ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
              ["deployment", t.deployment_text(inputs.get("deployment"))]]
+    calibration = t.calibration_text(doc.get("calibration"))
+    if calibration:
+        rows.append(["calibration", calibration])
     out += _details("Inputs", _table(["", ""], rows))
 
     d = doc.get("disaggregated")

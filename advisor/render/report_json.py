@@ -311,6 +311,14 @@ def _boundary(b: Boundary) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- documents
+def _calibration(sc: Scenario) -> dict[str, Any] | None:
+    """The calibration overlay the numbers use (None: the profiles' factors alone)."""
+    cal = sc.calibration
+    if cal is None:
+        return None
+    return {"file": cal.file, "fitted_on": dict(cal.fitted_on), "factors": dict(cal.factors)}
+
+
 def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
                  input_bytes: bytes, boundaries: Sequence[Boundary] | None = None
                  ) -> dict[str, Any]:
@@ -341,6 +349,7 @@ def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
         "disagg_gain": gain,
         "disagg_gain_unbounded": gain is not None and math.isinf(gain) and gain > 0,
         "inputs": _inputs(sc),
+        "calibration": _calibration(sc),
         "policy": _policy(sc),
         "colocated": _colocated(m.colocated, sc, m.colocated_phase),
         "unchunked": _colocated(m.unchunked, sc, None),

@@ -182,6 +182,20 @@ def _deployed() -> Schema:
                    "judges).")
 
 
+def _calibration() -> Schema:
+    return obj({
+        "file": STR,
+        "fitted_on": obj({
+            "model": null(STR), "engine": {"enum": ["vllm", "sglang", "trtllm"]}, "gpu": STR,
+            "tensor_parallel": null({"type": "integer", "minimum": 1}),
+            "precision": null({"enum": ["bf16", "fp8", "fp8-block"]}),
+            "files": array(obj({"path": STR, "sha256": STR}))}),
+        "factors": {"type": "object", "additionalProperties": NUM},
+    }, description="The calibration overlay (`calibration:` in the workload) whose factors "
+                   "the numbers use, what it was fitted on and the factors it sets; null when "
+                   "none is active.")
+
+
 def _tool() -> Schema:
     return obj({"name": {"const": "pd-advisor"}, "version": STR})
 
@@ -206,6 +220,7 @@ def _recommendation() -> Schema:
         "disagg_gain": null(NUM),
         "disagg_gain_unbounded": BOOL,
         "inputs": _inputs(),
+        "calibration": null(_calibration()),
         "policy": {"type": "object", "additionalProperties": NUM},
         "colocated": null(ref("colocated")),
         "unchunked": null(ref("colocated")),

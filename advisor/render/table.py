@@ -116,6 +116,9 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
     grid.add_row("SLO", t.slo_text(inputs["slo"]))
     grid.add_row("autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)")
     grid.add_row("deployment", t.deployment_text(inputs.get("deployment")))
+    calibration = t.calibration_text(doc.get("calibration"))
+    if calibration:
+        grid.add_row("calibration", calibration)
     return grid
 
 
@@ -373,6 +376,8 @@ def check_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
             head.append(f"  verdict {report['verdict']}")
             if report.get("deployed"):
                 head.append(f", deployed {report['deployed']['mode']}")
+            if report.get("calibration"):
+                head.append(f", calibrated with {report['calibration']['file']}")
         out.append(head)
         items: list[str] = []
         for finding in f["findings"]:

@@ -159,6 +159,28 @@ def engine_text(inputs: Mapping[str, Any]) -> str:
     return f"{profile['name']} ({profile['id']}, {profile['versions']})"
 
 
+def calibration_text(calibration: Mapping[str, Any] | None) -> str | None:
+    """``cal.yaml: decode bandwidth efficiency 0.71, ... (fitted on llama-3.1-8b, vllm,
+    h100-sxm, TP1, bf16; 2 benchmark files)``; None when no overlay is active."""
+    if not calibration:
+        return None
+    fitted = calibration["fitted_on"]
+    factors = ", ".join(
+        f"{name.removesuffix('_s').replace('_', ' ')} {value * 1000:.3g} ms"
+        if name.endswith("_s")
+        else f"{name.replace('_', ' ')} {value:.4g}"
+        for name, value in calibration["factors"].items())
+    on = ", ".join(str(v) for v in (fitted.get("model"), fitted.get("engine"),
+                                   fitted.get("gpu")) if v)
+    if fitted.get("tensor_parallel"):
+        on += f", TP{fitted['tensor_parallel']}"
+    if fitted.get("precision"):
+        on += f", {fitted['precision']}"
+    files = len(fitted.get("files") or [])
+    return (f"{calibration['file']}: {factors} (fitted on {on}; {files} benchmark "
+            f"file{'s' * (files != 1)})")
+
+
 def cluster_text(inputs: Mapping[str, Any]) -> str:
     """``8 × NVIDIA H100 SXM (1 node of 8)``."""
     cl = inputs["cluster"]
