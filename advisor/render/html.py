@@ -188,6 +188,9 @@ def _inputs(doc: Mapping[str, Any]) -> str:
     rows += [["SLO", t.slo_text(inputs["slo"])],
              ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
              ["deployment", t.deployment_text(inputs.get("deployment"))]]
+    calibration = t.calibration_text(doc.get("calibration"))
+    if calibration:
+        rows.append(["calibration", calibration])
     return _table(["", ""], [[e(a), e(b)] for a, b in rows])
 
 

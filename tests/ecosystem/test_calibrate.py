@@ -502,6 +502,8 @@ def test_recommend_shows_the_active_overlay(synthetic_files: list[Path], tmp_pat
     assert "fitted on llama-3.1-8b, vllm, h100-sxm, TP1, bf16; 2 benchmark files" in table
     markdown = run_cli("recommend", workload, "-f", "markdown", exit_code=0).stdout
     assert "| calibration | cal.yaml:" in markdown
+    html = run_cli("recommend", workload, "-f", "html", exit_code=0).stdout
+    assert "<td>calibration</td><td>cal.yaml: prefill compute efficiency bf16" in html
     checked = json.loads(run_cli("check", workload, "-f", "json", exit_code=None).stdout)
     assert checked["files"][0]["report"]["calibration"]["file"] == "cal.yaml"
     assert "calibrated with cal.yaml" in run_cli("check", workload, exit_code=None).stdout
