@@ -128,6 +128,14 @@ class Deployment:
     decode_gpus: int | None = None
     prefill_tensor_parallel: int | None = None
     decode_tensor_parallel: int | None = None
+    max_num_seqs: int | None = None
+    """Running-sequence cap per instance the launch sets (None: the engine's default); the
+    scenario's engine spec carries it (``loading.resolve``)."""
+    max_model_len: int | None = None
+    """Longest request the launch allows; memory is planned for one such request."""
+    gpu_memory_utilization: float | None = None
+    """Share of GPU memory the launch gives the engine; the scenario's
+    ``policy.memory_fraction`` carries it."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,7 @@ class Scenario:
 
     model: ModelSpec
     precision: Precision
+    """Formats of the weights and of the KV cache (a one-word shorthand is expanded)."""
     engine: EngineSpec
     """The engine profile of the deployment's engine and version family."""
     cluster: Cluster
@@ -165,6 +174,10 @@ class Scenario:
     (``token_budget.deployment_token_budget``); None (no deployment, or chunking off) =
     search 256…16384."""
     extras: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # a one-word precision (``"fp8"``) becomes its (weights, KV cache) pair
+        object.__setattr__(self, "precision", Precision.of(self.precision))
 
     def __hash__(self) -> int:
         # consistent with the generated __eq__ (equal scenarios hash equal): a few fields

@@ -23,7 +23,9 @@ from typing import Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
+from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
+from advisor.loading import workload_fields as wf
 from advisor.loading import workload_schema as ws
 from advisor.loading.catalog import (
     EngineVersionError,
@@ -380,6 +382,25 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
                                          "heads")
     if traffic is not None and profiles.model is not None:
         issues += _context_issues(traffic, profiles.model)
+    limit = deployment.max_model_len if deployment is not None else None
+    if limit is not None and profiles.model is not None:
+        context = profiles.model.max_context_tokens
+        if limit > context:
+            at(("deployment", "max_model_len"), f"{limit} exceeds the context window of "
+                                                f"{profiles.model.id} ({context} tokens)")
+        elif traffic is not None:
+            issues += [ws.SchemaIssue(i.loc, i.key, i.message.replace(
+                           f"the context window of {profiles.model.id} ({limit} tokens)",
+                           f"deployment.max_model_len ({limit})"))
+                       for i in _context_issues(traffic, profiles.model, limit)]
+    precision = check.sections.get("precision")
+    if precision is not None and profiles.gpu is not None:
+        weights, kv_cache = wf.precision_pair(precision)
+        reason = unsupported_reason(Precision(weights, kv_cache), profiles.gpu.name,
+                                    profiles.gpu.has_fp4_compute)
+        if reason:
+            at(("precision", "weights") if isinstance(precision, wf.PrecisionTensors)
+               else ("precision",), reason)
     return issues
 
 
@@ -388,9 +409,10 @@ def _is_power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
-def _context_issues(traffic: ws.Traffic, model: Any) -> list[ws.SchemaIssue]:
-    """Prompts that cannot fit in the model's context window."""
-    limit = model.max_context_tokens
+def _context_issues(traffic: ws.Traffic, model: Any,
+                    limit: int | None = None) -> list[ws.SchemaIssue]:
+    """Prompts that cannot fit in the model's context window (or in ``limit`` tokens)."""
+    limit = model.max_context_tokens if limit is None else limit
     places: list[tuple[ws.Loc, Any]] = [(("traffic", "prompt_tokens"), traffic.prompt_tokens)]
     for index, phase in enumerate(traffic.phases or ()):
         places.append((("traffic", "phases", index, "prompt_tokens"), phase.prompt_tokens))
@@ -443,14 +465,30 @@ def _phases(traffic: ws.Traffic) -> tuple[core.TrafficPhase, ...]:
     return tuple(phases)
 
 
+def with_max_num_seqs(engine: Any, max_num_seqs: int | None) -> Any:
+    """The engine spec with a launch's running-sequence cap replacing its defaults (every
+    memory tier and the fallback), so memory plans, the logits reserve and ``--emit`` all
+    use it."""
+    if max_num_seqs is None:
+        return engine
+    tiers = tuple(dataclasses.replace(t, max_num_seqs=max_num_seqs)
+                  for t in engine.token_budget_tiers)
+    return dataclasses.replace(engine, token_budget_tiers=tiers, default_max_num_seqs=max_num_seqs)
+
+
 def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, Any],
            extras: dict[str, str], document: YamlDocument) -> core.Scenario:
     """Apply defaults and assemble the frozen scenario."""
     cluster = model.cluster
     deployment = None
+    engine = profiles.engine
+    limits: dict[str, Any] = {}
     if model.deployment is not None:
         deployment = core.Deployment(**model.deployment.model_dump())
-    policy = core.Policy(**{**config_policy, **_overrides(model.policy)})
+        engine = with_max_num_seqs(engine, deployment.max_num_seqs)
+        if deployment.gpu_memory_utilization is not None:
+            limits["memory_fraction"] = deployment.gpu_memory_utilization
+    policy = core.Policy(**{**config_policy, **_overrides(model.policy), **limits})
     try:
         phases = _phases(model.traffic)
     except (ValueError, ArithmeticError) as exc:  # a fit the statistics do not allow
@@ -459,8 +497,8 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
                                        f"cannot fit the length statistics: {exc}")]) from None
     return core.Scenario(
         model=profiles.model,
-        precision=model.precision,
-        engine=profiles.engine,
+        precision=Precision(*wf.precision_pair(model.precision)),
+        engine=engine,
         cluster=core.Cluster(
             gpu=profiles.gpu,
             gpus=cluster.gpus,
@@ -475,6 +513,6 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         deployment=deployment,
         policy=policy,
         name=model.name,
-        chunk_tokens=deployment_token_budget(deployment, profiles.engine, profiles.gpu),
+        chunk_tokens=deployment_token_budget(deployment, engine, profiles.gpu),
         extras=extras,
     )

@@ -139,7 +139,10 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
         "name": sc.name,
         "model": {"id": sc.model.id, "name": sc.model.name,
                   "total_params": round(sc.model.total_params)},  # a count: exact
-        "precision": sc.precision,
+        "precision": str(sc.precision),
+        "precision_tensors": {"weights": sc.precision.weights,
+                              "kv_cache": sc.precision.kv_cache,
+                              "compute": cl.gpu.compute_format(sc.precision)},
         "engine": sc.engine.name,
         "engine_profile": {"id": sc.engine.id, "name": sc.engine.title,
                            "versions": sc.engine.versions},
@@ -163,7 +166,9 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
             "chunk_tokens": dep.chunk_tokens, "tensor_parallel": dep.tensor_parallel,
             "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
             "prefill_tensor_parallel": dep.prefill_tensor_parallel,
-            "decode_tensor_parallel": dep.decode_tensor_parallel},
+            "decode_tensor_parallel": dep.decode_tensor_parallel,
+            "max_num_seqs": dep.max_num_seqs, "max_model_len": dep.max_model_len,
+            "gpu_memory_utilization": dep.gpu_memory_utilization},
     }
 
 

@@ -74,7 +74,13 @@ def _inputs() -> Schema:
     return obj({
         "name": null(STR),
         "model": obj({"id": STR, "name": STR, "total_params": NONNEG}),
-        "precision": {"enum": ["bf16", "fp8", "fp8-block"]},
+        "precision": STR,
+        "precision_tensors": obj({
+            "weights": {"enum": ["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]},
+            "kv_cache": {"enum": ["bf16", "fp16", "fp8"]},
+            "compute": {"enum": ["bf16", "fp8", "fp4"]}},
+            description="Formats of the weights and KV cache, and the tensor-core format the "
+                        "matmuls run in on this GPU (bf16 = 16-bit, incl. weight-only kernels)."),
         "engine": STR,
         "engine_profile": obj({"id": STR, "name": STR, "versions": STR},
                               description="The engine profile (version family) whose "
@@ -91,7 +97,9 @@ def _inputs() -> Schema:
             "mode": {"enum": ["colocated", "disaggregated"]}, "chunked_prefill": BOOL,
             "chunk_tokens": null(COUNT), "tensor_parallel": null(COUNT),
             "prefill_gpus": null(COUNT), "decode_gpus": null(COUNT),
-            "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT)})),
+            "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT),
+            "max_num_seqs": null(COUNT), "max_model_len": null(COUNT),
+            "gpu_memory_utilization": null(FRACTION)})),
     }, description="The resolved scenario the numbers were computed for.")
 
 

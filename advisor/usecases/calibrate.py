@@ -125,7 +125,7 @@ def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[
                "instances": instances, "not_constrained": dropped,
                "files": co.input_files(list(files))}
         overlay = co.render_overlay(
-            gpu=scenario.cluster.gpu.id, engine=scenario.engine.name, precision=scenario.precision,
+            gpu=scenario.cluster.gpu.id, engine=scenario.engine.name, precision=str(scenario.precision),
             model=scenario.model.id, tensor_parallel=inst.tensor_parallel, chunk_tokens=budget,
             factors=kept, source=source, fit=fit)
     return Calibration(inst, budget, result, kept, dropped, overlay)

@@ -18,10 +18,13 @@ numbers come from (all from the document):
   (``prefill_saturating_tokens``) rounded up to a power of two, raised to the p95 prompt
   rounded up to a power of two so that 95 % of prompts prefill in one pass, within
   :data:`PREFILL_BUDGET_RANGE`;
-* memory fraction: ``policy.memory_fraction`` (the fraction the memory plan assumed);
-* maximum model length: longest prompt + longest output when every phase bounds both
-  (``max``); None otherwise (the model's own context applies);
-* KV cache in FP8 when the workload's precision is fp8;
+* memory fraction: ``policy.memory_fraction`` (the fraction the memory plan assumed; a
+  declared ``deployment.gpu_memory_utilization`` sets it);
+* maximum model length: ``deployment.max_model_len`` when declared, else longest prompt +
+  longest output when every phase bounds both (``max``); None otherwise (the model's own
+  context applies);
+* running sequences: a declared ``deployment.max_num_seqs`` replaces the model's figure;
+* KV cache in FP8 when the workload's KV cache is fp8;
 * the checkpoint: the one the caller names, else the Hugging Face repository of a built-in
   profile (:data:`HF_REPOSITORIES`), else the profile id; a workload whose ``model:`` names a
   ``config.json`` serves that checkpoint's folder (:func:`checkpoint_from_workload`);
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -102,13 +106,20 @@ def plan_launch(report: Mapping[str, Any], engine: EmitEngine | str, model: str 
     gpus_per_node = int(inputs["cluster"]["gpus_per_node"])
     slots = place([(p.role, p.instances, p.gpus_per_instance) for p in pools], gpus_per_node)
     kv = report.get("kv_transfer") or {}
+    declared = inputs.get("deployment") or {}  # engine limits the workload sets win
+    if declared.get("max_num_seqs"):
+        pools = tuple(p if p.running_sequences is None else
+                      replace(p, running_sequences=int(declared["max_num_seqs"])) for p in pools)
     return LaunchPlan(
         engine=engine, mode=chosen,
         checkpoint=model or HF_REPOSITORIES.get(inputs["model"]["id"], inputs["model"]["id"]),
         gpu=inputs["cluster"]["gpu"]["id"], gpus_per_node=gpus_per_node,
         memory_fraction=float(report["policy"]["memory_fraction"]),
-        max_model_len=max_model_len(list(inputs["traffic"])),
-        fp8=inputs["precision"] == "fp8", pools=pools, slots=tuple(slots),
+        max_model_len=(declared.get("max_model_len")
+                       or max_model_len(list(inputs["traffic"]))),
+        fp8=(inputs.get("precision_tensors") or {}).get("kv_cache",
+                                                        inputs["precision"]) == "fp8",
+        pools=pools, slots=tuple(slots),
         nodes=len({node for s in slots for node in s.nodes}),
         kv_link=kv.get("link_id") if chosen == "disaggregated" else None,
         slo_met=bool(report.get("slo_met", True)))
