@@ -25,6 +25,7 @@ from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
 from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
+from advisor.loading import model_ids
 from advisor.loading import workload_fields as wf
 from advisor.loading import workload_schema as ws
 from advisor.loading.catalog import (
@@ -237,9 +238,14 @@ class _ProfileResolver:
             target_path = candidate if candidate.is_absolute() else self.base_dir / candidate
             holds_config = kind == "models" and (target_path / "config.json").is_file()
             if not (target_path.is_file() or holds_config):
+                if kind == "models" and model_ids.looks_like_repo_id(ref):
+                    return self._model_by_id(ref, loc, str(target_path))
                 self._add(loc, f"no {_KIND_LABEL[kind]} file at '{ref}' (looked for {target_path})")
                 return None
             target = str(target_path)
+        elif kind == "models" and model_ids.profile_for(ref, self.catalog.ids("models")) not in (
+                None, ref):
+            return self._model_by_id(ref, loc, None)
         try:
             if kind == "models":
                 return self.catalog.model(target)
@@ -253,6 +259,16 @@ class _ProfileResolver:
                            f"for {_display_path(exc.path)})")
             self.problems += _profile_problems(exc)
         return None
+
+    def _model_by_id(self, ref: str, loc: ws.Loc, looked_for: str | None) -> Any:
+        """The built-in profile a Hugging Face id names (:mod:`advisor.loading.model_ids`),
+        or None with a problem suggesting the closest profiles and the config.json route."""
+        ids = self.catalog.ids("models")
+        profile_id = model_ids.profile_for(ref, ids)
+        if profile_id is None:
+            self._add(loc, model_ids.unknown_model_message(ref, ids, looked_for))
+            return None
+        return self._lookup("models", profile_id, loc)
 
     def _engine(self, ref: Any) -> Any:
         """The engine profile a workload's ``engine:`` names (None, with a problem, if none).
