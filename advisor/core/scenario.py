@@ -31,6 +31,23 @@ class Cluster:
     intra_node: LinkSpec
     inter_node: LinkSpec | None
     """Per-GPU NIC between nodes; None means the deployment must fit on one node."""
+    price_per_gpu_hour: float | None = None
+    """The workload's own GPU-hour price, USD (``cluster.price_per_gpu_hour``); None: the GPU
+    profile's reference price, if any."""
+
+    @property
+    def usd_per_gpu_hour(self) -> float | None:
+        """The price in force: the workload's, else the GPU profile's, else None."""
+        if self.price_per_gpu_hour is not None:
+            return self.price_per_gpu_hour
+        return self.gpu.price_per_gpu_hour_usd
+
+    @property
+    def price_source(self) -> str | None:
+        """``workload``, ``gpu-profile`` (an estimate) or None."""
+        if self.price_per_gpu_hour is not None:
+            return "workload"
+        return None if self.gpu.price_per_gpu_hour_usd is None else "gpu-profile"
 
     @property
     def nodes(self) -> int:

@@ -521,6 +521,7 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
             gpus_per_node=cluster.gpus_per_node or profiles.gpu.gpus_per_node,
             intra_node=profiles.intra_node,
             inter_node=profiles.inter_node,
+            price_per_gpu_hour=cluster.price_per_gpu_hour,
         ),
         phases=phases,
         slo=core.Slo(ttft_ms=model.slo.ttft_ms, tpot_ms=model.slo.tpot_ms,

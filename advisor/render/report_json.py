@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
+from advisor.core.cost import plan_cost
 from advisor.core.distributions import LengthDistribution
 from advisor.core.kv_transfer import KvTransfer
 from advisor.core.results import (
@@ -41,8 +42,8 @@ from advisor.core.results import (
     Interference,
     PhaseResult,
 )
-from advisor.core.verdict.rules import Assessment, Finding
 from advisor.core.scenario import Scenario
+from advisor.core.verdict.rules import Assessment, Finding
 
 if TYPE_CHECKING:
     from advisor.core.verdict.boundaries import Boundary
@@ -154,6 +155,8 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
             "inter_node": None if cl.inter_node is None else {
                 "id": cl.inter_node.id,
                 "bandwidth_bytes_per_s": cl.inter_node.bandwidth_bytes_per_s},
+            "usd_per_gpu_hour": cl.usd_per_gpu_hour,
+            "price_source": cl.price_source,
         },
         "traffic": [{"name": p.name, "share": p.share, "rate_rps": p.rate_rps,
                      "burstiness": p.burstiness, "prompt_tokens": _length(p.prompt_tokens),
@@ -181,6 +184,16 @@ def _interference(i: Interference | None) -> dict[str, Any] | None:
             "chunked_safe_rate_rps": i.chunked_safe_rate_rps}
 
 
+def _cost(sc: Scenario, max_goodput_rps: float | None, phase: str | None) -> dict[str, Any]:
+    """``usd_per_hour`` and ``usd_per_million_output_tokens`` of a plan (core/cost.py): every
+    cluster GPU billed, tokens at the plan's max goodput and its phase's mean output."""
+    ph = next((p for p in sc.phases if p.name == phase), sc.peak_phase)
+    cost = plan_cost(sc.cluster.gpus, sc.cluster.usd_per_gpu_hour, max_goodput_rps,
+                     ph.output_tokens.mean)
+    return {"usd_per_hour": cost.usd_per_hour,
+            "usd_per_million_output_tokens": cost.usd_per_million_output_tokens}
+
+
 def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> dict[str, Any] | None:
     if plan is None:
         return None
@@ -195,6 +208,7 @@ def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> d
         "overloaded": plan.overloaded, "meets_slo": plan.meets(sc.slo),
         "decode_batch": plan.decode_batch, "max_running_sequences": plan.max_running_sequences,
         "phase": phase,
+        **_cost(sc, plan.max_goodput_rps, phase),
         "interference": _interference(plan.interference),
     }
 
@@ -241,6 +255,7 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         "prefill_rate_per_instance_rps": plan.prefill_rate_per_instance_rps,
         "decode_rate_per_instance_rps": plan.decode_rate_per_instance_rps,
         "phase": phase,
+        **_cost(sc, plan.max_goodput_rps, phase),
         "alternatives": [_allocation(a) for a in plan.alternatives],
     }
 
@@ -301,6 +316,7 @@ def _deployed(sc: Scenario, pred: DeployedPrediction | None,
             "tpot_ms": pred.tpot_ms, "overloaded": pred.overloaded, "meets_slo": pred.meets_slo,
             "feasible": pred.feasible, "reason": pred.reason, "phase": pred.phase,
             "best_split_prefill_gpus": pred.best_split_prefill_gpus})
+    base.update(_cost(sc, base["max_goodput_rps"], base["phase"]))
     base["findings"] = [_finding(f) for f in findings]
     return base
 

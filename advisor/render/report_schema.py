@@ -87,7 +87,8 @@ def _inputs() -> Schema:
                                           "constants the numbers use."),
         "cluster": obj({"gpu": obj({"id": STR, "name": STR}), "gpus": COUNT,
                         "gpus_per_node": COUNT, "nodes": COUNT, "intra_node": _link(),
-                        "inter_node": null(_link())}),
+                        "inter_node": null(_link()), "usd_per_gpu_hour": null(NONNEG),
+                        "price_source": {"enum": ["workload", "gpu-profile", None]}}),
         "traffic": array(obj({"name": STR, "share": FRACTION, "rate_rps": NONNEG,
                               "burstiness": NONNEG, "prompt_tokens": _length(),
                               "output_tokens": _length()})),
@@ -110,6 +111,15 @@ def _interference() -> Schema:
                description="TPOT inflation when a prompt lands in a running decode batch.")
 
 
+_COST: dict[str, Schema] = {
+    "usd_per_hour": {**null(NONNEG), "description": "Every cluster GPU billed at the price in "
+                     "force (inputs.cluster.usd_per_gpu_hour); null without a price."},
+    "usd_per_million_output_tokens": {
+        **null(NONNEG), "description": "usd_per_hour over the output tokens an hour carries "
+        "at max_goodput_rps; null without a price or without goodput."},
+}
+
+
 def _colocated() -> Schema:
     return obj({
         "tensor_parallel": COUNT, "pipeline_stages": COUNT, "instances": COUNT, "gpus": COUNT,
@@ -118,7 +128,7 @@ def _colocated() -> Schema:
         "percentile": NONNEG, "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG),
         "best_ttft_ms": null(NONNEG), "best_tpot_ms": null(NONNEG),
         "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
-        "max_running_sequences": COUNT, "phase": null(STR),
+        "max_running_sequences": COUNT, "phase": null(STR), **_COST,
         "interference": null(ref("interference")),
     }, description="A colocated pool of identical instances (latencies null when overloaded).")
 
@@ -143,7 +153,7 @@ def _disaggregated() -> Schema:
         "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
         "decode_max_running_sequences": COUNT, "prefill_saturating_tokens": NONNEG,
         "prefill_rate_per_instance_rps": NONNEG, "decode_rate_per_instance_rps": NONNEG,
-        "phase": null(STR), "alternatives": array(ref("allocation")),
+        "phase": null(STR), **_COST, "alternatives": array(ref("allocation")),
     }, description="Prefill and decode pools with the best integer split (null fields when "
                    "no split exists).")
 
@@ -185,7 +195,7 @@ def _deployed() -> Schema:
         "max_goodput_rps": null(NONNEG), "rate_rps": null(NONNEG), "percentile": NONNEG,
         "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "overloaded": null(BOOL),
         "meets_slo": BOOL, "feasible": BOOL, "reason": STR, "phase": null(STR),
-        "best_split_prefill_gpus": null(COUNT), "findings": array(ref("finding")),
+        "best_split_prefill_gpus": null(COUNT), **_COST, "findings": array(ref("finding")),
     }, description="The model's prediction for exactly the declared deployment (what `check` "
                    "judges).")
 

@@ -118,6 +118,10 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
     return grid
 
 
+def _usd(value: float | None) -> str:
+    return t.DASH if value is None else f"${value:,.2f}"
+
+
 def _comparison(doc: Mapping[str, Any]) -> RenderableType:
     c, d, u = doc.get("colocated"), doc.get("disaggregated"), doc.get("unchunked")
     pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
@@ -164,8 +168,25 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
                   cell(u, t.num(u and u["output_tokens_per_s_per_gpu"])))
     table.add_row("meets the SLOs", *(_mark(p and p["meets_slo"]) if p else Text(t.DASH)
                                       for p in (c, d, u)))
+    cluster = doc["inputs"]["cluster"]
+    price = cluster.get("usd_per_gpu_hour")
+    if price is not None:
+        table.add_row("USD/hour", *(cell(p, _usd(p and p.get("usd_per_hour"))) for p in (c, d, u)))
+        table.add_row("USD/M output tokens",
+                      *(cell(p, _usd(p and p.get("usd_per_million_output_tokens")))
+                        for p in (c, d, u)))
     notes = [("Latencies at the workload's rate (of the binding phase when there are "
              "several); goodput is the largest rate meeting the SLOs.")]
+    if price is None:
+        notes.append("No GPU price: set cluster.price_per_gpu_hour (USD) in the workload, or "
+                     "price_per_gpu_hour_usd in the GPU profile, for USD/hour and USD per "
+                     "million output tokens.")
+    else:
+        source = ("the workload's cluster.price_per_gpu_hour"
+                  if cluster.get("price_source") == "workload"
+                  else "the GPU profile's public reference price, an estimate")
+        notes.append(f"Cost: all {cluster['gpus']:,} GPUs at ${price:,.2f}/GPU-hour ({source}); "
+                     "per-token cost at each plan's goodput.")
     gain = doc.get("disagg_gain")
     if doc.get("disagg_gain_unbounded"):
         notes.append("Disaggregation gain: unbounded (colocated carries nothing within the SLOs).")
