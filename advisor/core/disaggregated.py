@@ -87,8 +87,9 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
     Allen–Cunneen, as behind a shortest-queue router). ``lm`` and ``per_request`` are
     :func:`prefill_service`'s, when the caller has them.
     """
-    s_mean = phase.prompt_tokens.mean
-    s_q = phase.prompt_tokens.quantile(quantile)
+    computed = phase.computed_prompt_tokens  # prefix-cache hits are not prefilled
+    s_mean = computed.mean
+    s_q = computed.quantile(quantile)
     if lm is None or per_request is None:
         lm, per_request = prefill_service(inst, s_mean, lm)
     lam = np.asarray(rate_rps, dtype=float)
@@ -96,9 +97,9 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
     extra = np.minimum(rho, 1.0) * max(lm - s_q, 0.0)
     own = inst.step_time_s(prefill_tokens=s_q + extra, prefill_seqs=1.0 + extra / s_mean)
     wait, p_wait = gg_c_wait_s(servers, lam * servers, per_request, phase.burstiness,
-                                        phase.prompt_tokens.cv)
+                                        computed.cv)
     wait_q = wait_quantile_s(wait, p_wait, quantile)
-    bytes_q = s_q * inst.kv_bytes_per_token_wire
+    bytes_q = phase.prompt_tokens.quantile(quantile) * inst.kv_bytes_per_token_wire  # all KV
     exposed, _ = transfer_seconds(bytes_q, link, inst.gpus, own, inst.model.num_layers,
                                   link_utilization)
     ttft = own + wait_q + exposed + inst.efficiency.request_overhead_s
@@ -108,7 +109,7 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
 def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
                      ttft_slo_s: float | None, link: LinkSpec, servers: int = 1) -> PrefillCapacity:
     """Capacity and TTFT-SLO goodput of one prefill instance in a pool of ``servers``."""
-    lm, per_request = prefill_service(inst, phase.prompt_tokens.mean)
+    lm, per_request = prefill_service(inst, phase.computed_prompt_tokens.mean)
     max_rate = 1.0 / per_request
     if ttft_slo_s is None:
         return PrefillCapacity(inst, lm, max_rate, max_rate * 0.999)
@@ -128,7 +129,7 @@ def prefill_goodputs(inst: Instance, phase: TrafficPhase, quantile: float,
     arithmetic alone or in a batch, so a scalar :func:`prefill_capacity` and the sweep agree
     exactly.
     """
-    lm, per_request = prefill_service(inst, phase.prompt_tokens.mean)
+    lm, per_request = prefill_service(inst, phase.computed_prompt_tokens.mean)
     if ttft_slo_s is None:
         return np.full(np.size(servers), (1.0 / per_request) * 0.999)
     return _goodputs(inst, phase, quantile, ttft_slo_s, link, servers, lm, per_request)

@@ -112,6 +112,18 @@ class TrafficPhase:
     """Coefficient of variation of inter-arrival times (1 = Poisson)."""
     prompt_tokens: LengthDistribution
     output_tokens: LengthDistribution
+    prefix_cache_hit_rate: float = 0.0
+    """Share of prompt tokens served from the prefix cache (0 ≤ h < 1; docs/model.md §2.3)."""
+    concurrency: int | None = None
+    """Closed-loop clients this phase was given as (``rate_rps`` is then the equivalent
+    rate solved by ``core.closed_loop``); None: an open-loop rate."""
+
+    @property
+    def computed_prompt_tokens(self) -> LengthDistribution:
+        """The prompt tokens prefill computes: every prompt × (1 − hit rate). The cached
+        prefix is neither computed nor re-read in the model (its attention cost is left out;
+        docs/model.md §2.3); KV memory, decode context and KV transfer keep the whole prompt."""
+        return self.prompt_tokens.scaled(1.0 - self.prefix_cache_hit_rate)
 
 
 @dataclass(frozen=True)

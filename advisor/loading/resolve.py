@@ -398,6 +398,8 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
                                          "heads")
     if traffic is not None and profiles.model is not None:
         issues += _context_issues(traffic, profiles.model)
+    if traffic is not None and traffic.shared_prefix_tokens is not None:
+        issues += _prefix_issues(traffic)
     limit = deployment.max_model_len if deployment is not None else None
     if limit is not None and profiles.model is not None:
         context = profiles.model.max_context_tokens
@@ -418,6 +420,31 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
             at(("precision", "weights") if isinstance(precision, wf.PrecisionTensors)
                else ("precision",), reason)
     return issues
+
+
+def _central_tokens(length: Any) -> float | None:
+    """A length's central value (the constant, else its p50 or mean)."""
+    if length is None:
+        return None
+    if isinstance(length, int):
+        return float(length)
+    return next((float(v) for v in (length.p50, length.mean) if v is not None), None)
+
+
+def _prefix_issues(traffic: ws.Traffic) -> list[ws.SchemaIssue]:
+    """A shared prefix must leave tokens to compute in a typical prompt of every phase."""
+    shared = traffic.shared_prefix_tokens
+    lengths = [("traffic", _central_tokens(traffic.prompt_tokens))]
+    lengths += [(f"phase '{p.name}'", _central_tokens(p.prompt_tokens))
+                for p in traffic.phases or () if p.prompt_tokens is not None]
+    for where, central in lengths:
+        if central is not None and shared is not None and shared >= central:
+            loc: ws.Loc = ("traffic", "shared_prefix_tokens")
+            return [ws.SchemaIssue(loc, ws.dotted(loc), (
+                f"{shared} shared tokens cover the typical prompt of {where} ({central:g} "
+                "tokens); a cached prefix must be shorter than the prompts (engines compute "
+                "at least the last token)"))]
+    return []
 
 
 def _is_power_of_two(value: int) -> bool:
@@ -460,24 +487,48 @@ def _length(spec: Any) -> LengthDistribution:
                                   max_tokens=spec.max)
 
 
+def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
+    """The prefix-cache hit rate: given, or a shared prefix's share of the mean prompt."""
+    if traffic.prefix_cache_hit_rate is not None:
+        return float(traffic.prefix_cache_hit_rate)
+    if traffic.shared_prefix_tokens:
+        return prompt.mean_capped(float(traffic.shared_prefix_tokens)) / prompt.mean
+    return 0.0
+
+
+def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
+    """(rate, concurrency) of a phase: its own arrival key replaces the traffic's (a closed
+    loop gets a placeholder rate of 1 req/s until ``core.closed_loop`` solves it)."""
+    source = own if own is not None and (own.rate_rps is not None
+                                         or own.concurrency is not None) else traffic
+    if source.concurrency is not None:
+        return 1.0, int(source.concurrency)
+    return float(source.rate_rps), None
+
+
 def _phases(traffic: ws.Traffic) -> tuple[core.TrafficPhase, ...]:
     """The phases with inherited values filled in (one phase 'all' when none are given)."""
     if not traffic.phases:
+        rate, clients = _arrivals(None, traffic)
+        prompt_dist = _length(traffic.prompt_tokens)
         return (core.TrafficPhase(
-            name="all", share=1.0, rate_rps=float(traffic.rate_rps),  # type: ignore[arg-type]
+            name="all", share=1.0, rate_rps=rate,
             burstiness=float(traffic.burstiness),
-            prompt_tokens=_length(traffic.prompt_tokens),
-            output_tokens=_length(traffic.output_tokens)),)
+            prompt_tokens=prompt_dist,
+            output_tokens=_length(traffic.output_tokens),
+            prefix_cache_hit_rate=_hit_rate(traffic, prompt_dist), concurrency=clients),)
     phases = []
     for phase in traffic.phases:
-        rate = phase.rate_rps if phase.rate_rps is not None else traffic.rate_rps
+        rate, clients = _arrivals(phase, traffic)
         burstiness = phase.burstiness if phase.burstiness is not None else traffic.burstiness
         prompt = phase.prompt_tokens if phase.prompt_tokens is not None else traffic.prompt_tokens
         output = phase.output_tokens if phase.output_tokens is not None else traffic.output_tokens
+        prompt_dist = _length(prompt)
         phases.append(core.TrafficPhase(
-            name=phase.name, share=float(phase.share), rate_rps=float(rate),  # type: ignore[arg-type]
-            burstiness=float(burstiness), prompt_tokens=_length(prompt),
-            output_tokens=_length(output)))
+            name=phase.name, share=float(phase.share), rate_rps=rate,
+            burstiness=float(burstiness), prompt_tokens=prompt_dist,
+            output_tokens=_length(output), prefix_cache_hit_rate=_hit_rate(traffic, prompt_dist),
+            concurrency=clients))
     return tuple(phases)
 
 

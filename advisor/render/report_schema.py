@@ -91,7 +91,10 @@ def _inputs() -> Schema:
                         "price_source": {"enum": ["workload", "gpu-profile", None]}}),
         "traffic": array(obj({"name": STR, "share": FRACTION, "rate_rps": NONNEG,
                               "burstiness": NONNEG, "prompt_tokens": _length(),
-                              "output_tokens": _length()})),
+                              "output_tokens": _length(), "prefix_cache_hit_rate": FRACTION,
+                              "concurrency": {**null(COUNT), "description": (
+                                  "Closed-loop clients; rate_rps is then the equivalent "
+                                  "rate (Little's law).")}})),
         "slo": obj({"ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "percentile": NONNEG}),
         "autoscaling": BOOL,
         "deployment": null(obj({
