@@ -38,6 +38,7 @@ PROGRESS_AFTER_S = 1.0
 PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
                  "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
 KEYS_HELP = ("KEY=SPEC; repeat once for a grid. Keys: cluster.gpus, traffic.rate_rps, "
+             "traffic.concurrency, "
              "traffic.prompt_tokens, traffic.output_tokens, traffic.burstiness, slo.ttft_ms, "
              "slo.tpot_ms, slo.percentile, cluster.inter_node (profile ids), "
              "cluster.inter_node.bandwidth_scale. SPEC: 8,16,32 | 8:4096 | 8:4096:N | "

@@ -101,6 +101,23 @@ def instances_in_cluster(gpus: np.ndarray | int, instance_gpus: np.ndarray | int
 
 
 @dataclass(frozen=True)
+class ClosedLoop:
+    """How a closed-loop phase's equivalent rate was solved (``core.closed_loop``)."""
+
+    concurrency: int
+    rate_rps: float
+    """The equivalent arrival rate λ with λ · e2e_s = concurrency."""
+    ttft_ms: float
+    """Median TTFT at that rate (the model's, on ``plan``)."""
+    tpot_ms: float
+    """Median TPOT at that rate."""
+    e2e_s: float
+    """TTFT + (mean output − 1) · TPOT."""
+    plan: str
+    """``deployed``, ``colocated`` or ``disaggregated``: whose latencies were used."""
+
+
+@dataclass(frozen=True)
 class TrafficPhase:
     """One segment of the daily mix (or the whole traffic when there are no phases)."""
 
@@ -117,6 +134,8 @@ class TrafficPhase:
     concurrency: int | None = None
     """Closed-loop clients this phase was given as (``rate_rps`` is then the equivalent
     rate solved by ``core.closed_loop``); None: an open-loop rate."""
+    closed_loop: ClosedLoop | None = None
+    """How the equivalent rate was solved (None until :func:`solve_closed_loop` ran)."""
 
     @property
     def computed_prompt_tokens(self) -> LengthDistribution:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core import scenario as core
+from advisor.core.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.distributions import LengthDistribution
 from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
@@ -144,6 +145,11 @@ def load_scenario_and_document(path: Path, catalog: ProfileCatalog
     if config_path is not None:
         extras["config"] = str(config_path)
     scenario = _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]
+    try:
+        scenario = solve_closed_loop(scenario)
+    except ClosedLoopError as exc:
+        line, col = document.locate(("traffic",))
+        raise InputError([InputProblem(document.path, line, col, "traffic", str(exc))]) from None
     return scenario, document
 
 

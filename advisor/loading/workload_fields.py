@@ -12,11 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
 
-from advisor.core.limits import MAX_TOKENS
+from advisor.core.limits import MAX_CONCURRENCY, MAX_TOKENS
 from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
 
-MAX_CONCURRENCY = 10_000_000
-"""Largest closed-loop client count accepted."""
 MAX_PRICE_PER_GPU_HOUR = 10_000.0
 """Largest GPU-hour price accepted, USD."""
 

@@ -42,7 +42,7 @@ from advisor.core.results import (
     Interference,
     PhaseResult,
 )
-from advisor.core.scenario import Scenario
+from advisor.core.scenario import Scenario, TrafficPhase
 from advisor.core.verdict.rules import Assessment, Finding
 
 if TYPE_CHECKING:
@@ -127,6 +127,15 @@ def finding_check(finding_id: str) -> str:
     return "deployment-slo"
 
 
+def _closed_loop(phase: TrafficPhase) -> dict[str, Any] | None:
+    loop = phase.closed_loop
+    if loop is None:
+        return None
+    return {"concurrency": loop.concurrency, "equivalent_rate_rps": loop.rate_rps,
+            "ttft_ms_p50": loop.ttft_ms, "tpot_ms_p50": loop.tpot_ms, "e2e_s": loop.e2e_s,
+            "plan": loop.plan}
+
+
 def _length(dist: LengthDistribution) -> dict[str, Any]:
     return {"mean": dist.mean, "p50": dist.quantile(0.5), "p95": dist.quantile(0.95),
             "max": dist.max_tokens}
@@ -162,7 +171,8 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
                      "burstiness": p.burstiness, "prompt_tokens": _length(p.prompt_tokens),
                      "output_tokens": _length(p.output_tokens),
                      "prefix_cache_hit_rate": p.prefix_cache_hit_rate,
-                     "concurrency": p.concurrency} for p in sc.phases],
+                     "concurrency": p.concurrency,
+                     "closed_loop": _closed_loop(p)} for p in sc.phases],
         "slo": {"ttft_ms": sc.slo.ttft_ms, "tpot_ms": sc.slo.tpot_ms,
                 "percentile": sc.slo.percentile},
         "autoscaling": sc.autoscaling,

@@ -94,7 +94,13 @@ def _inputs() -> Schema:
                               "output_tokens": _length(), "prefix_cache_hit_rate": FRACTION,
                               "concurrency": {**null(COUNT), "description": (
                                   "Closed-loop clients; rate_rps is then the equivalent "
-                                  "rate (Little's law).")}})),
+                                  "rate (Little's law).")},
+                              "closed_loop": null(obj({
+                                  "concurrency": COUNT, "equivalent_rate_rps": NONNEG,
+                                  "ttft_ms_p50": NONNEG, "tpot_ms_p50": NONNEG, "e2e_s": NONNEG,
+                                  "plan": {"enum": ["deployed", "colocated", "disaggregated"]}},
+                                  description="The fixed point λ·e2e_s = concurrency, on the "
+                                              "model's median latencies of `plan`."))})),
         "slo": obj({"ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "percentile": NONNEG}),
         "autoscaling": BOOL,
         "deployment": null(obj({

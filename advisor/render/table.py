@@ -109,9 +109,17 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
     for phase in inputs["traffic"]:
         label = "traffic" if len(inputs["traffic"]) == 1 else f"phase {phase['name']}"
         share = "" if len(inputs["traffic"]) == 1 else f"{t.pct(phase['share'])} of the day, "
-        grid.add_row(label, f"{share}{t.rps(phase['rate_rps'])}, prompt "
+        loop = phase.get("closed_loop")
+        rate = t.rps(phase["rate_rps"])
+        if loop is not None:
+            rate = (f"{loop['concurrency']:,} concurrent clients ≙ {rate} (Little's law on the "
+                    f"{loop['plan']} plan's median TTFT {loop['ttft_ms_p50']:,.0f} ms, TPOT "
+                    f"{loop['tpot_ms_p50']:,.1f} ms: {loop['e2e_s']:,.2f} s per request)")
+        cached = phase.get("prefix_cache_hit_rate") or 0.0
+        hits = f", {t.pct(cached)} of prompt tokens from the prefix cache" if cached else ""
+        grid.add_row(label, f"{share}{rate}, prompt "
                             f"{t.length_text(phase['prompt_tokens'])}, output "
-                            f"{t.length_text(phase['output_tokens'])} tokens")
+                            f"{t.length_text(phase['output_tokens'])} tokens{hits}")
     grid.add_row("SLO", t.slo_text(inputs["slo"]))
     grid.add_row("autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)")
     grid.add_row("deployment", t.deployment_text(inputs.get("deployment")))
