@@ -1,7 +1,7 @@
 """Closed-loop traffic: N clients that each wait for their answer → an equivalent arrival rate.
 
 A benchmark run with ``--max-concurrency N`` (or a load test of N users) keeps N requests in
-the system. By Little's law (docs/model.md §2.4) the arrival rate it generates is
+the system. By Little's law (docs/model.md §2.2) the arrival rate it generates is
 
     λ = N / E[end-to-end latency](λ),    E2E(λ) = TTFT(λ) + (Ō − 1)·TPOT(λ),
 

@@ -1,4 +1,4 @@
-"""What a plan costs: dollars per hour and per million output tokens (docs/model.md §10).
+"""What a plan costs: dollars per hour and per million output tokens (docs/model.md §11).
 
 A plan runs on the workload's cluster, and every GPU of it is billed, the ones a plan leaves
 idle (rounding into whole instances, an unused remainder) included:

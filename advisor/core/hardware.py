@@ -48,7 +48,7 @@ class EfficiencyFactors:
                                    has_fp4_compute: bool = False) -> float:
         """The prefill efficiency that applies to a precision on this GPU: the FP8 factor for
         FP8 and FP4 tensor-core matmuls (FP4 has no measured factor of its own: an estimate,
-        docs/model.md §1.3), the 16-bit factor for 16-bit and weight-only matmuls."""
+        docs/model.md §1.1), the 16-bit factor for 16-bit and weight-only matmuls."""
         if compute_format(precision, has_fp8_compute, has_fp4_compute) != "bf16":
             return self.prefill_compute_efficiency_fp8
         return self.prefill_compute_efficiency_bf16

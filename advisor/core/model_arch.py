@@ -215,7 +215,7 @@ class ModelSpec:
         return self.embedding_params + self.lm_head_params
 
     def weight_bytes(self, precision: Precision | str) -> float:
-        """Bytes of all weights at ``precision`` (docs/model.md §1.3): the weight format's bytes
+        """Bytes of all weights at ``precision`` (docs/model.md §1.1): the weight format's bytes
         per parameter (bf16/fp16 2, fp8 1, fp4 0.5625, mxfp4 0.53125, int4 0.5195); 4-bit
         formats keep the input embedding and LM head in 16 bit.
 

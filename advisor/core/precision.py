@@ -3,14 +3,14 @@
 A workload names the format of its weights and of its KV cache separately
 (``precision: {weights: fp8, kv_cache: bf16}``) or with one word, a shorthand for both
 (:data:`SHORTHAND`). Bytes per weight and per KV element follow the formats
-(docs/model.md §1.3); the matmul rate follows the *compute* format, which is the weight format
+(docs/model.md §1.1); the matmul rate follows the *compute* format, which is the weight format
 where the GPU has tensor cores for it and 16 bit otherwise — the weight-only ("W8A16",
 "W4A16") kernels engines run on such GPUs: weights are streamed at low precision and
 dequantised to 16 bit in the GEMM (vLLM's FP8 Marlin on Ampere, Marlin/AWQ/GPTQ kernels for
 INT4). NVFP4 (``fp4``) has no such fallback in the model: it needs Blackwell FP4 tensor cores,
 and :func:`unsupported_reason` says so (the loading layer reports it at the key).
 
-Sources (docs/model.md §1.3): NVIDIA, "Introducing NVFP4 for Efficient and Accurate
+Sources (docs/model.md §1.1): NVIDIA, "Introducing NVFP4 for Efficient and Accurate
 Low-Precision Inference" (developer.nvidia.com blog, 2025: E2M1 values, one FP8 E4M3 scale per
 16 values); Open Compute Project, "OCP Microscaling Formats (MX) Specification v1.0" (2023:
 MXFP4 = E2M1 values, one E8M0 scale per 32); vLLM documentation, "FP8 W8A8" (docs.vllm.ai,

@@ -130,7 +130,7 @@ class TrafficPhase:
     prompt_tokens: LengthDistribution
     output_tokens: LengthDistribution
     prefix_cache_hit_rate: float = 0.0
-    """Share of prompt tokens served from the prefix cache (0 ≤ h < 1; docs/model.md §2.3)."""
+    """Share of prompt tokens served from the prefix cache (0 ≤ h < 1; docs/model.md §2.1)."""
     concurrency: int | None = None
     """Closed-loop clients this phase was given as (``rate_rps`` is then the equivalent
     rate solved by ``core.closed_loop``); None: an open-loop rate."""
@@ -141,7 +141,7 @@ class TrafficPhase:
     def computed_prompt_tokens(self) -> LengthDistribution:
         """The prompt tokens prefill computes: every prompt × (1 − hit rate). The cached
         prefix is neither computed nor re-read in the model (its attention cost is left out;
-        docs/model.md §2.3); KV memory, decode context and KV transfer keep the whole prompt."""
+        docs/model.md §2.1); KV memory, decode context and KV transfer keep the whole prompt."""
         return self.prompt_tokens.scaled(1.0 - self.prefix_cache_hit_rate)
 
 

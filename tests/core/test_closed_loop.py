@@ -1,5 +1,5 @@
 """Closed-loop traffic (#16): N clients → the equivalent rate λ with λ · E2E(λ) = N, on the
-model's own (median) latencies (docs/model.md §2.4)."""
+model's own (median) latencies (docs/model.md §2.2)."""
 
 from __future__ import annotations
 

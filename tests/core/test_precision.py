@@ -1,5 +1,5 @@
 """Precision per tensor (#16): bytes of weights and KV cache, and the compute format per GPU,
-against hand arithmetic (formats: docs/model.md §1.3)."""
+against hand arithmetic (formats: docs/model.md §1.1)."""
 
 from __future__ import annotations
 

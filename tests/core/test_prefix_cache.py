@@ -1,5 +1,5 @@
 """Prefix caching (#16): a hit rate h computes (1 − h) of each prompt; KV memory, decode
-context and KV transfer keep the whole prompt (docs/model.md §2.3)."""
+context and KV transfer keep the whole prompt (docs/model.md §2.1)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_hit_rate_moves_the_ideal_prefill_fraction_down_and_keeps_kv_bytes() -> 
     assert cold is not None and warm is not None
     assert warm.ideal_prefill_fraction < cold.ideal_prefill_fraction
     assert cold.kv_transfer is not None and warm.kv_transfer is not None
-    # the decode side still needs the whole prompt's KV (engines: docs/model.md §2.3)
+    # the decode side still needs the whole prompt's KV (engines: docs/model.md §2.1)
     assert warm.kv_transfer.bytes_per_request_mean == cold.kv_transfer.bytes_per_request_mean
 
 
