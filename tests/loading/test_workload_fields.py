@@ -123,3 +123,37 @@ def test_cli_reports_every_new_problem_and_exits_2(run_cli, tmp_path: Path) -> N
     assert [line.split(": error: ")[1].split(":")[0] for line in lines] == [
         "precision.kv_cache", "traffic.prefix_cache_hit_rate", "deployment.max_num_seqs"]
     assert "Traceback" not in result.stderr
+
+
+def test_init_template_offers_every_new_key_and_they_validate(tmp_path: Path) -> None:
+    """The `init` template comments each #16 key; uncommented (one of each alternative), the
+    file validates and the values arrive in the scenario."""
+    from advisor.cli.init_cmd import render_workload
+
+    catalog = ProfileCatalog()
+    text = render_workload(model_ref="llama-3.1-8b", model=catalog.model("llama-3.1-8b"),
+                           gpu_ref="h100-sxm", gpu=catalog.gpu("h100-sxm"), gpus=8,
+                           precision="bf16", tensor_parallel=1, fits=True)
+    for key in ("precision: {weights", "price_per_gpu_hour", "concurrency",
+                "prefix_cache_hit_rate", "shared_prefix_tokens", "max_num_seqs",
+                "max_model_len", "gpu_memory_utilization"):
+        assert f"# {key}" in text, key
+    edited = (text.replace("precision: bf16 ", "# precision: bf16 ")
+              .replace("# precision: {weights", "precision: {weights")
+              .replace("  rate_rps: 10 ", "  # rate_rps: 10 ")
+              .replace("# price_per_gpu_hour", "price_per_gpu_hour")
+              .replace("# concurrency", "concurrency")
+              .replace("# prefix_cache_hit_rate", "prefix_cache_hit_rate")
+              .replace("# max_num_seqs", "max_num_seqs")
+              .replace("# max_model_len", "max_model_len")
+              .replace("# gpu_memory_utilization", "gpu_memory_utilization"))
+    path = tmp_path / "workload.yaml"
+    path.write_text(edited)
+    sc = load_scenario(path, catalog)
+    phase = sc.phases[0]
+    assert (sc.precision.weights, sc.precision.kv_cache) == ("fp8", "bf16")
+    assert sc.cluster.usd_per_gpu_hour == 2.5
+    assert phase.concurrency == 64 and phase.closed_loop is not None
+    assert phase.prefix_cache_hit_rate == 0.3
+    assert sc.deployment is not None and sc.deployment.max_model_len == 32768
+    assert sc.engine.max_num_seqs(sc.cluster.gpu) == 256 and sc.policy.memory_fraction == 0.9
