@@ -40,6 +40,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from advisor.loading.model_ids import looks_like_repo_id
 from advisor.render.formats import EmitEngine
 from advisor.render.launch import LaunchPlan, Pool, Slot
 
@@ -130,6 +131,8 @@ def plan_launch_for_workload(report: Mapping[str, Any], engine: EmitEngine | str
     """:func:`plan_launch` serving the checkpoint a workload's ``model:`` names, if any
     (``model_ref``: the raw ``model:`` value)."""
     ref = model_ref if isinstance(model_ref, str) else None
+    if ref is not None and looks_like_repo_id(ref) and not (workload.parent / ref).exists():
+        return plan_launch(report, engine, model=ref)  # a Hugging Face id: serve it as written
     return plan_launch(report, engine, model=checkpoint_from_workload(ref, workload))
 
 
