@@ -25,6 +25,7 @@ from dataclasses import replace
 from scipy import optimize
 
 from advisor.core.plan.evaluate import evaluate
+from advisor.core.results import ColocatedPlan, DeployedPrediction, DisaggregatedPlan
 from advisor.core.scenario import ClosedLoop, Scenario, TrafficPhase
 
 LIGHT_RATE_SHARE = 1e-6
@@ -46,6 +47,7 @@ def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float
     probe = replace(sc, phases=(replace(phase, share=1.0, rate_rps=rate_rps),),
                     slo=replace(sc.slo, percentile=50.0))
     result = evaluate(probe)
+    plan: DeployedPrediction | ColocatedPlan | DisaggregatedPlan
     if sc.deployment is not None and result.deployed is not None:
         plan, name = result.deployed, "deployed"
     else:

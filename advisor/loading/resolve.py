@@ -505,11 +505,11 @@ def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
 def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
     """(rate, concurrency) of a phase: its own arrival key replaces the traffic's (a closed
     loop gets a placeholder rate of 1 req/s until ``core.closed_loop`` solves it)."""
-    source = own if own is not None and (own.rate_rps is not None
-                                         or own.concurrency is not None) else traffic
+    source: Any = own if own is not None and (own.rate_rps is not None
+                                              or own.concurrency is not None) else traffic
     if source.concurrency is not None:
         return 1.0, int(source.concurrency)
-    return float(source.rate_rps), None
+    return float(source.rate_rps), None  # validated: one of the two is set
 
 
 def _phases(traffic: ws.Traffic) -> tuple[core.TrafficPhase, ...]:
