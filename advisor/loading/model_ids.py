@@ -50,7 +50,7 @@ _SUFFIXES = ("-instruct", "-chat-hf", "-hf", "-chat")
 
 def _key(ref: str) -> str:
     """Case-folded, without a ``-Instruct``/``-hf`` suffix."""
-    key = ref.strip().lower()
+    key = ref.lower()
     for suffix in _SUFFIXES:
         if key.endswith(suffix):
             return key[: -len(suffix)]

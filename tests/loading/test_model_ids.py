@@ -63,3 +63,9 @@ def test_unknown_id_suggests_profiles_and_the_config_json_route(tmp_path: Path) 
     assert (problem.line, problem.col, problem.key) == (9, 8, "model")
     assert "closest built-in profiles: llama-3.1-70b, llama-3.1-8b" in problem.message
     assert "config.json" in problem.message
+
+
+def test_hidden_characters_are_not_folded_away(ids: list[str]) -> None:
+    """An id with a trailing line separator or space is not the profile (fuzz regression)."""
+    assert profile_for("llama-3.1-8b\u2028", ids) is None
+    assert profile_for(" meta-llama/Llama-3.1-8B-Instruct", ids) is None
