@@ -95,12 +95,13 @@ def queue_instances(instances: np.ndarray | float) -> np.ndarray:
 
 
 def _phase_numbers(phase: TrafficPhase, quantile: float) -> tuple[float, float, float, float, float]:
-    s_mean = phase.prompt_tokens.mean
-    s_q = phase.prompt_tokens.quantile(quantile)
+    computed = phase.computed_prompt_tokens  # prefix-cache hits are not prefilled
+    s_mean = computed.mean
+    s_q = computed.quantile(quantile)
     o_mean = max(phase.output_tokens.mean, 1.0)
-    ctx = s_mean + o_mean / 2.0
+    ctx = phase.prompt_tokens.mean + o_mean / 2.0
     # service time ∝ prompt tokens: its CV is the prompt-length CV
-    return s_mean, s_q, o_mean, ctx, phase.prompt_tokens.cv
+    return s_mean, s_q, o_mean, ctx, computed.cv
 
 
 def _mixed_steps(inst: Instance | StackedInstances, arrivals_per_step: np.ndarray,
@@ -226,7 +227,7 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
             backlog = np.where(np.isfinite(wait_mean), backlog / token_s, np.inf)
         # the q-quantile of (tokens ahead + own prompt), run like one prompt of that length:
         # its full chunks and the shorter last one
-        y = backlog_quantile_tokens(p_wait, backlog, phase.prompt_tokens, quantile)
+        y = backlog_quantile_tokens(p_wait, backlog, phase.computed_prompt_tokens, quantile)
         y = np.where(np.isfinite(y), y, 0.0)
         full = np.floor(y / room)
         rest = y - full * room
@@ -431,7 +432,7 @@ def within_targets(point: ColocatedPoint, ttft_slo_s: float | None,
 def rate_upper_bound(inst: Instance | StackedInstances, phase: TrafficPhase) -> np.ndarray:
     """A rate no instance can exceed: the prompt-token roofline of a full 16k-token pass,
     or a thousand decode-only steps of one sequence per second (whichever is larger), ×2."""
-    s_mean = max(phase.prompt_tokens.mean, 1.0)
+    s_mean = max(phase.computed_prompt_tokens.mean, 1.0)
     t = inst.prefill_time_s(16384.0)
     decode_floor = inst.decode_step_s(1.0, s_mean) * 1e-3
     return np.maximum(16384.0 / (s_mean * t), 1.0 / np.maximum(decode_floor, 1e-9)) * 2.0

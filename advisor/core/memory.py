@@ -98,7 +98,7 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
                           max_sequences=max_seqs, fits=not reason, reason=reason)
 
 
-def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision,
+def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision | str,
                    engine: EngineSpec | str, tensor_parallel: int, pipeline_stages: int,
                    intra_link: LinkSpec, inter_link: LinkSpec | None) -> Instance:
     """An instance with the engine's efficiency factors on this GPU.
@@ -107,7 +107,7 @@ def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision,
     GPU profile's factors alone, as before engine profiles existed).
     """
     spec = engine if isinstance(engine, EngineSpec) else EngineSpec.generic(engine)
-    return Instance(model=model, gpu=gpu, precision=precision, engine=spec,
+    return Instance(model=model, gpu=gpu, precision=Precision.of(precision), engine=spec,
                     tensor_parallel=tensor_parallel, pipeline_stages=pipeline_stages,
                     intra_link=intra_link, inter_link=inter_link,
                     efficiency=spec.efficiency_for(gpu))

@@ -36,15 +36,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
 from advisor.loading.catalog import load_yaml
 from advisor.loading.profile_errors import ProfileInvalidError
-from advisor.loading.yaml_source import key_position
 from advisor.loading.profile_schema import EngineEfficiencyBlock, ProfileId
+from advisor.loading.yaml_source import key_position
 
 FORMAT_VERSION = 1
 
@@ -79,7 +79,7 @@ class CalibrationOverlay(BaseModel):
     version: Literal[1]
     gpu: ProfileId
     engine: Literal["vllm", "sglang", "trtllm"]
-    precision: Literal["bf16", "fp8", "fp8-block"] | None = None
+    precision: Annotated[str, Field(min_length=1, max_length=64)] | None = None
     model: str | None = None
     tensor_parallel: StrictInt | None = Field(None, ge=1)
     chunk_tokens: StrictInt | None = Field(None, ge=1)

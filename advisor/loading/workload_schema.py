@@ -48,6 +48,7 @@ from advisor.core.limits import (  # the limits of the model's domain
     MIN_RATE_RPS,
 )
 from advisor.core.scenario import Policy
+from advisor.loading import workload_fields as wf
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Workload/config format versions this release reads."""
@@ -89,7 +90,8 @@ _TAG_TOKENS = "tokens:int"
 _TAG_STATS = "tokens:stats"
 _TAG_ENGINE_NAME = "engine:name"
 _TAG_ENGINE_REF = "engine:ref"
-_UNION_TAGS = frozenset({_TAG_TOKENS, _TAG_STATS, _TAG_ENGINE_NAME, _TAG_ENGINE_REF})
+_UNION_TAGS = frozenset({_TAG_TOKENS, _TAG_STATS, _TAG_ENGINE_NAME, _TAG_ENGINE_REF,
+                         *wf.PRECISION_TAGS})
 
 
 def _length_tag(value: Any) -> str | None:
@@ -165,6 +167,7 @@ class Cluster(_Model):
     inter_node: str | None = Field(
         None, min_length=1, description="Per-GPU NIC between nodes (e.g. ib-ndr-400). "
         "Omitted means the deployment must fit on one node.")
+    price_per_gpu_hour: wf.PricePerGpuHour = None
 
 
 class TrafficPhase(_Model):
@@ -176,6 +179,7 @@ class TrafficPhase(_Model):
     rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
                                    description="Mean arrival rate in this phase, "
                                    "requests/s (default: traffic.rate_rps).")
+    concurrency: wf.Concurrency = None
     burstiness: float | None = Field(None, ge=0, le=MAX_BURSTINESS,
                                      description="Coefficient of variation of "
                                      "inter-arrival times (default: traffic.burstiness).")
@@ -190,7 +194,10 @@ class Traffic(_Model):
 
     rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
                                    description="Mean arrival rate, requests/s. "
-                                   "Required unless every phase gives its own.")
+                                   "Required (or concurrency) unless every phase gives its own.")
+    concurrency: wf.Concurrency = None
+    prefix_cache_hit_rate: wf.PrefixHitRate = None
+    shared_prefix_tokens: wf.SharedPrefixTokens = None
     burstiness: float = Field(1.0, ge=0, le=MAX_BURSTINESS,
                               description="Coefficient of variation of inter-arrival "
                               "times: 0 = evenly spaced, 1 = Poisson, >1 = bursty.")
@@ -246,6 +253,9 @@ class Deployment(_Model):
     decode_tensor_parallel: StrictInt | None = Field(
         None, ge=1, description="Tensor-parallel degree of each decode instance "
         "(disaggregated only).")
+    max_num_seqs: wf.MaxNumSeqs = None
+    max_model_len: wf.MaxModelLen = None
+    gpu_memory_utilization: wf.GpuMemoryUtilization = None
 
 
 # --------------------------------------------------------------------------- policy
@@ -311,10 +321,7 @@ class WorkloadV1(_Model):
     model: str = Field(min_length=1, description="Model profile id (see `pd-advisor profiles "
                        "list`), path to a model profile YAML, or path to a Hugging Face "
                        "config.json (or a folder holding one), relative to this file.")
-    precision: Literal["bf16", "fp8", "fp8-block"] = Field(
-        description="Precision of weights and KV cache: bf16; fp8 (per-tensor FP8 weights and "
-        "an FP8 KV cache); fp8-block (block-scaled FP8 weights such as DeepSeek-V3 or "
-        "Qwen/*-FP8 checkpoints, 16-bit KV cache).")
+    precision: wf.PrecisionChoice
     engine: EngineChoice = Field(
         "vllm", description="Serving engine: vllm, sglang or trtllm (its current engine "
         "profile), an engine profile id (see `pd-advisor profiles list engines`), or "
@@ -599,7 +606,8 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
 
     (The consistency of each length's statistics is checked by :class:`LengthStats` itself.)
     """
-    issues: list[SchemaIssue] = []
+    issues: list[SchemaIssue] = [SchemaIssue(at, dotted(at), message)
+                                 for at, message in wf.traffic_issues(traffic, loc)]
     rated = [((*loc, "rate_rps"), traffic.rate_rps)] + [
         ((*loc, "phases", index, "rate_rps"), phase.rate_rps)
         for index, phase in enumerate(traffic.phases or ())]
@@ -612,6 +620,8 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
     inherited = ("rate_rps", "prompt_tokens", "output_tokens")
     if not traffic.phases:
         for name in inherited:
+            if name == "rate_rps" and not wf.missing_arrivals(traffic):
+                continue
             if getattr(traffic, name) is None:
                 issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}'"))
         return issues
@@ -629,6 +639,8 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
         else:
             first_index[phase.name] = index
         for name in inherited:
+            if name == "rate_rps" and not wf.phase_arrivals_missing(phase, traffic):
+                continue
             if getattr(phase, name) is None and getattr(traffic, name) is None:
                 issues.append(SchemaIssue(phase_loc, dotted(phase_loc),
                                           f"missing required key '{name}' (traffic.{name} is not "

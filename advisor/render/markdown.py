@@ -96,6 +96,11 @@ def _comparison(doc: Mapping[str, Any]) -> list[str]:
         ["meets the SLOs", _mark(c["meets_slo"] if c else None),
          _mark(d["meets_slo"] if d else None)],
     ]
+    if doc["inputs"]["cluster"].get("usd_per_gpu_hour") is not None:  # cost (#16)
+        for label, key in (("USD/hour", "usd_per_hour"),
+                           ("USD/M output tokens", "usd_per_million_output_tokens")):
+            rows.append([label, *(v(p, t.DASH if not p or p.get(key) is None
+                                    else f"${p[key]:,.2f}") for p in (c, d))])
     return _table(["", "colocated (chunked)", "disaggregated"], rows, right=(1, 2)) + [""]
 
 

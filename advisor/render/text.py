@@ -141,14 +141,17 @@ def deployment_text(dep: Mapping[str, Any] | None) -> str:
     if dep.get("chunked_prefill"):
         chunk = (f"chunked prefill, {num(dep['chunk_tokens'])}-token budget"
                  if dep.get("chunk_tokens") else "chunked prefill, the engine's default budget")
+    limits = "".join(f", {label} {value:g}" for label, value in (
+        ("max_num_seqs", dep.get("max_num_seqs")), ("max_model_len", dep.get("max_model_len")),
+        ("gpu_memory_utilization", dep.get("gpu_memory_utilization"))) if value is not None)
     if dep["mode"] == "colocated":
         tp = shape(dep.get("tensor_parallel") or 1)
-        return f"colocated, {tp}, {chunk}"
+        return f"colocated, {tp}, {chunk}{limits}"
     ptp = dep.get("prefill_tensor_parallel")
     dtp = dep.get("decode_tensor_parallel")
     return (f"disaggregated, {dep.get('prefill_gpus')} prefill GPUs"
             f"{f' ({shape(ptp)})' if ptp else ''} + {dep.get('decode_gpus')} decode GPUs"
-            f"{f' ({shape(dtp)})' if dtp else ''}")
+            f"{f' ({shape(dtp)})' if dtp else ''}{limits}")
 
 
 def engine_text(inputs: Mapping[str, Any]) -> str:

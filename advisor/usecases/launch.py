@@ -30,7 +30,7 @@ numbers come from (all from the document):
   that fails it gets a warning in the plan;
 * values the workload's ``deployment:`` pins (``max_num_seqs``, ``max_model_len``,
   ``gpu_memory_utilization``) replace the computed ones, in :func:`_apply_overrides` only;
-* KV cache in FP8 when the workload's precision is fp8 (else the engine's ``auto``);
+* KV cache in FP8 when the workload's KV cache is fp8 (else the engine's ``auto``);
 * the checkpoint: the one the caller names, else the Hugging Face repository of a built-in
   profile (:data:`HF_REPOSITORIES`), else the profile id; a workload whose ``model:`` names a
   ``config.json`` serves that checkpoint's folder (:func:`checkpoint_from_workload`);
@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor.core.memory import build_instance, launch_memory_problem, longest_sequence_tokens
+from advisor.loading.model_ids import looks_like_repo_id
 from advisor.render.formats import EmitEngine
 from advisor.render.launch import LaunchPlan, Pool, Slot
 
@@ -190,7 +191,9 @@ def plan_launch(report: Mapping[str, Any], engine: EmitEngine | str, memory: Lau
         checkpoint=model or HF_REPOSITORIES.get(inputs["model"]["id"], inputs["model"]["id"]),
         gpu=inputs["cluster"]["gpu"]["id"], gpus_per_node=gpus_per_node,
         memory_fraction=fraction, max_model_len=length, max_model_len_note=length_note,
-        fp8=inputs["precision"] == "fp8", pools=pools, slots=tuple(slots),
+        fp8=(inputs.get("precision_tensors") or {}).get("kv_cache",
+                                                        inputs["precision"]) == "fp8",
+        pools=pools, slots=tuple(slots),
         nodes=len({node for s in slots for node in s.nodes}),
         kv_link=kv.get("link_id") if chosen == "disaggregated" else None,
         slo_met=bool(report.get("slo_met", True)), warnings=warnings)
@@ -219,6 +222,8 @@ def plan_launch_for_workload(report: Mapping[str, Any], engine: EmitEngine | str
     """:func:`plan_launch` serving the checkpoint a workload's ``model:`` names, if any
     (``model_ref``: the raw ``model:`` value)."""
     ref = model_ref if isinstance(model_ref, str) else None
+    if ref is not None and looks_like_repo_id(ref) and not (workload.parent / ref).exists():
+        return plan_launch(report, engine, memory, model=ref)  # a Hugging Face id, as written
     return plan_launch(report, engine, memory, model=checkpoint_from_workload(ref, workload))
 
 

@@ -44,7 +44,8 @@ def test_table_leads_with_the_verdict(path: Any) -> None:
     doc = report_for(path)
     lines = render(doc, Format.table).splitlines()
     assert lines[0].startswith("pd-advisor · ")
-    assert lines[1].startswith(f"VERDICT {doc['verdict']} · disaggregation gain")
+    missed = "" if doc["slo_met"] else " (no plan meets the SLOs)"
+    assert lines[1].startswith(f"VERDICT {doc['verdict']}{missed} · disaggregation gain")
     # before any detail section
     assert lines.index("Inputs") > 1
 
