@@ -243,6 +243,9 @@ class ModelResult:
     """min over phases of goodput / rate for the colocated plan (≥ 1 meets the rate)."""
     disaggregated_headroom: float
     deployed: DeployedPrediction | None = None
+    disaggregated_best_headroom: float = 0.0
+    """min over phases of each phase's best integer split's goodput / rate (per-phase
+    re-allocation; equals ``disaggregated_headroom`` unless a static split is kept)."""
     disaggregated_ideal_headroom: float = 0.0
     """min over phases of the ideal (fractional) split's goodput / rate: what whole
     instances would carry without rounding (the ``gpu-scale`` comparison, #14)."""
@@ -256,3 +259,5 @@ class ModelResult:
     ttft_floor_shape: str = ""
     fragility: Fragility | None = None
     """How the chosen split fares when the mix drifts, and its neighbours (#14)."""
+    smallest_instance_gpus: int | None = None
+    """GPUs of the smallest instance shape that fits the model (None: none fits)."""

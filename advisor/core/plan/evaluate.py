@@ -618,6 +618,10 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
         colocated_headroom=float(coloc_headroom), disaggregated_headroom=float(disagg_headroom),
         deployed=_deployed(sc, grp, tables, pools, memo),
         disaggregated_ideal_headroom=float(ideal_headroom),
+        disaggregated_best_headroom=float(min(
+            pools[p.name].split.best.goodput_rps / p.rate_rps if pools[p.name].split.best
+            else 0.0 for p in sc.phases)),
         tpot_floor_ms=floors[0], tpot_floor_shape=floors[1],
         ttft_floor_ms=floors[2], ttft_floor_shape=floors[3],
-        fragility=_fragility(sc, caps, grp, k_bind, pools[d_binding.name], shown))
+        fragility=_fragility(sc, caps, grp, k_bind, pools[d_binding.name], shown),
+        smallest_instance_gpus=min((s.gpus for s in shapes), default=None))
