@@ -277,11 +277,14 @@ def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
 
 
 def mix_loss(sc: Scenario, m: ModelResult) -> float:
-    """What traffic-mix measures: the static split's loss across the declared phases, or
-    (one phase) the chosen split's worst loss across the assumed drift band."""
+    """What traffic-mix judges: the static split's loss across the declared phases, or (one
+    phase, static pools) the chosen split's worst loss across the assumed drift band; 0 for
+    one phase with autoscaling (nothing static to judge)."""
     if len(sc.phases) > 1:
         return m.static_mix_loss
-    return m.fragility.drift_loss if m.fragility is not None else 0.0
+    if sc.autoscaling or m.fragility is None:
+        return 0.0
+    return m.fragility.drift_loss
 
 
 def _drift_detail(m: ModelResult) -> str:
@@ -303,6 +306,8 @@ def _traffic_mix(sc: Scenario, m: ModelResult) -> Precondition:
     q = "can the pools follow a shifting mix?"
     loss = mix_loss(sc, m)
     drift = sc.policy.assumed_mix_drift
+    if len(sc.phases) == 1 and sc.autoscaling and m.fragility is not None:
+        loss = m.fragility.drift_loss  # shown, not judged
     if len(sc.phases) == 1:
         band = (f"a ±{_pct(drift)} drift of the mean prompt and output lengths "
                 "(policy.assumed_mix_drift)")
