@@ -102,9 +102,10 @@ def _preconditions(doc: Mapping[str, Any]) -> list[str]:
     rows = []
     for p in doc["preconditions"]:
         measured, threshold = t.precondition_values(p)
+        threshold = ("≥ " if p.get("bound") == "min" else "≤ ") + threshold
         rows.append([_mark(p["passed"]), f"`{p['id']}`", measured, threshold,
                      p["explanation"]])
-    return _table(["", "precondition", "measured", "limit", "explanation"], rows,
+    return _table(["", "precondition", "measured", "threshold", "explanation"], rows,
                   right=(2, 3)) + [""]
 
 
@@ -143,6 +144,13 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
         body += ["", (f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal "
                      f"goodput {t.rps(d['ideal_max_goodput_rps'])}; rounding loss "
                      f"{t.pct(d['rounding_loss'])}.")]
+        gains = t.gains_line(doc)
+        if gains:
+            body += ["", gains]
+        frag = t.split_fragility(doc)
+        if frag:
+            body += ["", f"Fragility (mix drift ±{t.pct(doc['fragility']['drift'])} and "
+                         "neighbouring splits):", ""] + [f"- {line}" for line in frag]
         out += _details("P:D allocation", body)
 
     kv = doc.get("kv_transfer")

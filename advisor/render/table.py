@@ -197,9 +197,19 @@ def _allocation(doc: Mapping[str, Any]) -> RenderableType | None:
              f"{t.pct(d['rounding_loss'])} (rounding loss"
              + (f", phase {d['phase']})" if len(doc["phases"]) > 1 and d.get("phase") else ")")
              + "."]
+    gains = t.gains_line(doc)
+    if gains:
+        lines.append(gains)
     if not rows:
         lines.insert(0, "No integer split holds one prefill and one decode instance.")
-    return Group(table, Text(" ".join(lines), style="dim")) if rows else Text(" ".join(lines))
+        return Text(" ".join(lines))
+    frag = t.split_fragility(doc)
+    parts: list[RenderableType] = [table, Text(" ".join(lines), style="dim")]
+    if frag:
+        f = doc["fragility"]
+        parts.append(Text(f"Fragility (mix drift ±{t.pct(f['drift'])} and neighbouring splits):"))
+        parts.append(_bullets(frag, marker="·"))
+    return Group(*parts)
 
 
 def _kv(doc: Mapping[str, Any]) -> RenderableType | None:
@@ -240,8 +250,9 @@ def _preconditions(doc: Mapping[str, Any]) -> RenderableType:
     rows: list[RenderableType] = []
     for p in doc["preconditions"]:
         measured, threshold = t.precondition_values(p)
+        word = "needs at least" if p.get("bound") == "min" else "limit"
         rows.append(Text.assemble(_mark(p["passed"]), " ", (p["id"], "bold"),
-                                  f": {measured} measured, limit {threshold}"))
+                                  f": {measured} measured, {word} {threshold}"))
         rows.append(Padding(Text.assemble((p["question"], "italic"), " ", p["explanation"]),
                             (0, 0, 0, 2)))
     return Group(*rows)

@@ -125,6 +125,32 @@ def split_text(prefill_gpus: int | None, decode_gpus: int | None) -> str:
     return f"{prefill_gpus}:{decode_gpus}"
 
 
+def split_fragility(doc: Mapping[str, Any]) -> list[str]:
+    """Lines on the chosen split's fragility: its goodput at the drift band's corners and of
+    its neighbouring splits (empty without a split)."""
+    f = doc.get("fragility")
+    if not f:
+        return []
+    out = []
+    for v in f["drifted"]:
+        out.append(f"{v['label']}: {rps(v['goodput_rps'])} of the {rps(v['best_goodput_rps'])} "
+                   f"a re-split reaches ({pct(v['loss'])} lost)")
+    for v in f["neighbours"]:
+        out.append(f"{v['label']} ({split_text(v['prefill_gpus'], v['decode_gpus'])}): "
+                   f"{rps(v['goodput_rps'])} ({pct(v['loss'])} below the best split)")
+    return out
+
+
+def gains_line(doc: Mapping[str, Any]) -> str | None:
+    """Integer and ideal gains and the rounding loss between them (None without a split)."""
+    if doc.get("rounding_loss") is None:
+        return None
+    gain, ideal = doc.get("disagg_gain"), doc.get("disagg_ideal_gain")
+    return (f"Gain over the best colocated pool: integer split {pct(gain)}, ideal split "
+            f"{pct(ideal)}; whole instances lose {pct(doc['rounding_loss'])} of the ideal "
+            "goodput.")
+
+
 def precondition_values(p: Mapping[str, Any]) -> tuple[str, str]:
     """(measured, threshold) of a precondition in its unit."""
     if p.get("unit") == "fraction":
