@@ -145,9 +145,16 @@ def gains_line(doc: Mapping[str, Any]) -> str | None:
     """Integer and ideal gains and the rounding loss between them (None without a split)."""
     if doc.get("rounding_loss") is None:
         return None
+    def said(g: float | None) -> str:
+        if g is None:
+            return "undefined"
+        return f"a {pct(-g)} loss" if g < 0 else f"+{pct(g)}"
+
     gain, ideal = doc.get("disagg_gain"), doc.get("disagg_ideal_gain")
-    return (f"Gain over the best colocated pool: integer split {pct(gain)}, ideal split "
-            f"{pct(ideal)}; whole instances lose {pct(doc['rounding_loss'])} of the ideal "
+    if doc.get("disagg_gain_unbounded"):
+        return None
+    return (f"Gain over the best colocated pool: integer split {said(gain)}, ideal split "
+            f"{said(ideal)}; whole instances lose {pct(doc['rounding_loss'])} of the ideal "
             "goodput.")
 
 

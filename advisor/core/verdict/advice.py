@@ -107,11 +107,12 @@ def advisories(sc: Scenario, m: ModelResult, disaggregated: bool,
                             "TCP through host memory even on one node; check the transfer "
                             "backend really uses NVLink"))
     if rounding_loss is not None and rounding_loss > sc.policy.max_rounding_loss:
+        still = ("the gain still clears the threshold, but " if disaggregated else "")
         out.append(Advisory("rounding-loss",
                             f"whole instances lose {_pct(rounding_loss)} of the ideal split's "
                             f"goodput (above policy.max_rounding_loss "
-                            f"{_pct(sc.policy.max_rounding_loss)}); the gain still clears the "
-                            "threshold, but a few GPUs more or fewer may split more cleanly"))
+                            f"{_pct(sc.policy.max_rounding_loss)}); {still}a few GPUs more or "
+                            "fewer may split more cleanly"))
     if plan.allocation is not None and plan.allocation.prefill_instances < 2:
         out.append(Advisory("no-prefill-fallback",
                             "a single prefill instance: when it fails every request stalls; "

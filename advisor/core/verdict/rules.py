@@ -474,7 +474,8 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
         summary = (f"Disaggregate{split}: all three preconditions hold and it carries "
                    f"{_more(raw_gain)} than chunked prefill.")
     else:
-        why = headline
+        # a precondition's full explanation follows in the reasons
+        why = headline.split(": ", 1)[0] if rule in ("kv-bandwidth", "traffic-mix") else headline
         shape = (f"TP{c.tensor_parallel}" + (f"×PP{c.pipeline_stages}" if c.pipeline_stages > 1 else "")
                  if c is not None else "")
         plan = (f" ({c.instances} × {shape}, token budget {c.chunk_tokens:,})"
