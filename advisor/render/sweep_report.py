@@ -25,7 +25,8 @@ from advisor.core.verdict.rules import VERDICTS
 
 SCHEMA_VERSION = 1
 COLUMNS = ("verdict", "deciding_rule", "colocated_goodput_per_gpu",
-           "disaggregated_goodput_per_gpu", "gain", "ideal_gain", "rounding_loss", "mix_loss", "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss",
+           "disaggregated_goodput_per_gpu", "gain", "ideal_gain", "rounding_loss", "mix_loss",
+           "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss",
            "gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok", "failing", "prefill_gpus",
            "decode_gpus", "colocated_tensor_parallel", "colocated_instances",
            "colocated_chunk_tokens")

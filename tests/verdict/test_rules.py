@@ -186,7 +186,7 @@ def test_a_gain_lost_anyway_heads_the_reasons_as_a_loss() -> None:
     assert a.verdict == "chunked-prefill"
     assert "loses goodput" in a.reasons[0]
     assert "-" not in a.reasons[0].split(":")[0]
-    assert all("-%" not in r and "gains only -" not in r for r in a.reasons + (a.summary,))
+    assert all("-%" not in r and "gains only -" not in r for r in (*a.reasons, a.summary))
 
 
 def test_a_precondition_that_decides_heads_the_reasons() -> None:

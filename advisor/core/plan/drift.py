@@ -26,7 +26,7 @@ import numpy as np
 from advisor.core.distributions import LengthDistribution
 from advisor.core.plan.capacities import Capacities, CapacityGroup
 from advisor.core.plan.split import best_splits
-from advisor.core.scenario import Scenario, TrafficPhase
+from advisor.core.scenario import Scenario
 
 
 def _scaled(dist: LengthDistribution, factor: float) -> LengthDistribution:

@@ -619,8 +619,8 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
         deployed=_deployed(sc, grp, tables, pools, memo),
         disaggregated_ideal_headroom=float(ideal_headroom),
         disaggregated_best_headroom=float(min(
-            pools[p.name].split.best.goodput_rps / p.rate_rps if pools[p.name].split.best
-            else 0.0 for p in sc.phases)),
+            (b.goodput_rps if (b := pools[p.name].split.best) is not None else 0.0)
+            / p.rate_rps for p in sc.phases)),
         tpot_floor_ms=floors[0], tpot_floor_shape=floors[1],
         ttft_floor_ms=floors[2], ttft_floor_shape=floors[3],
         fragility=_fragility(sc, caps, grp, k_bind, pools[d_binding.name], shown),

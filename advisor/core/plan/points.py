@@ -192,8 +192,9 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
     lp = loss[inv]
     worst = np.argmax(lp, axis=1)
     out["rounding_loss"][idx] = lp[rows, worst]
-    has_split = exists[inv].all(axis=1)
-    applicable = (np.full(G.size, S > 0) & (G >= 2 * (int(grp.gpus.min()) if S > 0 else 0)))
+    has_split = np.asarray(exists[inv].all(axis=1), dtype=bool)
+    smallest = int(grp.gpus.min()) if S > 0 else 0
+    applicable = G >= 2 * smallest if S > 0 else np.zeros(G.size, dtype=bool)
     ideal_head = (ideal_total[inv] / r).min(axis=1)
     split_head = (d_good[inv] / r).min(axis=1)
 

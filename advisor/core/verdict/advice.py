@@ -15,7 +15,7 @@ from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
 
 KV_CONCURRENCY_WARN = 64
-"""Concurrent KV transfers at which SGLang PD has failed (SGLang #9266; performance-model.md §13)."""
+"""Concurrent KV transfers at which SGLang PD has failed (sgl-project/sglang#9266)."""
 TRTLLM_EXAMPLE_TRANSCEIVER_TOKENS = 2048
 """``cache_transceiver_config.max_num_tokens`` in TensorRT-LLM's disaggregated example
 (NVIDIA/TensorRT-LLM ``examples/disaggregated/README.md``)."""

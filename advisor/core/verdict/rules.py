@@ -126,7 +126,7 @@ def gpu_scale_passes(ideal_gain: np.ndarray | float, integer_gain: np.ndarray | 
     integer = np.asarray(integer_gain, dtype=float)
     ideal_clears = ~np.isnan(ideal) & (ideal >= policy.min_disagg_gain)
     integer_clears = ~np.isnan(integer) & (integer >= policy.min_disagg_gain)
-    return ~ideal_clears | integer_clears
+    return np.asarray(~ideal_clears | integer_clears, dtype=bool)
 
 
 def kv_bandwidth_passes(utilization: np.ndarray | float, transfer_share: np.ndarray | float | None,
@@ -172,14 +172,14 @@ def deciding_rule(applicable: np.ndarray | bool, has_split: np.ndarray | bool,
     """
     def short(x: np.ndarray | float) -> np.ndarray:
         v = np.asarray(x, dtype=float)
-        return np.isnan(v) | (v < policy.min_disagg_gain)
+        return np.asarray(np.isnan(v) | (v < policy.min_disagg_gain), dtype=bool)
 
     code = np.where(~np.asarray(mix_ok), 3, 0)
     code = np.where(~np.asarray(kv_ok), 2, code)
     code = np.where(short(split_gain), 0, code)
     code = np.where(~np.asarray(gpu_scale_ok), 1, code)
     code = np.where(~np.asarray(has_split), 5, code)
-    return np.where(~np.asarray(applicable), 4, code)
+    return np.asarray(np.where(~np.asarray(applicable), 4, code), dtype=np.int64)
 
 
 def disaggregates(preconditions_pass: np.ndarray | bool, gain: np.ndarray | float,
@@ -318,7 +318,8 @@ def _traffic_mix(sc: Scenario, m: ModelResult) -> Precondition:
         if sc.autoscaling:
             return Precondition("traffic-mix", q, True, loss, limit, "fraction",
                                 f"autoscaling re-sizes the pools as the mix drifts (kept "
-                                f"fixed,{split or ' the split'} would lose {_pct(loss)} across {band})")
+                                f"fixed,{split or ' the split'} would lose {_pct(loss)} "
+                                f"across {band})")
         if m.fragility is None:
             return Precondition("traffic-mix", q, True, loss, limit, "fraction",
                                 "no prefill/decode split to go stale")
