@@ -194,7 +194,8 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
     out["rounding_loss"][idx] = lp[rows, worst]
     has_split = np.asarray(exists[inv].all(axis=1), dtype=bool)
     smallest = int(grp.gpus.min()) if S > 0 else 0
-    applicable = G >= 2 * smallest if S > 0 else np.zeros(G.size, dtype=bool)
+    applicable = (np.greater_equal(G, 2 * smallest) if S > 0
+                  else np.zeros(G.size, dtype=bool))
     ideal_head = (ideal_total[inv] / r).min(axis=1)
     split_head = (d_good[inv] / r).min(axis=1)
 
