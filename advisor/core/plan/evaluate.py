@@ -246,11 +246,12 @@ def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
 def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficPhase,
                  prefill_s: float, goodput_rps: float) -> KvTransfer:
     """The KV transfer at the rate the plan carries: the workload's, or the plan's goodput
-    when the rate exceeds it (an overloaded prefill pool produces no more KV than that)."""
+    when the rate exceeds it (an overloaded prefill pool produces no more KV than that); a
+    plan that carries nothing within the SLOs is sized at the workload's rate."""
     bpt = inst.kv_bytes_per_token_wire
     mean_b = ph.prompt_tokens.mean * bpt
     p95_b = ph.prompt_tokens.quantile(0.95) * bpt
-    rate = min(ph.rate_rps, goodput_rps)
+    rate = min(ph.rate_rps, goodput_rps) if goodput_rps > 0 else ph.rate_rps
     demand = rate * mean_b
     capacity = prefill_gpus * link.effective_bytes_per_s
     util = float(link_utilization(demand, capacity))

@@ -210,7 +210,9 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
             continue
         pi = np.maximum(d_pre[inv, k], 0)
         pgpus = d_x[inv, k] * grp.gpus[pi]
-        carried = np.minimum(r[:, k], d_good[inv, k])   # KV at the rate the split carries
+        # KV at the rate the split carries (the workload's when it carries nothing)
+        good_k = d_good[inv, k]
+        carried = np.where(good_k > 0, np.minimum(r[:, k], good_k), r[:, k])
         u = link_utilization(carried * pc.mean_bytes[pi], pgpus * link.effective_bytes_per_s)
         exposed, _ = transfer_seconds(pc.p95_bytes[pi], link, grp.gpus[pi], pc.own_prefill_s[pi],
                                       sc.model.num_layers, np.minimum(u, 0.999))
