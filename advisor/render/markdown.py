@@ -141,9 +141,10 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
                         t.num(a["idle_gpus"]), t.rps(a["max_goodput_rps"]),
                         a.get("limited_by") or t.DASH] for label, a in alloc_rows],
                       right=(3, 4, 5))
+        rounding = (f"; rounding loss {t.pct(d['rounding_loss'])}"
+                    if d.get("prefill_gpus") is not None else "; no integer split")
         body += ["", (f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal "
-                     f"goodput {t.rps(d['ideal_max_goodput_rps'])}; rounding loss "
-                     f"{t.pct(d['rounding_loss'])}.")]
+                     f"goodput {t.rps(d['ideal_max_goodput_rps'])}{rounding}.")]
         gains = t.gains_line(doc)
         if gains:
             body += ["", gains]

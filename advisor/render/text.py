@@ -75,9 +75,12 @@ def factor(x: float | None) -> str:
 
 
 def latency(plan: Mapping[str, Any] | None, key: str) -> str:
-    """A plan's percentile latency, ``overloaded`` when the plan cannot keep up."""
+    """A plan's percentile latency, ``overloaded`` when the plan cannot keep up, ``no split``
+    for a disaggregated plan without one (too few GPUs, or no shape meets the SLOs)."""
     if plan is None:
         return DASH
+    if "prefill_gpus" in plan and plan["prefill_gpus"] is None:
+        return "no split"
     if plan.get("overloaded"):
         return "overloaded"
     return ms(plan.get(key))
