@@ -357,10 +357,11 @@ def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools
     pre_o, dec_o = np.array([a.prefill_option]), np.array([a.decode_option])
     x, y = np.array([a.prefill_instances]), np.array([a.decode_instances])
     drifted = []
+    one = replace(sc, phases=(sc.phases[k],))  # only this phase drifts (its capacities)
     for ps, os_ in drift_corners(sc.policy.assumed_mix_drift):
-        dcaps = Capacities(drifted_scenario(sc, ps, os_))
+        dcaps = Capacities(drifted_scenario(one, ps, os_))
         dgrp = dcaps.group_at(sc.cluster.gpus)
-        have, best = corner_goodputs(grp, dcaps, dgrp, k, G, pre_o, dec_o, x, y)
+        have, best = corner_goodputs(grp, dcaps, dgrp, 0, G, pre_o, dec_o, x, y)
         drifted.append(SplitVariant(
             f"prompts {_signed(ps)}, outputs {_signed(os_)}", a.prefill_gpus, a.decode_gpus,
             float(have[0]), float(best[0]), ps, os_))
