@@ -272,3 +272,18 @@ def test_a_clear_integer_win_with_network_and_mix_passing_is_never_vetoed(
     if (a.disagg_gain is not None and a.disagg_gain >= 2 * min_gain
             and _pre(a, "kv-bandwidth").passed and _pre(a, "traffic-mix").passed):
         assert a.verdict == "disaggregate"
+
+
+def test_a_model_that_fits_no_gpu_names_its_size(tmp_path: Path) -> None:
+    """#14's example: a 405B model on one L4 — the binding cause is that it does not fit, not
+    the cluster's size for two pools."""
+    path = tmp_path / "w.yaml"
+    path.write_text("version: 1\nmodel: llama-3.1-405b\nprecision: bf16\n"
+                    "cluster: {gpu: l4, gpus: 1}\n"
+                    "traffic: {rate_rps: 1, prompt_tokens: 1000, output_tokens: 200}\n"
+                    "slo: {ttft_ms: 2000, tpot_ms: 50}\n", encoding="utf-8")
+    a = _assess(path)
+    assert not a.slo_met
+    assert a.deciding_rule == "no-split"
+    assert "does not fit" in a.reasons[0] and "weights need" in a.reasons[0]
+    assert "does not fit" in a.summary

@@ -194,8 +194,9 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
     out["rounding_loss"][idx] = lp[rows, worst]
     has_split = np.asarray(exists[inv].all(axis=1), dtype=bool)
     smallest = int(grp.gpus.min()) if S > 0 else 0
+    # a model that fits no shape has no split (the cause is its size), not "not applicable"
     applicable = (np.greater_equal(G, 2 * smallest) if S > 0
-                  else np.zeros(G.size, dtype=bool))
+                  else np.ones(G.size, dtype=bool))
     ideal_head = (ideal_total[inv] / r).min(axis=1)
     split_head = (d_good[inv] / r).min(axis=1)
 

@@ -187,8 +187,9 @@ def binding_cause(sc: Scenario, m: ModelResult) -> str:
     if m.smallest_instance_gpus is None:
         why = m.excluded[-1].reason if m.excluded else "no instance shape fits"
         label = m.excluded[-1].label if m.excluded else ""
-        return (f"the model does not fit any instance shape of {sc.cluster.gpus} "
-                f"{sc.cluster.gpu.id} GPUs (largest tried, {label}: {why})")
+        n = sc.cluster.gpus
+        return (f"the model does not fit any instance shape of {n:,} {sc.cluster.gpu.id} "
+                f"GPU{'s' if n != 1 else ''} (largest tried, {label}: {why})")
     pct = f"p{sc.slo.percentile:g}"
     if (sc.slo.tpot_ms is not None and m.tpot_floor_ms is not None
             and m.tpot_floor_ms > sc.slo.tpot_ms):

@@ -193,6 +193,10 @@ def disaggregates(preconditions_pass: np.ndarray | bool, gain: np.ndarray | floa
 # --------------------------------------------------------------------------- preconditions
 
 
+def _gpus(n: int) -> str:
+    return f"{n:,} GPU{'s' if n != 1 else ''}"
+
+
 def _more(gain: float) -> str:
     """``75% more goodput`` (or unbounded)."""
     if math.isinf(gain):
@@ -202,9 +206,10 @@ def _more(gain: float) -> str:
 
 def _applicable(sc: Scenario, m: ModelResult) -> bool:
     """Whether the cluster holds one prefill and one decode instance of the smallest shape
-    that fits the model."""
+    that fits the model (a model that fits no shape is no split, not "not applicable": the
+    cause is the model's size)."""
     g = m.smallest_instance_gpus
-    return g is not None and 2 * g <= sc.cluster.gpus
+    return g is None or 2 * g <= sc.cluster.gpus
 
 
 def _has_split(m: ModelResult) -> bool:
@@ -222,9 +227,8 @@ def _gpu_scale(sc: Scenario, m: ModelResult, gain: float, ideal: float) -> Preco
     q = "do whole instances keep the specialisation gain?"
     limit = sc.policy.min_disagg_gain
     if not _applicable(sc, m):
-        g = m.smallest_instance_gpus
-        why = ("no instance shape fits the model" if g is None else
-               f"the smallest instance that fits the model takes {g} GPU{'s' if g > 1 else ''}")
+        g = m.smallest_instance_gpus or 1
+        why = f"the smallest instance that fits the model takes {g} GPU{'s' if g > 1 else ''}"
         return Precondition("gpu-scale", q, False, None, limit, "fraction",
                             f"not applicable: {sc.cluster.gpus} GPU"
                             f"{'s' if sc.cluster.gpus != 1 else ''} cannot hold one prefill and "
@@ -460,7 +464,7 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
             phase = next((p for p in sc.phases if p.name == m.colocated_phase), sc.phases[0])
             where = f" in phase '{phase.name}'" if len(sc.phases) > 1 else ""
             summary = (f"No plan meets the SLOs at {phase.rate_rps:g} req/s{where} "
-                       f"on {sc.cluster.gpus} GPUs: {binding_cause(sc, m)}.")
+                       f"on {_gpus(sc.cluster.gpus)}: {binding_cause(sc, m)}.")
         else:
             summary = (f"The recommended {verdict} plan misses the SLOs on {sc.cluster.gpus} GPUs"
                        + (" (only the other architecture meets them, but it fails a precondition)."
