@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from scipy import optimize
-
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.results import ColocatedPlan, DeployedPrediction, DisaggregatedPlan
 from advisor.core.scenario import ClosedLoop, Scenario, TrafficPhase
@@ -79,6 +77,8 @@ def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> Clos
     if excess(high) <= 0.0:  # latencies flat up to N / E2E(0): no queueing at all
         rate = high
     else:
+        from scipy import optimize  # only a closed-loop workload pays scipy's import
+
         rate = float(optimize.brentq(excess, low, high, rtol=RELATIVE_TOLERANCE))
     ttft, tpot, e2e, name = _latencies(sc, phase, rate)
     if not math.isfinite(e2e):  # the root sits on the overload edge: step just below it
