@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from advisor.cli.output import fail as _fail
-from advisor.cli.output import fail_with_problems, write_output
+from advisor.cli.output import fail_with_problems, refuse_input_as_output, write_output
 
 if TYPE_CHECKING:
     from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
@@ -192,6 +192,7 @@ def register(app: typer.Typer) -> None:
         from advisor.loading.resolve import load_scenario
         from advisor.usecases.calibrate import CalibrationSetupError, calibrate
 
+        refuse_input_as_output(output, [workload, *results])
         try:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or ()))
         except InputError as exc:
@@ -219,6 +220,6 @@ def register(app: typer.Typer) -> None:
                   "them); nothing written")
         if done.dropped:
             _warn(f"not written (the runs do not constrain them): {', '.join(done.dropped)}")
-        write_output(done.overlay, None if to_stdout else output,
+        write_output(done.overlay, None if to_stdout else output, inputs=[workload, *results],
                      wrote=f"; add `calibration: {output}` to the workload (path relative to "
                      "the workload file)")

@@ -25,6 +25,7 @@ from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
     debug_enabled,
     fail,
     fail_with_problems,
+    refuse_input_as_output,
     terminal_settings,
     write_output,
 )
@@ -102,6 +103,7 @@ def register(app: typer.Typer) -> None:
 
         if fmt is RecommendOutput.none and emit is None:
             fail("--format none prints nothing without --emit vllm|sglang")
+        refuse_input_as_output(output, [workload])
         try:
             report, document = build_file_report(workload, catalog_for(profiles or []))
         except InputError as exc:
@@ -122,7 +124,7 @@ def register(app: typer.Typer) -> None:
                     report, emit, data.get("model"), workload))
             except LaunchError as exc:
                 fail(f"{workload}: {exc}")
-        write_output(text, output)
+        write_output(text, output, inputs=[workload])
         if not report["slo_met"]:
             sys.stderr.write(f"pd-advisor: {workload}: no plan meets the SLOs "
                              "(see the report)\n")

@@ -30,7 +30,13 @@ from advisor.cli.fit_cmd import (
     TraceFormatChoice,
     load_log,
 )
-from advisor.cli.output import debug_enabled, fail, fail_with_problems, terminal_settings
+from advisor.cli.output import (
+    debug_enabled,
+    fail,
+    fail_with_problems,
+    terminal_settings,
+    write_output,
+)
 from advisor.core.simulate.steady import MAX_REQUESTS
 
 if TYPE_CHECKING:
@@ -143,12 +149,11 @@ def register(app: typer.Typer) -> None:
         if fmt is SimFormat.json:
             doc = simulation_document(shown, scenario.name, requests, seed, results, skipped,
                                       trace_doc)
-            sys.stdout.write(render_json(doc))
+            write_output(render_json(doc), None)
         else:
             width, color = terminal_settings(True)
-            sys.stdout.write(render_table(shown, requests, seed, results, skipped, width, color,
-                                          note))
-        sys.stdout.flush()
+            write_output(render_table(shown, requests, seed, results, skipped, width, color,
+                                      note), None)
 
 
 def _replay(log: Any, scenario: Any) -> tuple[Any, dict[str, Any], str]:

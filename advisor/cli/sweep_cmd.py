@@ -27,6 +27,7 @@ from advisor.cli.output import (
     debug_enabled,
     fail,
     fail_with_problems,
+    refuse_input_as_output,
     terminal_settings,
     write_output,
 )
@@ -96,6 +97,8 @@ def register(app: typer.Typer) -> None:
                 require_matplotlib()
             except PlotUnavailable as exc:
                 fail(str(exc))
+        refuse_input_as_output(output, [workload])
+        refuse_input_as_output(plot, [workload])
         catalog = ProfileCatalog(extra_dirs=profiles or [])
         try:
             scenario = load_scenario(workload, catalog)
@@ -116,7 +119,7 @@ def register(app: typer.Typer) -> None:
             fail(f"internal error: {type(exc).__name__}: {exc} "
                         "(run with --debug for the traceback)")
         text = _render(result, str(workload), current, fmt, output, max_rows)
-        write_output(text, output)
+        write_output(text, output, inputs=[workload])
         if plot is not None:
             from advisor.render.plot import plot_sweep
 
