@@ -211,7 +211,9 @@ def register(app: typer.Typer) -> None:
                    f"{len(results)} file{'s' * (len(results) != 1)}")
         to_stdout = str(output) == "-"
         table_stream = sys.stderr if to_stdout else sys.stdout
-        table_stream.write(render_table(result, heading))
+        from advisor.render.text import visible
+
+        table_stream.write(render_table(result, visible(heading)))
         table_stream.flush()
         if not result.success:
             _warn(f"the fit did not converge ({result.message}); the factors are the best found")

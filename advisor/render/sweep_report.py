@@ -228,7 +228,10 @@ def render_table(result: SweepResult, doc: Mapping[str, Any], width: int = 100,
     console = Console(file=buf, width=width, color_system="standard" if color else None,
                       force_terminal=color, no_color=not color, highlight=False)
     axes = result.axes
-    title = f"pd-advisor sweep — {result.workload or doc['workload']} ({doc['workload']})"
+    from advisor.render.text import visible
+
+    title = visible(f"pd-advisor sweep — {result.workload or doc['workload']} "
+                    f"({doc['workload']})")
     console.print(Text(title, style="bold"))
     for a, meta in zip(axes, doc["axes"]):
         cur = meta.get("current")
