@@ -223,5 +223,16 @@ def register(app: typer.Typer) -> None:
         if done.dropped:
             _warn(f"not written (the runs do not constrain them): {', '.join(done.dropped)}")
         write_output(done.overlay, None if to_stdout else output, inputs=[workload, *results],
-                     wrote=f"; add `calibration: {output}` to the workload (path relative to "
-                     "the workload file)")
+                     wrote=f"; add `calibration: {_relative_to(output, workload)}` to "
+                     f"{workload} (the path is relative to the workload file)")
+
+
+def _relative_to(output: Path, workload: Path) -> str:
+    """``output`` as the workload's ``calibration:`` key names it: relative to the workload
+    file's directory (#21: not to the working directory)."""
+    import os
+
+    try:
+        return Path(os.path.relpath(output.resolve(), workload.resolve().parent)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return str(output.resolve())

@@ -1,7 +1,9 @@
 """``pd-advisor recommend WORKLOAD``: chunked prefill or disaggregation, with the numbers.
 
 The report goes to stdout (or ``-o FILE``; ``-`` is stdout) in the ``--format`` chosen
-(default ``table``, or ``$PD_ADVISOR_FORMAT``); diagnostics go to stderr. Input problems are
+(default ``table``, or ``$PD_ADVISOR_FORMAT`` when it names one of recommend's formats: a
+CI job may set a ``check``-only one, such as ``github``, for both commands); diagnostics go
+to stderr. Input problems are
 all printed as ``path:line:col: error: key: message`` and exit 2; otherwise the exit code is
 0, even when no plan meets the SLOs (the report says so first; ``check`` is the gate).
 
@@ -79,11 +81,12 @@ def register(app: typer.Typer) -> None:
     def recommend(
         workload: Annotated[Path, typer.Argument(metavar="WORKLOAD", help="Workload YAML file.",
                                                  show_default=False)],
-        fmt: Annotated[RecommendOutput, typer.Option(
-            "--format", "-f", envvar=FORMAT_ENV,
-            help="Report format: table (for people), json (canonical, schema_version 1), "
-                 "markdown (PR comments) or none (only the --emit commands).")
-                       ] = RecommendOutput.table,
+        fmt: Annotated[RecommendOutput | None, typer.Option(
+            "--format", "-f", show_default=False,
+            help="Report format: table (for people; the default), json (canonical, "
+                 "schema_version 1), markdown (PR comments) or none (only the --emit "
+                 f"commands). Default also from ${FORMAT_ENV} when it names one of these.")
+                       ] = None,
         emit: Annotated[EmitEngine | None, typer.Option(
             "--emit", show_default=False,
             help="After the report, print the commands that launch the recommended plan on "
@@ -101,6 +104,10 @@ def register(app: typer.Typer) -> None:
         from advisor.loading.errors import InputError
         from advisor.usecases.recommend import build_file_report, internal_error
 
+        if fmt is None:
+            from_env = os.environ.get(FORMAT_ENV, "").strip().lower()
+            fmt = next((f for f in RecommendOutput if f.value == from_env),
+                       RecommendOutput.table)
         if fmt is RecommendOutput.none and emit is None:
             fail("--format none prints nothing without --emit vllm|sglang")
         refuse_input_as_output(output, [workload])

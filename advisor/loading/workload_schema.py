@@ -504,6 +504,10 @@ def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
         if message.startswith("Input should be "):
             message = "must be " + message[len("Input should be "):]
         message = f"{message}, got {describe(value)}"
+        if (kind == "int_type" and isinstance(value, float) and math.isfinite(value)
+                and value.is_integer()):  # 8.0: say why 8 is refused (#21)
+            message = (f"must be an integer, got {value!r} (a number with a decimal point); "
+                       f"write {int(value)}")
         if kind == "bool_type" and isinstance(value, str) and value.lower() in _YAML11_BOOLS:
             message += "; write true or false"
         if (kind == "string_type" and loc and loc[-1] == "version"
@@ -616,7 +620,9 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
                 issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}'"))
         return issues
     total = math.fsum(phase.share for phase in traffic.phases)
-    if abs(total - 1.0) > PHASE_SHARE_TOLERANCE:
+    # the 1e-12 absorbs the binary rounding of decimal shares, so that sums of 1.000001 and
+    # 0.999999 are treated alike (#21)
+    if abs(total - 1.0) > PHASE_SHARE_TOLERANCE + 1e-12:
         issues.append(SchemaIssue((*loc, "phases"), dotted((*loc, "phases")),
                                   f"phase shares add up to {total:.6g}; they must add up to 1"))
     first_index: dict[str, int] = {}
