@@ -35,3 +35,9 @@ MAX_SWEEP_POINTS_PER_AXIS = 200_000
 
 MAX_SWEEP_POINTS = 2_000_000
 """Design points one sweep may evaluate (the product of its axes)."""
+
+MAX_CONFIG_COUNT = 100_000_000
+"""Largest whole number read from a Hugging Face ``config.json`` (layers, hidden size,
+heads, experts, vocabulary, context positions): a hundred million, past every published
+model (the longest context, 10,485,760 positions, is a tenth of it), so parameter counts
+and byte sizes stay finite (``num_hidden_layers: 1e300`` once gave ``total_params inf``)."""
