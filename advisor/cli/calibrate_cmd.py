@@ -23,6 +23,7 @@ diagnostics go to stderr. Exit 0 after writing the overlay, 2 when anything cann
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -52,21 +53,24 @@ def _warn(message: str) -> None:
 # --------------------------------------------------------------------------- setup
 def _load_runs(paths: list[Path]) -> list[BenchmarkRun]:
     """Every run of every file; all file problems are reported before exiting 2."""
+    from advisor.core.limits import MAX_BENCHMARK_RUNS
     from advisor.loading.bench_results import BenchResultError, load_results
 
     runs: list[BenchmarkRun] = []
     errors: list[str] = []
     for path in paths:
         if not path.is_file():
-            errors.append(f"{path}: no such file")
+            errors.append(f"pd-advisor: error: {path}: no such file")
             continue
         try:
-            runs.extend(load_results(path))
-        except BenchResultError as exc:
-            errors.append(str(exc))
+            runs.extend(load_results(path, max(MAX_BENCHMARK_RUNS - len(runs), 0)))
+        except BenchResultError as exc:  # path:line:col: error: ... when the place is known
+            located = re.search(r":\d+:\d+$", exc.source) is not None
+            errors.append(f"{exc.source}: error: {exc.message}" if located
+                          else f"pd-advisor: error: {exc}")
     if errors:
         for error in errors:
-            sys.stderr.write(f"pd-advisor: error: {error}\n")
+            sys.stderr.write(f"{error}\n")
         _fail(f"{len(errors)} benchmark file problem{'s' * (len(errors) != 1)}; nothing fitted")
     return runs
 

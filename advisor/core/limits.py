@@ -41,3 +41,14 @@ MAX_CONFIG_COUNT = 100_000_000
 heads, experts, vocabulary, context positions): a hundred million, past every published
 model (the longest context, 10,485,760 positions, is a tenth of it), so parameter counts
 and byte sizes stay finite (``num_hidden_layers: 1e300`` once gave ``total_params inf``)."""
+
+MAX_BENCHMARK_RUNS = 64
+"""Benchmark runs one ``calibrate`` fits (every file together): a sweep of 64 loads is far
+more than the three factors need, and each run costs a prediction per step of the fit
+(5,000 appended runs took 311 s). A file is read no further than its 65th run, so a 64 MiB
+file is refused in about a second."""
+
+MAX_BENCHMARK_LATENCY_S = 1e6
+"""Longest latency statistic or per-request latency accepted from a benchmark file, in
+seconds (11.6 days): past it the value is an error, and ``1e300`` ms or ``[1e308, ...]``
+would overflow the fit."""
