@@ -12,6 +12,7 @@ the commands so that ``pd-advisor --help`` stays fast.
 from __future__ import annotations
 
 import enum
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -297,8 +298,8 @@ def list_profiles(
             errors += kind_errors
     except (ProfileNotFoundError, ProfileInvalidError) as exc:
         _fail(str(exc))
-    if errors:
-        _fail("\n".join(errors))
+    for error in errors:  # a broken file is a warning here, an error where it is used (#21)
+        sys.stderr.write(f"pd-advisor: warning: {error} (not listed)\n")
 
 
 # ---- show ----------------------------------------------------------------------------------

@@ -52,3 +52,17 @@ MAX_BENCHMARK_LATENCY_S = 1e6
 """Longest latency statistic or per-request latency accepted from a benchmark file, in
 seconds (11.6 days): past it the value is an error, and ``1e300`` ms or ``[1e308, ...]``
 would overflow the fit."""
+
+# ---- physical ranges of profile values (#21): outside them a profile is a typo or a unit
+# error, and values such as 5e-324 B/s overflow the model. Each range is wide: several
+# orders of magnitude beyond every shipped profile on both sides.
+GPU_FLOPS_RANGE = (1e12, 1e18)
+"""Dense tensor peak per GPU, FLOP/s: 1 TFLOP/s to 1 EFLOP/s (shipped: 121e12 to 5e15)."""
+GPU_MEMORY_BYTES_RANGE = (2**30, 2**47)
+"""Memory per GPU, bytes: 1 GiB to 128 TiB (shipped: 24 GB to 288 GB)."""
+GPU_MEMORY_BANDWIDTH_RANGE = (1e10, 1e15)
+"""Memory bandwidth per GPU, bytes/s: 10 GB/s to 1 PB/s (shipped: 300 GB/s to 8 TB/s)."""
+LINK_BANDWIDTH_RANGE = (1e8, 1e14)
+"""Interconnect bandwidth per direction per GPU, bytes/s: 100 MB/s to 100 TB/s."""
+MAX_OVERHEAD_S = 10.0
+"""Largest fixed latency or per-step/per-request overhead in a profile or overlay, seconds."""
