@@ -30,6 +30,12 @@ MAX_TOKENS = 10_000_000
 million, far past every context window, while token counts still convert to floats
 (10**400 does not)."""
 
+MAX_PHASES = 24
+"""Traffic phases one workload may hold: one per hour of a day. The recommendation evaluates
+every phase at every candidate split and at each step of the verdict-boundary searches, so
+its time grows with the phases (8 GPUs: 1 phase ~2 s, 24 phases ~4 s; 4,096 GPUs with 24
+phases ~45 s on a 2-core machine); 1,000 phases ran past 600 s."""
+
 MAX_SWEEP_POINTS_PER_AXIS = 200_000
 """Values one sweep axis may hold."""
 

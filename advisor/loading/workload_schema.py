@@ -43,6 +43,7 @@ from pydantic_core import PydanticCustomError
 from advisor.core.limits import (  # the limits of the model's domain
     MAX_BURSTINESS,
     MAX_GPUS,
+    MAX_PHASES,
     MAX_RATE_RPS,
     MAX_TOKENS,
     MIN_RATE_RPS,
@@ -201,8 +202,9 @@ class Traffic(_Model):
         None, description="Output (generated) length: an integer, or {mean, p50, p95, max}. "
         "Required unless every phase gives its own.")
     phases: list[TrafficPhase] | None = Field(
-        None, min_length=1, description="The mix over a day; each phase overrides rate, "
-        "burstiness and lengths. Shares add up to 1.")
+        None, min_length=1, max_length=MAX_PHASES, description="The mix over a day; each "
+        f"phase overrides rate, burstiness and lengths. Shares add up to 1. At most "
+        f"{MAX_PHASES} phases.")
 
 
 class Slo(_Model):
@@ -499,6 +501,10 @@ def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
         return SchemaIssue(loc, dotted(loc), f"expected a list, got {describe(value)}")
     if kind in ("too_short", "string_too_short") and not value:
         return SchemaIssue(loc, dotted(loc), "must not be empty")
+    if kind == "too_long" and isinstance(value, list):  # e.g. more phases than MAX_PHASES
+        limit = (error.get("ctx") or {}).get("max_length")
+        return SchemaIssue(loc, dotted(loc), f"at most {limit} entries are accepted, got "
+                                             f"{len(value)}")
     message = str(error["msg"])
     if "url" in error and not isinstance(value, dict | list):  # built-in: say what was found
         if message.startswith("Input should be "):
