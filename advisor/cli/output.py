@@ -155,7 +155,11 @@ def finish_stdout(failure: OutputFailed | None = None) -> int | None:
     return EXIT_ERROR
 
 
-def _write_stdout(text: str) -> None:
+def _write_stdout(text: str | Iterable[str]) -> None:
+    if not isinstance(text, str):
+        for piece in text:
+            _write_stdout(piece)
+        return
     data = text.encode("utf-8")
     stream = sys.stdout
     if isinstance(stream, GuardedStream):
@@ -190,7 +194,7 @@ def refuse_input_as_output(output: Path | None, inputs: Iterable[Path | None]) -
                  "choose another -o FILE")
 
 
-def write_file_atomically(data: bytes, output: Path) -> None:
+def write_file_atomically(data: bytes | Iterable[bytes], output: Path) -> None:
     """Write ``data`` to ``output`` through a temporary file in the same directory, renamed
     over it once complete: readers see the old file or the new one, never a part. The file
     keeps the mode of the file it replaces (a new one gets the usual 0666 & ~umask)."""
@@ -204,7 +208,8 @@ def write_file_atomically(data: bytes, output: Path) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for piece in [data] if isinstance(data, bytes) else data:
+                handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
@@ -215,10 +220,10 @@ def write_file_atomically(data: bytes, output: Path) -> None:
         raise
 
 
-def write_output(text: str, output: Path | None, wrote: str = "",
+def write_output(text: str | Iterable[str], output: Path | None, wrote: str = "",
                  inputs: Iterable[Path | None] = ()) -> None:
-    """Write a report to stdout or ``output`` as UTF-8 (exit 2 if the file cannot be
-    written or is one of ``inputs``, the run's input files).
+    """Write a report (text, or its pieces in order) to stdout or ``output`` as UTF-8
+    (exit 2 if the file cannot be written or is one of ``inputs``, the run's input files).
 
     ``wrote`` is appended to the ``pd-advisor: wrote FILE`` line on stderr.
     """
@@ -227,7 +232,8 @@ def write_output(text: str, output: Path | None, wrote: str = "",
         return
     refuse_input_as_output(output, inputs)
     try:
-        write_file_atomically(text.encode("utf-8"), output)
+        write_file_atomically(text.encode("utf-8") if isinstance(text, str)
+                              else (piece.encode("utf-8") for piece in text), output)
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
     sys.stderr.write(f"pd-advisor: wrote {output}{wrote}\n")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from io import StringIO
 from typing import Any
 
@@ -58,8 +59,13 @@ def _value(v: Any) -> Any:
     return v
 
 
-def _indices(result: SweepResult) -> list[tuple[int, ...]]:
-    return [tuple(int(i) for i in idx) for idx in np.ndindex(*result.shape)]
+def _indices(result: SweepResult) -> Iterator[tuple[int, ...]]:
+    return (tuple(int(i) for i in idx) for idx in np.ndindex(*result.shape))
+
+
+CHUNK_POINTS = 4096
+"""Design points per piece of streamed CSV or JSON (#21: the text of a sweep is never held
+whole, so its memory does not grow with the number of points)."""
 
 
 def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
@@ -81,8 +87,9 @@ def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
 
 
 def sweep_document(result: SweepResult, workload: str,
-                   current: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The canonical JSON document of a sweep."""
+                   current: Mapping[str, Any] | None = None,
+                   points: bool = True) -> dict[str, Any]:
+    """The canonical JSON document of a sweep (without its points unless ``points``)."""
     current = current or {}
     crossovers = []
     for c in result.crossovers():
@@ -112,8 +119,31 @@ def sweep_document(result: SweepResult, workload: str,
             "min_disagg_gain": pol.min_disagg_gain},
         "crossover": crossovers,
         "transitions": transitions,
-        "points": [point_dict(result, idx) for idx in _indices(result)],
+        "points": [point_dict(result, idx) for idx in _indices(result)] if points else [],
     }
+
+
+def json_chunks(result: SweepResult, workload: str,
+                current: Mapping[str, Any] | None = None) -> Iterator[str]:
+    """:func:`render_json` of :func:`sweep_document`, byte for byte, in pieces of
+    :data:`CHUNK_POINTS` points: the points are never all held at once."""
+    from advisor.render.report_json import sanitize
+
+    marker = "\u0000points\u0000"
+    doc = sweep_document(result, workload, current, points=False)
+    text = render_json({**doc, "points": [marker]})
+    quoted = json.dumps(marker)
+    head, tail = text.split(quoted)  # "points" is the last key: its items sit at 4 spaces
+    yield head
+    piece: list[str] = []
+    for n, idx in enumerate(_indices(result)):
+        item = json.dumps(sanitize(point_dict(result, idx)), indent=2, ensure_ascii=False,
+                          allow_nan=False)
+        piece.append((",\n    " if n else "") + item.replace("\n", "\n    "))
+        if len(piece) == CHUNK_POINTS:
+            yield "".join(piece)
+            piece = []
+    yield "".join(piece) + tail
 
 
 def render_json(doc: Mapping[str, Any]) -> str:
@@ -125,11 +155,21 @@ def render_json(doc: Mapping[str, Any]) -> str:
 
 def render_csv(result: SweepResult) -> str:
     """One row per design point, a header first."""
+    return "".join(csv_chunks(result))
+
+
+def csv_chunks(result: SweepResult) -> Iterator[str]:
+    """:func:`render_csv` in pieces of :data:`CHUNK_POINTS` rows (memory independent of the
+    number of points)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([a.key for a in result.axes] + list(COLUMNS))
     m = result.metrics
-    for idx in _indices(result):
+    for n, idx in enumerate(_indices(result)):
+        if n and n % CHUNK_POINTS == 0:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
         row: list[Any] = [_value(a.values[i]) for a, i in zip(result.axes, idx)]
         for name in COLUMNS:
             if name == "verdict":
@@ -146,7 +186,7 @@ def render_csv(result: SweepResult) -> str:
                     f = float(v)
                     row.append(repr(f) if math.isfinite(f) else "")
         w.writerow(row)
-    return buf.getvalue()
+    yield buf.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------
