@@ -27,12 +27,11 @@ from advisor.cli.output import (
     write_file_atomically,
     write_output,
 )
+from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
 
 DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_GPU = "h100-sxm"
 DEFAULT_INTER_NODE = "ib-ndr-400"
-MIN_TIME_SCALE = 1e-3
-MAX_TIME_SCALE = 1e3
 
 
 class TraceFormatChoice(str, enum.Enum):

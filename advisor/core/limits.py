@@ -1,8 +1,12 @@
-"""The domain the model is evaluated on: one place for every limit.
+"""Every input limit, in one place: the domain the model is evaluated on and the size of
+everything pd-advisor reads or is asked to compute (#21).
 
 The workload format (``advisor.loading.workload_schema``), ``sweep --vary`` (the sweep keys
-and their parser) and the verdict-boundary searches all refuse or stop at these values, so
-nothing downstream overflows and every part of the tool agrees on what it can evaluate.
+and their parser), the verdict-boundary searches, the file readers (YAML, ``config.json``,
+benchmark results, request logs), the profile schema and ``simulate`` all refuse or stop at
+these values, so nothing downstream overflows and every part of the tool agrees on what it
+can evaluate. The README's "Input limits" lists each one; a refusal is a located error or a
+usage error, exit 2.
 """
 
 from __future__ import annotations
@@ -72,3 +76,45 @@ LINK_BANDWIDTH_RANGE = (1e8, 1e14)
 """Interconnect bandwidth per direction per GPU, bytes/s: 100 MB/s to 100 TB/s."""
 MAX_OVERHEAD_S = 10.0
 """Largest fixed latency or per-step/per-request overhead in a profile or overlay, seconds."""
+
+# ---- files read (each refused beyond its size after reading one byte more) -------------
+MAX_YAML_FILE_BYTES = 1024 * 1024
+"""Largest YAML file read (workloads, ``.pd-advisor.yaml``, profiles, calibration overlays):
+1 MiB; bigger ones are refused after reading 1 MiB + 1 byte."""
+
+MAX_YAML_NODES = 100_000
+"""Most nodes (mappings, lists, keys and scalars) a YAML document may hold once every alias is
+expanded; the example workloads have at most 79, the built-in profiles at most 113."""
+
+MAX_YAML_DEPTH = 100
+"""Most levels a YAML document may nest: nodes on a path from the root to a scalar, both
+included, counting what aliases stand for; the examples and profiles have at most six."""
+
+MAX_CONFIG_FILE_BYTES = 1024 * 1024
+"""Largest Hugging Face ``config.json`` read (1 MiB; real ones are a few KiB)."""
+
+MAX_BENCHMARK_FILE_BYTES = 64 * 1024 * 1024
+"""Largest benchmark result file read (detailed vLLM files carry every generated text)."""
+
+MAX_REQUEST_LOG_BYTES = 64 * 2**20
+"""Largest request log read by ``fit`` and ``simulate --trace`` (streamed)."""
+
+MAX_REQUEST_LOG_LINE_BYTES = 2**20
+"""Longest line of a request log."""
+
+# ---- simulation ------------------------------------------------------------------------
+MAX_SIMULATED_REQUESTS = 10_000_000
+"""Most requests one ``simulate`` run draws per mode (``--requests`` above it is a usage
+error): about four minutes per mode at the benchmark's 2.5 M requests per minute."""
+
+MAX_REQUESTS_IN_FLIGHT = 1_000_000
+"""Most requests in the simulated system at once; a run that gets there stops as
+overloaded. Memory follows the requests in flight (about 400 bytes each), not the requests
+simulated, so this bounds it near 400 MB."""
+
+MIN_TIME_SCALE = 1e-3
+"""Smallest ``--time-scale`` of ``fit`` and ``simulate --trace`` (a log replayed 1,000×
+slower)."""
+
+MAX_TIME_SCALE = 1e3
+"""Largest ``--time-scale`` (a log replayed 1,000× faster)."""

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from advisor.core.calibration import BenchmarkRun
 from advisor.core.limits import (
+    MAX_BENCHMARK_FILE_BYTES,
     MAX_BENCHMARK_LATENCY_S,
     MAX_BENCHMARK_RUNS,
     MAX_RATE_RPS,
@@ -62,8 +63,7 @@ VLLM_MARKERS = frozenset({"num_prompts", "total_token_throughput", "burstiness",
 SGLANG_MARKERS = frozenset({"dataset_name", "random_input_len", "random_output_len",
                             "random_range_ratio", "concurrency"})
 REQUIRED = ("completed", "duration", "total_input_tokens", "total_output_tokens")
-MAX_FILE_BYTES = 64 * 1024 * 1024
-"""Largest result file read (detailed vLLM files carry every generated text)."""
+MAX_FILE_BYTES = MAX_BENCHMARK_FILE_BYTES
 
 
 class BenchResultError(ValueError):

@@ -43,7 +43,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from advisor.core.limits import MAX_CONFIG_COUNT
+from advisor.core.limits import MAX_CONFIG_COUNT, MAX_CONFIG_FILE_BYTES
 from advisor.loading.profile_errors import ProfileInvalidError
 
 CONFIG_FILE_NAME = "config.json"
@@ -70,8 +70,7 @@ ARCHITECTURE_CLASSES: dict[str, str] = {
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
 """MXFP4: 4-bit values plus one 8-bit scale per 32 values = 4.25 bits per parameter."""
 
-MAX_CONFIG_BYTES = 1024 * 1024
-"""Largest config.json read (1 MiB; real ones are a few KiB)."""
+MAX_CONFIG_BYTES = MAX_CONFIG_FILE_BYTES
 
 _MISSING: Any = object()
 
