@@ -110,7 +110,8 @@ def load_hf_profile(path: Path) -> Any:
         raise ProfileInvalidError(path, [f"not UTF-8 text ({exc.reason})"]) from None
     except _NumberRefused as exc:
         raise ProfileInvalidError(path, [
-            f"{_position(text, exc.token)}{exc.token[:24]}: {exc.reason}; "
+            f"{_position(text, exc.token)}{exc.token[:24]}{'...' * (len(exc.token) > 24)}: "
+            f"{exc.reason}; "
             "not a model config.json value"]) from None
     except json.JSONDecodeError as exc:
         raise ProfileInvalidError(path, [f"{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"]
