@@ -104,11 +104,10 @@ class GuardedStream:
             raise OutputFailed(exc) from None
 
     def write_bytes(self, data: bytes) -> None:
-        """``data`` as they are (UTF-8 reports), after any text already written."""
+        """``data`` (UTF-8) as they are after any text already written; as text to a stream
+        without bytes underneath (a ``StringIO`` in tests)."""
         try:
-            self._stream.flush()
-            self._stream.buffer.write(data)
-            self._stream.buffer.flush()
+            _write_utf8(self._stream, data)
         except OSError as exc:
             raise OutputFailed(exc) from None
 
@@ -155,24 +154,27 @@ def finish_stdout(failure: OutputFailed | None = None) -> int | None:
     return EXIT_ERROR
 
 
+def _write_utf8(stream: Any, data: bytes) -> None:
+    buffer = getattr(stream, "buffer", None)
+    stream.flush()
+    if buffer is None:  # a text-only stream (tests capturing text)
+        stream.write(data.decode("utf-8"))
+        stream.flush()
+        return
+    buffer.write(data)
+    buffer.flush()
+
+
 def _write_stdout(text: str | Iterable[str]) -> None:
     if not isinstance(text, str):
         for piece in text:
             _write_stdout(piece)
         return
     data = text.encode("utf-8")
-    stream = sys.stdout
-    if isinstance(stream, GuardedStream):
-        stream.write_bytes(data)
-        return
-    buffer = getattr(stream, "buffer", None)
-    if buffer is None:  # a replaced stdout (tests capturing text)
-        stream.write(text)
-        stream.flush()
-        return
-    stream.flush()
-    buffer.write(data)
-    buffer.flush()
+    if isinstance(sys.stdout, GuardedStream):
+        sys.stdout.write_bytes(data)
+    else:
+        _write_utf8(sys.stdout, data)
 
 
 def _same_file(a: Path, b: Path) -> bool:
