@@ -9,8 +9,8 @@ everything else of their surroundings (issue #21, :data:`SURROUNDINGS`): locale 
 against POSIX without UTF-8 mode), ``TZ``, ``COLUMNS`` and working directory; each command's
 standard output is a stream in the locale's encoding, captured as bytes. One child per seed
 runs every command in-process through the console-script entry point (the children run side
-by side), so the test costs one interpreter start-up per seed, not fifty. (The sweep's wall time is in its table
-footer only, not in its JSON, for this reason.)
+by side), so the test costs one interpreter start-up per seed, not fifty. (The sweep's wall
+time is in its table footer only, not in its JSON, for this reason.)
 """
 
 from __future__ import annotations
