@@ -44,7 +44,6 @@ from tests.fuzz.contract import (
     CliRun,
     assert_no_crash,
     check_check,
-    invoke,
     parse_json,
 )
 from tests.fuzz.test_fuzz_simulate_fit import run_bounded
