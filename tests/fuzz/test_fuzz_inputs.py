@@ -30,12 +30,15 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.loading.calibration_overlay import load_overlay
@@ -66,6 +69,21 @@ json_values = st.one_of(
     st.text(max_size=8), st.booleans(), st.none(),
     st.lists(st.sampled_from(HOSTILE_NUMBERS), max_size=4),
 )
+
+
+COUNTS: Counter[str] = Counter()
+"""Examples run per input kind and outcome (printed at the end of the module with ``-s``)."""
+
+
+def event(outcome: str) -> None:
+    COUNTS[outcome] += 1
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_counts() -> Iterator[None]:
+    yield
+    for outcome, count in sorted(COUNTS.items()):
+        sys.stderr.write(f"fuzz examples: {outcome}: {count}\n")
 
 
 def scaled(kind: str, thorough: bool = False) -> settings:
