@@ -232,7 +232,10 @@ def profile_texts(draw: st.DrawFn) -> str:
     for key in draw(st.lists(st.sampled_from(SOURCED + EFFICIENCY), min_size=1, max_size=3,
                              unique=True)):
         block = doc[key] if key in doc else doc["efficiency"][key]
-        block["value"] = draw(json_values)
+        if draw(st.booleans()):  # plausible: the shipped value scaled
+            block["value"] = block["value"] * draw(st.sampled_from([0.1, 0.5, 0.9, 1.1, 2.0]))
+        else:
+            block["value"] = draw(json_values)
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
@@ -280,11 +283,22 @@ NUMBER_TEXT = st.one_of(
 )
 
 
+PLAUSIBLE = {"cluster.gpus": "1,2,4,8", "traffic.rate_rps": "1:40:5",
+             "traffic.prompt_tokens": "100:20000:log:4", "traffic.output_tokens": "50,500",
+             "traffic.burstiness": "0.5,1,4", "slo.ttft_ms": "100:5000:3",
+             "slo.tpot_ms": "10,50", "slo.percentile": "50,90,99",
+             "cluster.inter_node": "ib-ndr-400,roce-100",
+             "cluster.inter_node.bandwidth_scale": "0.1,1,10"}
+"""Small valid specs, so that a share of the examples is evaluated."""
+
+
 @st.composite
 def vary_specs(draw: st.DrawFn) -> str:
     key = draw(st.sampled_from(SWEEP_KEYS))
-    kind = draw(st.integers(0, 3))
-    if kind == 0:
+    kind = draw(st.integers(0, 5))
+    if kind >= 4 and key in PLAUSIBLE:
+        spec = PLAUSIBLE[key]
+    elif kind == 0:
         spec = ",".join(draw(st.lists(NUMBER_TEXT, min_size=1, max_size=5)))
     elif kind == 1:
         spec = f"{draw(NUMBER_TEXT)}:{draw(NUMBER_TEXT)}:{draw(st.integers(-1, 8))}"
@@ -297,7 +311,8 @@ def vary_specs(draw: st.DrawFn) -> str:
 
 @st.composite
 def sweep_args(draw: st.DrawFn) -> tuple[list[str], bool]:
-    varies = draw(st.lists(vary_specs(), min_size=1, max_size=2))
+    varies = draw(st.lists(vary_specs(), min_size=1, max_size=2,
+                           unique_by=lambda text: text.split("=")[0]))
     fmt = draw(st.sampled_from(["json", "csv", "table"]))
     args = ["sweep", str(EXAMPLE), "--format", fmt, "--no-progress"]
     for vary in varies:
