@@ -24,6 +24,7 @@ from advisor.core.limits import (
     GPU_MEMORY_BANDWIDTH_RANGE,
     GPU_MEMORY_BYTES_RANGE,
     LINK_BANDWIDTH_RANGE,
+    MAX_GPUS,
     MAX_OVERHEAD_S,
 )
 from advisor.core.model_arch import MlaSpec, ModelSpec, MoeSpec
@@ -159,9 +160,11 @@ class SourcedOptionalPositive(SourcedNumber):
 
 
 class SourcedCount(_Strict):
-    """A sourced whole number >= 1 (GPUs per node)."""
+    """A sourced whole number from 1 to :data:`~advisor.core.limits.MAX_GPUS` (GPUs per
+    node, an engine's CUDA-graph batch limit; 2**63 GPUs per node overflowed, found by
+    fuzzing, #21)."""
 
-    value: PositiveInt
+    value: Annotated[int, Field(strict=True, gt=0, le=MAX_GPUS)]
     kind: ValueKind
     source: NonEmptyStr
 

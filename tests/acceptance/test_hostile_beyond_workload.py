@@ -255,15 +255,19 @@ def test_hostile_benchmark_files_are_refused(run_cli: Any, tmp_path: Path, old: 
     assert not (tmp_path / "c.yaml").exists()  # no overlay from an impossible measurement
 
 
-def test_profile_override_outside_the_physical_range(run_cli: Any, tmp_path: Path) -> None:
-    """memory_bandwidth_bytes_per_s: 5e-324 was an IndexError."""
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("value: 3.35e+12", "value: 5.0e-324", "20:3: error: memory_bandwidth_bytes_per_s.value: "
+     "Input should be greater than or equal to 10000000000"),  # was an IndexError
+    ("value: 8\n", "value: 9223372036854775808\n", "24:3: error: gpus_per_node.value: Input "
+     "should be less than or equal to 100000"),  # an OverflowError, found by fuzzing
+])
+def test_profile_override_outside_the_physical_range(run_cli: Any, tmp_path: Path, old: str,
+                                                     new: str, message: str) -> None:
     (tmp_path / "gpus").mkdir()
     (tmp_path / "gpus" / "h100-sxm.yaml").write_text(GPU_PROFILE.read_text(
-        encoding="utf-8").replace("value: 3.35e+12", "value: 5.0e-324"), encoding="utf-8")
+        encoding="utf-8").replace(old, new), encoding="utf-8")
     result = run_cli("recommend", EXAMPLE, "--profiles", tmp_path, exit_code=2)
-    assert (f"{tmp_path / 'gpus' / 'h100-sxm.yaml'}:20:3: error: "
-            "memory_bandwidth_bytes_per_s.value: Input should be greater than or equal to "
-            "10000000000") in result.stderr
+    assert f"{tmp_path / 'gpus' / 'h100-sxm.yaml'}:{message}" in result.stderr, result.stderr
 
 
 def test_symlink_loop_in_a_profile_directory(run_cli: Any, tmp_path: Path) -> None:
