@@ -46,6 +46,16 @@ def fail_with_problems(path: Path, problems: Sequence[Any], outcome: str) -> NoR
     fail(f"{path}: {count} problem{'s' * (count != 1)}; {outcome}")
 
 
+def console_text(text: object) -> str:
+    """A user string (name, path, id) for a rich console: control characters escaped
+    (``render.text.visible``) and rich markup inert (#21)."""
+    from rich.markup import escape
+
+    from advisor.render.text import visible
+
+    return escape(visible(str(text)))
+
+
 def set_debug(enabled: bool) -> None:
     """Record the root command's ``--debug`` (tracebacks for internal errors)."""
     _debug["enabled"] = bool(enabled)

@@ -86,13 +86,10 @@ def _ms(value: float | None) -> str:
 
 
 def _shown(text: object) -> str:
-    """A user string (name, path, id) for the console: control characters escaped, rich
-    markup inert (#21)."""
-    from rich.markup import escape
+    """A user string (name, path, id) for the console (``output.console_text``)."""
+    from advisor.cli.output import console_text
 
-    from advisor.render.text import visible
-
-    return escape(visible(str(text)))
+    return console_text(text)
 
 
 def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
@@ -108,7 +105,8 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
-    facts.add_row("model", f"{_shown(model.name)} ({_shown(model.id)}), {model.total_params / 1e9:.1f} B params, "
+    facts.add_row("model", f"{_shown(model.name)} ({_shown(model.id)}), "
+                           f"{model.total_params / 1e9:.1f} B params, "
                            f"context {model.max_context_tokens:,} tokens")
     facts.add_row("precision", scenario.precision)
     facts.add_row("engine", scenario.engine.label)
