@@ -135,7 +135,7 @@ def guard_stdout() -> None:
         return
     with contextlib.suppress(AttributeError, ValueError, OSError):
         sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    sys.stdout = GuardedStream(sys.stdout)  # type: ignore[assignment]
+    sys.stdout = GuardedStream(sys.stdout)
 
 
 def finish_stdout(failure: OutputFailed | None = None) -> int | None:

@@ -23,8 +23,6 @@ import numpy as np
 import typer
 
 from advisor.cli.fit_cmd import (
-    MAX_TIME_SCALE,
-    MIN_TIME_SCALE,
     TIME_SCALE_HELP,
     TRACE_FORMAT_HELP,
     TraceFormatChoice,
@@ -37,6 +35,7 @@ from advisor.cli.output import (
     terminal_settings,
     write_output,
 )
+from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
 from advisor.core.simulate.steady import MAX_REQUESTS
 
 if TYPE_CHECKING:
