@@ -98,12 +98,30 @@ def load_results(path: Path, limit: int = MAX_BENCHMARK_RUNS) -> list[BenchmarkR
 
 def parse_results(text: str, source: str,
                   limit: int = MAX_BENCHMARK_RUNS) -> list[BenchmarkRun]:
-    """Every run in the text of a result file; ``source`` names it in labels and errors."""
-    objects = split_objects(text, source, limit)
+    """Every run in the text of a result file; ``source`` names it in labels and errors.
+
+    A run that cannot be used is reported at ``source:line:col`` (#21): the value of the key
+    the problem names, else the start of the run.
+    """
+    starts: list[int] = []
+    objects = split_objects(text, source, limit, starts)
     runs = []
     for index, obj in enumerate(objects, 1):
         label = source if len(objects) == 1 else f"{source}#{index}"
-        runs.append(parse_run(obj, label))
+        try:
+            runs.append(parse_run(obj, label))
+        except BenchResultError as exc:
+            start = starts[index - 1]
+            end = starts[index] if index < len(starts) else len(text)
+            offset = start
+            named = re.search(r"key '([^']+)'", exc.message)
+            if named:
+                found = re.compile(r'"' + re.escape(named[1]) + r'"\s*:\s*').search(
+                    text, start, end)
+                offset = found.end() if found else start
+            line, col = _line_col(text, offset)
+            prefix = f"run {index}: " if len(objects) > 1 else ""
+            raise BenchResultError(f"{source}:{line}:{col}", prefix + exc.message) from None
     return runs
 
 
@@ -130,13 +148,14 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def split_objects(text: str, source: str,
-                  limit: int = MAX_BENCHMARK_RUNS) -> list[dict[str, Any]]:
+def split_objects(text: str, source: str, limit: int = MAX_BENCHMARK_RUNS,
+                  starts: list[int] | None = None) -> list[dict[str, Any]]:
     """The JSON objects of a file: one, several appended (vLLM), or one per line (SGLang).
 
     Read one object at a time and no further than object ``limit + 1`` (refused: more runs
     than :data:`MAX_BENCHMARK_RUNS`); numbers beyond the floating-point range (``1e400``,
-    ``10**400``) are refused at their line and column.
+    ``10**400``) are refused at their line and column. ``starts``, when given, receives the
+    offset in ``text`` where each object starts.
     """
     decoder = json.JSONDecoder(parse_float=_finite_float, parse_int=_bounded_int)
     objects: list[dict[str, Any]] = []
@@ -165,18 +184,23 @@ def split_objects(text: str, source: str,
             where = f"line {exc.lineno} column {exc.colno}"
             hint = (": the file ends inside a JSON object (truncated, or still being written?)"
                     if not text.rstrip().endswith("}") else "")
-            raise BenchResultError(source, f"invalid JSON at {where} ({exc.msg}){hint}") from None
+            raise BenchResultError(f"{source}:{exc.lineno}:{exc.colno}",
+                                   f"invalid JSON at {where} ({exc.msg}){hint}") from None
         except RecursionError:
             line = text.count("\n", 0, position) + 1
-            raise BenchResultError(source, f"invalid JSON at line {line}: nested too deeply for a "
-                                           "benchmark result") from None
+            raise BenchResultError(f"{source}:{line}:1", f"invalid JSON at line {line}: nested "
+                                   "too deeply for a benchmark result") from None
         if not isinstance(obj, dict):
-            raise BenchResultError(source, f"expected a JSON object per run, got "
-                                           f"{type(obj).__name__} (run {len(objects) + 1})")
+            line, col = _line_col(text, start)
+            raise BenchResultError(f"{source}:{line}:{col}", (
+                f"expected a JSON object per run, got {type(obj).__name__} "
+                f"(run {len(objects) + 1})"))
         objects.append(obj)
+        if starts is not None:
+            starts.append(start)
     if not objects:
-        raise BenchResultError(source, "file is empty; expected vLLM --save-result JSON or "
-                                       "SGLang bench_serving JSONL")
+        raise BenchResultError(f"{source}:1:1", "file is empty; expected vLLM --save-result "
+                                                "JSON or SGLang bench_serving JSONL")
     return objects
 
 
