@@ -142,25 +142,29 @@ def main() -> None:
 
     argv = sys.argv[1:]
     debug = "--debug" in argv
+    stdout = sys.stdout
     guard_stdout()
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
     code: int | str | None = EXIT_OK
     try:
-        make_app(invoked_command(argv))()
-    except SystemExit as exc:
-        code = exc.code
-    except Interrupted:
-        finish_stdout(None)
-        sys.stderr.write("pd-advisor: interrupted\n")
-        sys.exit(EXIT_INTERRUPTED)
-    except OutputFailed as exc:
-        sys.exit(finish_stdout(exc))
-    except Exception as exc:  # the guard exists to catch everything
-        if debug:
-            raise
-        sys.stderr.write(f"pd-advisor: internal error: {type(exc).__name__}: {exc} "
-                         "(run with --debug for the traceback)\n")
-        code = EXIT_ERROR
-    failed = finish_stdout()
-    sys.exit(code if failed is None else failed)
+        try:
+            make_app(invoked_command(argv))()
+        except SystemExit as exc:
+            code = exc.code
+        except Interrupted:
+            finish_stdout(None)
+            sys.stderr.write("pd-advisor: interrupted\n")
+            sys.exit(EXIT_INTERRUPTED)
+        except OutputFailed as exc:
+            sys.exit(finish_stdout(exc))
+        except Exception as exc:  # the guard exists to catch everything
+            if debug:
+                raise
+            sys.stderr.write(f"pd-advisor: internal error: {type(exc).__name__}: {exc} "
+                             "(run with --debug for the traceback)\n")
+            code = EXIT_ERROR
+        failed = finish_stdout()
+        sys.exit(code if failed is None else failed)
+    finally:
+        sys.stdout = stdout  # callers running main() in-process get their stream back
