@@ -1,7 +1,9 @@
 """The ``pd-advisor`` command line: Typer wiring, exit codes, and the top-level error guard.
 
 Exit codes are API: 0 ok, 1 gate failed (``check`` only), 2 could not evaluate (bad input,
-usage error, internal error). No traceback escapes unless ``--debug`` is given.
+usage error, internal error, an output that cannot be written), 130 interrupted (SIGINT,
+"pd-advisor: interrupted"). A reader that stops early (``| head -1``) ends the run with 0.
+No traceback escapes unless ``--debug`` is given.
 
 ``app`` (the whole command line, every subcommand attached) is built on first use;
 :func:`main` builds only the subcommand the arguments name (``advisor.cli.commands``), so a
@@ -12,6 +14,7 @@ commands get the whole app.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +27,8 @@ from advisor import __version__
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, the shell's convention."""
 
 COMPLETION_ENV = "_PD_ADVISOR_COMPLETE"
 """Set by the shell-completion scripts Typer installs; completion needs every command."""
@@ -121,20 +126,45 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class Interrupted(BaseException):
+    """SIGINT, raised by :func:`_on_sigint`. Not a ``KeyboardInterrupt``, which Click turns
+    into a silent exit 130 before :func:`main` could say why the run stopped."""
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    raise Interrupted
+
+
 def main() -> None:
-    """Console-script entry point: run the app; map unexpected exceptions to exit 2."""
+    """Console-script entry point: run the app; map unexpected exceptions to exit 2, SIGINT
+    to 130, and output failures to 0 (the reader stopped) or 2 (advisor.cli.output)."""
+    from advisor.cli.output import OutputFailed, finish_stdout, guard_stdout
+
     argv = sys.argv[1:]
     debug = "--debug" in argv
+    stdout = sys.stdout
+    guard_stdout()
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+    code: int | str | None = EXIT_OK
     try:
-        make_app(invoked_command(argv))()
-    except SystemExit:
-        raise
-    except KeyboardInterrupt:
-        sys.stderr.write("pd-advisor: interrupted\n")
-        sys.exit(EXIT_ERROR)
-    except Exception as exc:  # the guard exists to catch everything
-        if debug:
-            raise
-        sys.stderr.write(f"pd-advisor: internal error: {type(exc).__name__}: {exc} "
-                         "(run with --debug for the traceback)\n")
-        sys.exit(EXIT_ERROR)
+        try:
+            make_app(invoked_command(argv))()
+        except SystemExit as exc:
+            code = exc.code
+        except Interrupted:
+            finish_stdout(None)
+            sys.stderr.write("pd-advisor: interrupted\n")
+            sys.exit(EXIT_INTERRUPTED)
+        except OutputFailed as exc:
+            sys.exit(finish_stdout(exc))
+        except Exception as exc:  # the guard exists to catch everything
+            if debug:
+                raise
+            sys.stderr.write(f"pd-advisor: internal error: {type(exc).__name__}: {exc} "
+                             "(run with --debug for the traceback)\n")
+            code = EXIT_ERROR
+        failed = finish_stdout()
+        sys.exit(code if failed is None else failed)
+    finally:
+        sys.stdout = stdout  # callers running main() in-process get their stream back

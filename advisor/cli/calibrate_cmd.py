@@ -30,6 +30,7 @@ physically impossible fit, nothing the runs constrain, an existing file without 
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from advisor.cli.output import fail as _fail
-from advisor.cli.output import fail_with_problems, write_output
+from advisor.cli.output import fail_with_problems, refuse_input_as_output, write_output
 
 if TYPE_CHECKING:
     from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
@@ -59,21 +60,24 @@ def _warn(message: str) -> None:
 # --------------------------------------------------------------------------- setup
 def _load_runs(paths: list[Path]) -> list[BenchmarkRun]:
     """Every run of every file; all file problems are reported before exiting 2."""
+    from advisor.core.limits import MAX_BENCHMARK_RUNS
     from advisor.loading.bench_results import BenchResultError, load_results
 
     runs: list[BenchmarkRun] = []
     errors: list[str] = []
     for path in paths:
         if not path.is_file():
-            errors.append(f"{path}: no such file")
+            errors.append(f"pd-advisor: error: {path}: no such file")
             continue
         try:
-            runs.extend(load_results(path))
-        except BenchResultError as exc:
-            errors.append(str(exc))
+            runs.extend(load_results(path, max(MAX_BENCHMARK_RUNS - len(runs), 0)))
+        except BenchResultError as exc:  # path:line:col: error: ... when the place is known
+            located = re.search(r":\d+:\d+$", exc.source) is not None
+            errors.append(f"{exc.source}: error: {exc.message}" if located
+                          else f"pd-advisor: error: {exc}")
     if errors:
         for error in errors:
-            sys.stderr.write(f"pd-advisor: error: {error}\n")
+            sys.stderr.write(f"{error}\n")
         _fail(f"{len(errors)} benchmark file problem{'s' * (len(errors) != 1)}; nothing fitted")
     return runs
 
@@ -211,6 +215,7 @@ def register(app: typer.Typer) -> None:
         )
 
         to_stdout = str(output) == "-"
+        refuse_input_as_output(output, [workload, *results])
         if not to_stdout and output.exists() and not force:
             _fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
         try:
@@ -245,7 +250,9 @@ def register(app: typer.Typer) -> None:
                    f"{done.token_budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
                    f"{len(results)} file{'s' * (len(results) != 1)}")
         table_stream = sys.stderr if to_stdout else sys.stdout
-        table_stream.write(render_table(result, heading))
+        from advisor.render.text import visible
+
+        table_stream.write(render_table(result, visible(heading)))
         table_stream.flush()
         if not result.success:
             _warn(f"the fit did not converge ({result.message}); the factors are the best found")
@@ -260,6 +267,17 @@ def register(app: typer.Typer) -> None:
                   "them); nothing written")
         if done.dropped:
             _warn(f"not written (the runs do not constrain them): {', '.join(done.dropped)}")
-        write_output(done.overlay, None if to_stdout else output,
-                     wrote=f"; add `calibration: {output}` to the workload (path relative to "
-                     "the workload file)")
+        write_output(done.overlay, None if to_stdout else output, inputs=[workload, *results],
+                     wrote=f"; add `calibration: {_relative_to(output, workload)}` to "
+                     f"{workload} (the path is relative to the workload file)")
+
+
+def _relative_to(output: Path, workload: Path) -> str:
+    """``output`` as the workload's ``calibration:`` key names it: relative to the workload
+    file's directory (#21: not to the working directory)."""
+    import os
+
+    try:
+        return Path(os.path.relpath(output.resolve(), workload.resolve().parent)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return str(output.resolve())

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
+from advisor.cli.output import refuse_input_as_output
 from advisor.cli.recommend_cmd import (
     FORMAT_ENV,
     OUTPUT_HELP,
@@ -69,9 +70,10 @@ def register(app: typer.Typer) -> None:
         """
         from advisor.render.report_json import build_check, exit_code
 
+        refuse_input_as_output(output, workloads)
         catalog = catalog_for(profiles or [])
         doc = build_check([_entry(path, catalog) for path in workloads])
-        write_output(render_output(doc, fmt, output), output)
+        write_output(render_output(doc, fmt, output), output, inputs=workloads)
         counts = doc["counts"]
         sys.stderr.write(
             f"pd-advisor: checked {counts['files']} file{'s' * (counts['files'] != 1)}: "

@@ -13,7 +13,6 @@ problem of every log printed as ``path:line:col: error: ...``).
 from __future__ import annotations
 
 import enum
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -21,13 +20,18 @@ from typing import Annotated
 
 import typer
 
-from advisor.cli.output import debug_enabled, fail
+from advisor.cli.output import (
+    debug_enabled,
+    fail,
+    refuse_input_as_output,
+    write_file_atomically,
+    write_output,
+)
+from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
 
 DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_GPU = "h100-sxm"
 DEFAULT_INTER_NODE = "ib-ndr-400"
-MIN_TIME_SCALE = 1e-3
-MAX_TIME_SCALE = 1e3
 
 
 class TraceFormatChoice(str, enum.Enum):
@@ -67,31 +71,6 @@ def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str):
         count = len(exc.problems)
         fail(f"{', '.join(str(p) for p in paths)}: {count} problem{'s' * (count != 1)}; "
              f"{outcome}")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def write_atomically(text: str, output: Path) -> None:
-    """Write ``text`` to ``output`` through a temporary file in the same directory."""
-    directory = output.parent if str(output.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, output)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _validate(text: str, directory: Path) -> None:
@@ -162,8 +141,7 @@ def register(app: typer.Typer) -> None:
         if not math.isfinite(time_scale):
             fail("--time-scale must be a finite number")
         if output is not None:
-            if any(_same_file(output, t) for t in traces):
-                fail(f"{output} is one of the logs; write the workload elsewhere")
+            refuse_input_as_output(output, traces)
             if output.exists() and not force:
                 fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
         log = load_log(traces, trace_format.value, time_scale, "nothing fitted")
@@ -204,16 +182,15 @@ def register(app: typer.Typer) -> None:
         written = None
         if output is not None:
             try:
-                write_atomically(text, output)
+                write_file_atomically(text.encode("utf-8"), output)
             except OSError as exc:
                 fail(f"cannot write {output}: {exc.strerror or exc}")
             written = str(output)
         if fmt is FitFormat.yaml:
-            sys.stdout.write(text)
+            write_output(text, None)
         elif fmt is FitFormat.json:
             from advisor.render.report_json import json_text
 
-            sys.stdout.write(json_text(fit_document(fitted, info, written)))
+            write_output(json_text(fit_document(fitted, info, written)), None)
         else:
-            sys.stdout.write(render_fit_table(fitted, info, written))
-        sys.stdout.flush()
+            write_output(render_fit_table(fitted, info, written), None)

@@ -31,6 +31,7 @@ import typer
 
 from advisor.cli.output import fail as _fail
 from advisor.cli.output import write_output
+from advisor.core.limits import MAX_GPUS
 
 if TYPE_CHECKING:
     from advisor.core.hardware import GpuSpec
@@ -215,7 +216,7 @@ def register(app: typer.Typer) -> None:
         gpu: Annotated[str, typer.Option("--gpu", metavar="ID", help="GPU profile id.")
                        ] = DEFAULT_GPU,
         gpus: Annotated[int | None, typer.Option(
-            "--gpus", metavar="N", min=1, show_default=False,
+            "--gpus", metavar="N", min=1, max=MAX_GPUS, show_default=False,
             help="GPUs the deployment may use (default: one node of the GPU).")] = None,
         output: Annotated[Path, typer.Option(
             "-o", "--output", metavar="FILE", help="File to write ('-' = stdout).")

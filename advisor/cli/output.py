@@ -1,11 +1,24 @@
-"""Terminal and output plumbing shared by the report commands."""
+"""Terminal and output plumbing shared by every command.
+
+Outputs are never half-written (#21): ``-o FILE`` goes to a temporary file in the same
+directory, renamed over FILE once complete (:func:`write_output`), and a file that is an
+input of the same run is never the output. Standard output is guarded once, in
+:func:`guard_stdout` (installed by ``advisor.cli.app.main``): a reader that stopped (closed
+pipe, ``| head -1``) ends the run with exit 0 and no message; any other write error
+(``/dev/full``) is one line, exit 2. Reports are written as UTF-8 bytes whatever the
+locale, so the same input gives the same bytes everywhere.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import shutil
+import stat
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -31,6 +44,16 @@ def fail_with_problems(path: Path, problems: Sequence[Any], outcome: str) -> NoR
         sys.stderr.write(problem.format() + "\n")
     count = len(problems)
     fail(f"{path}: {count} problem{'s' * (count != 1)}; {outcome}")
+
+
+def console_text(text: object) -> str:
+    """A user string (name, path, id) for a rich console: control characters escaped
+    (``render.text.visible``) and rich markup inert (#21)."""
+    from rich.markup import escape
+
+    from advisor.render.text import visible
+
+    return escape(visible(str(text)))
 
 
 def set_debug(enabled: bool) -> None:
@@ -59,17 +82,170 @@ def terminal_settings(to_stdout: bool) -> tuple[int, bool]:
     return DEFAULT_WIDTH, color
 
 
-def write_output(text: str, output: Path | None, wrote: str = "") -> None:
-    """Write a report to stdout or ``output`` (exit 2 if the file cannot be written).
+class OutputFailed(BaseException):
+    """Standard output could not be written: ``reader_gone`` when the reader closed the pipe.
+
+    A ``BaseException`` so that neither the commands' guards nor Click's own handling of
+    ``OSError`` (which exits 1 on a broken pipe) intercept it before ``app.main``.
+    """
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+        self.reader_gone = isinstance(error, BrokenPipeError) or error.errno == errno.EPIPE
+
+
+class GuardedStream:
+    """A text stream whose write and flush errors become :class:`OutputFailed`."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError as exc:
+            raise OutputFailed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise OutputFailed(exc) from None
+
+    def write_bytes(self, data: bytes) -> None:
+        """``data`` (UTF-8) as they are after any text already written; as text to a stream
+        without bytes underneath (a ``StringIO`` in tests)."""
+        try:
+            _write_utf8(self._stream, data)
+        except OSError as exc:
+            raise OutputFailed(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_stdout() -> None:
+    """Route standard output through :class:`GuardedStream` (once, from ``app.main``).
+
+    Characters the locale's encoding cannot represent are written as backslash escapes
+    instead of failing (reports themselves are written as UTF-8 bytes).
+    """
+    if sys.stdout is None or isinstance(sys.stdout, GuardedStream):
+        return
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    sys.stdout = GuardedStream(sys.stdout)
+
+
+def finish_stdout(failure: OutputFailed | None = None) -> int | None:
+    """Flush standard output; after a failed write, the exit code (0: the reader stopped,
+    2: any other error, with one line on stderr), else None."""
+    if failure is None:
+        try:
+            if sys.stdout is not None:
+                sys.stdout.flush()
+            return None
+        except OutputFailed as exc:
+            failure = exc
+        except OSError as exc:
+            failure = OutputFailed(exc)
+    try:  # nothing more can reach the reader: later flushes (at exit) must not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    if failure.reader_gone:
+        return 0
+    reason = failure.error.strerror or str(failure.error)
+    sys.stderr.write(f"pd-advisor: error: cannot write the output (standard output): "
+                     f"{reason}\n")
+    return EXIT_ERROR
+
+
+def _write_utf8(stream: Any, data: bytes) -> None:
+    buffer = getattr(stream, "buffer", None)
+    stream.flush()
+    if buffer is None:  # a text-only stream (tests capturing text)
+        stream.write(data.decode("utf-8"))
+        stream.flush()
+        return
+    buffer.write(data)
+    buffer.flush()
+
+
+def _write_stdout(text: str | Iterable[str]) -> None:
+    if not isinstance(text, str):
+        for piece in text:
+            _write_stdout(piece)
+        return
+    data = text.encode("utf-8")
+    if isinstance(sys.stdout, GuardedStream):
+        sys.stdout.write_bytes(data)
+    else:
+        _write_utf8(sys.stdout, data)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
+
+
+def refuse_input_as_output(output: Path | None, inputs: Iterable[Path | None]) -> None:
+    """Exit 2 when ``output`` is one of this run's input files (it would be replaced)."""
+    if output is None or str(output) == "-":
+        return
+    for path in inputs:
+        if path is not None and str(path) != "-" and _same_file(output, Path(path)):
+            fail(f"refusing to write {output}: it is an input of this run ({path}); "
+                 "choose another -o FILE")
+
+
+def write_file_atomically(data: bytes | Iterable[bytes], output: Path) -> None:
+    """Write ``data`` to ``output`` through a temporary file in the same directory, renamed
+    over it once complete: readers see the old file or the new one, never a part. The file
+    keeps the mode of the file it replaces (a new one gets the usual 0666 & ~umask)."""
+    directory = output.parent if str(output.parent) else Path(".")
+    try:
+        mode = stat.S_IMODE(os.stat(output).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for piece in [data] if isinstance(data, bytes) else data:
+                handle.write(piece)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_output(text: str | Iterable[str], output: Path | None, wrote: str = "",
+                 inputs: Iterable[Path | None] = ()) -> None:
+    """Write a report (text, or its pieces in order) to stdout or ``output`` as UTF-8
+    (exit 2 if the file cannot be written or is one of ``inputs``, the run's input files).
 
     ``wrote`` is appended to the ``pd-advisor: wrote FILE`` line on stderr.
     """
     if output is None or str(output) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _write_stdout(text)
         return
+    refuse_input_as_output(output, inputs)
     try:
-        output.write_text(text, encoding="utf-8")
+        write_file_atomically(text.encode("utf-8") if isinstance(text, str)
+                              else (piece.encode("utf-8") for piece in text), output)
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror or exc}")
     sys.stderr.write(f"pd-advisor: wrote {output}{wrote}\n")

@@ -12,11 +12,13 @@ the commands so that ``pd-advisor --help`` stays fast.
 from __future__ import annotations
 
 import enum
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from advisor.cli.output import console_text
 from advisor.cli.output import fail as _fail
 
 if TYPE_CHECKING:
@@ -142,8 +144,8 @@ def _listing(title: str, headers: list[str], rows: list[list[str]]) -> Table:
             table.add_column(header, no_wrap=True, min_width=widths[i],
                              justify="left" if header in ("id", "scope", "attention",
                                                           "scale-up", "from") else "right")
-    for row in rows:
-        table.add_row(*[row[i] for i in keep])
+    for row in rows:  # names and ids come from user files: shown inert (#21)
+        table.add_row(*[console_text(row[i]) for i in keep])
     return table
 
 
@@ -297,8 +299,8 @@ def list_profiles(
             errors += kind_errors
     except (ProfileNotFoundError, ProfileInvalidError) as exc:
         _fail(str(exc))
-    if errors:
-        _fail("\n".join(errors))
+    for error in errors:  # a broken file is a warning here, an error where it is used (#21)
+        sys.stderr.write(f"pd-advisor: warning: {error} (not listed)\n")
 
 
 # ---- show ----------------------------------------------------------------------------------
@@ -526,8 +528,9 @@ def show_profile(
         _fail(str(exc))
 
     console = _console()
-    console.print(f"[bold]{profile.name}[/]  {KIND_SINGULAR[kind_name]} profile "
-                  f"'{profile.id}' ({catalog.origin(path)}: {path})", highlight=False)
+    console.print(f"[bold]{console_text(profile.name)}[/]  {KIND_SINGULAR[kind_name]} profile "
+                  f"'{console_text(profile.id)}' ({console_text(catalog.origin(path))}: "
+                  f"{console_text(path)})", highlight=False)
     if kind_name == "gpus":
         _show_gpu(console, catalog, profile)  # type: ignore[arg-type]
     elif kind_name == "interconnects":

@@ -1,7 +1,9 @@
 """``pd-advisor recommend WORKLOAD``: chunked prefill or disaggregation, with the numbers.
 
 The report goes to stdout (or ``-o FILE``; ``-`` is stdout) in the ``--format`` chosen
-(default ``table``, or ``$PD_ADVISOR_FORMAT``); diagnostics go to stderr. Input problems are
+(default ``table``, or ``$PD_ADVISOR_FORMAT`` when it names one of recommend's formats: a
+CI job may set a ``check``-only one, such as ``github``, for both commands); diagnostics go
+to stderr. Input problems are
 all printed as ``path:line:col: error: key: message`` and exit 2; otherwise the exit code is
 0, even when no plan meets the SLOs (the report says so first; ``check`` is the gate).
 
@@ -25,7 +27,9 @@ from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
     debug_enabled,
     fail,
     fail_with_problems,
+    refuse_input_as_output,
     terminal_settings,
+    write_file_atomically,
     write_output,
 )
 from advisor.render.formats import (  # light: enums only
@@ -102,7 +106,7 @@ def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str) ->
     if plot is not None:
         image = render_figure(rec.figure, title, plot_fmt)
         try:
-            plot.write_bytes(image)
+            write_file_atomically(image, plot)
         except OSError as exc:
             fail(f"cannot write {plot}: {exc.strerror or exc}")
         sys.stderr.write(f"pd-advisor: wrote {plot}\n")
@@ -124,13 +128,14 @@ def register(app: typer.Typer) -> None:
     def recommend(
         workload: Annotated[Path, typer.Argument(metavar="WORKLOAD", help="Workload YAML file.",
                                                  show_default=False)],
-        fmt: Annotated[RecommendOutput, typer.Option(
-            "--format", "-f", envvar=FORMAT_ENV,
-            help="Report format: table (for people), json (canonical, schema_version 1), "
-                 "markdown (PR comments), html (one self-contained file for design reviews, "
-                 "with the figure when matplotlib is installed) or none (only the --emit "
-                 "commands or the --plot figure).")
-                       ] = RecommendOutput.table,
+        fmt: Annotated[RecommendOutput | None, typer.Option(
+            "--format", "-f", show_default=False,
+            help="Report format: table (for people; the default), json (canonical, "
+                 "schema_version 1), markdown (PR comments), html (one self-contained file "
+                 "for design reviews, with the figure when matplotlib is installed) or none "
+                 "(only the --emit commands or the --plot figure). Default also from "
+                 f"${FORMAT_ENV} when it names one of these.")
+                       ] = None,
         emit: Annotated[EmitEngine | None, typer.Option(
             "--emit", show_default=False,
             help="After the report, print the commands that launch the recommended plan on "
@@ -153,8 +158,14 @@ def register(app: typer.Typer) -> None:
         from advisor.loading.errors import InputError
         from advisor.usecases.recommend import build_recommendation, internal_error
 
+        if fmt is None:
+            from_env = os.environ.get(FORMAT_ENV, "").strip().lower()
+            fmt = next((f for f in RecommendOutput if f.value == from_env),
+                       RecommendOutput.table)
         if fmt is RecommendOutput.none and emit is None and plot is None:
             fail("--format none prints nothing without --emit vllm|sglang or --plot")
+        refuse_input_as_output(output, [workload])
+        refuse_input_as_output(plot, [workload, output])
         plot_fmt = _check_plot(plot) if plot is not None else ""
         try:
             rec = build_recommendation(workload, catalog_for(profiles or []),
@@ -184,7 +195,7 @@ def register(app: typer.Typer) -> None:
                     report, emit, data.get("model"), workload, memory))
             except LaunchError as exc:
                 fail(f"{workload}: {exc}")
-        write_output(text, output)
+        write_output(text, output, inputs=[workload])
         if not report["slo_met"]:
             sys.stderr.write(f"pd-advisor: {workload}: no plan meets the SLOs "
                              "(see the report)\n")

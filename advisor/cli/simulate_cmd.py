@@ -23,14 +23,19 @@ import numpy as np
 import typer
 
 from advisor.cli.fit_cmd import (
-    MAX_TIME_SCALE,
-    MIN_TIME_SCALE,
     TIME_SCALE_HELP,
     TRACE_FORMAT_HELP,
     TraceFormatChoice,
     load_log,
 )
-from advisor.cli.output import debug_enabled, fail, fail_with_problems, terminal_settings
+from advisor.cli.output import (
+    debug_enabled,
+    fail,
+    fail_with_problems,
+    terminal_settings,
+    write_output,
+)
+from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
 from advisor.core.simulate.steady import MAX_REQUESTS
 
 if TYPE_CHECKING:
@@ -147,12 +152,13 @@ def register(app: typer.Typer) -> None:
         if fmt is SimFormat.json:
             doc = simulation_document(shown, scenario.name, requests, seed, results, skipped,
                                       trace_doc)
-            sys.stdout.write(render_json(doc))
+            write_output(render_json(doc), None)
         else:
+            from advisor.render.text import visible
+
             width, color = terminal_settings(True)
-            sys.stdout.write(render_table(shown, requests, seed, results, skipped, width, color,
-                                          note))
-        sys.stdout.flush()
+            write_output(render_table(visible(shown), requests, seed, results, skipped, width,
+                                      color, note), None)
 
 
 def _replay(log: Any, scenario: Any) -> tuple[Any, dict[str, Any], str]:

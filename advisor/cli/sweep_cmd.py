@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Self
 
@@ -27,6 +28,7 @@ from advisor.cli.output import (
     debug_enabled,
     fail,
     fail_with_problems,
+    refuse_input_as_output,
     terminal_settings,
     write_output,
 )
@@ -101,6 +103,8 @@ def register(app: typer.Typer) -> None:
                 require_matplotlib()
             except PlotUnavailable as exc:
                 fail(str(exc))
+        refuse_input_as_output(output, [workload])
+        refuse_input_as_output(plot, [workload])
         catalog = ProfileCatalog(extra_dirs=profiles or [])
         try:
             scenario = load_scenario(workload, catalog)
@@ -126,7 +130,7 @@ def register(app: typer.Typer) -> None:
             fail(f"internal error: {type(exc).__name__}: {exc} "
                         "(run with --debug for the traceback)")
         text = _render(result, str(workload), current, fmt, output, max_rows)
-        write_output(text, output)
+        write_output(text, output, inputs=[workload])
         if plot is not None:
             from advisor.render.plot import plot_sweep
 
@@ -138,14 +142,16 @@ def register(app: typer.Typer) -> None:
 
 
 def _render(result: Any, workload: str, current: dict[str, Any], fmt: SweepFormat,
-            output: Path | None, max_rows: int) -> str:
+            output: Path | None, max_rows: int) -> str | Iterable[str]:
+    """The output text; CSV and JSON as a stream of pieces (memory independent of the
+    number of design points, #21)."""
     from advisor.render import sweep_report as rep
 
     if fmt is SweepFormat.csv:
-        return rep.render_csv(result)
-    doc = rep.sweep_document(result, workload, current)
+        return rep.csv_chunks(result)
     if fmt is SweepFormat.json:
-        return rep.render_json(doc)
+        return rep.json_chunks(result, workload, current)
+    doc = rep.sweep_document(result, workload, current, points=False)
     width, color = terminal_settings(output is None or str(output) == "-")
     return rep.render_table(result, doc, width=width, color=color, max_rows=max_rows)
 

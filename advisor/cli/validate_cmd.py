@@ -85,6 +85,13 @@ def _ms(value: float | None) -> str:
     return "none" if value is None else f"{value:g} ms"
 
 
+def _shown(text: object) -> str:
+    """A user string (name, path, id) for the console (``output.console_text``)."""
+    from advisor.cli.output import console_text
+
+    return console_text(text)
+
+
 def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
     """A readable summary of a resolved scenario."""
     from rich.table import Table
@@ -92,18 +99,20 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
     from advisor.core.scenario import Policy
 
     title = scenario.name or path.stem
-    console.print(f"[bold]{title}[/bold]  ({path}): valid")
+    console.print(f"[bold]{_shown(title)}[/bold]  ({_shown(path)}): valid")
     model = scenario.model
     cluster = scenario.cluster
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
-    facts.add_row("model", f"{model.name} ({model.id}), {model.total_params / 1e9:.1f} B params, "
+    facts.add_row("model", f"{_shown(model.name)} ({_shown(model.id)}), "
+                           f"{model.total_params / 1e9:.1f} B params, "
                            f"context {model.max_context_tokens:,} tokens")
     facts.add_row("precision", str(scenario.precision))
     facts.add_row("engine", scenario.engine.label)
     nodes = f"{cluster.nodes} node{'s' * (cluster.nodes != 1)} of {cluster.gpus_per_node}"
-    facts.add_row("cluster", f"{cluster.gpus} × {cluster.gpu.name} ({cluster.gpu.id}), {nodes}")
+    facts.add_row("cluster", f"{cluster.gpus} × {_shown(cluster.gpu.name)} "
+                  f"({_shown(cluster.gpu.id)}), {nodes}")
     facts.add_row("intra-node", _link(cluster.intra_node))
     facts.add_row("inter-node", _link(cluster.inter_node) if cluster.inter_node else "none "
                   "(single node)")
@@ -112,7 +121,7 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
     facts.add_row("autoscaling", "yes" if scenario.autoscaling else "no (static pools)")
     facts.add_row("deployment", _deployment(scenario))
     if "config" in scenario.extras:
-        facts.add_row("config", scenario.extras["config"])
+        facts.add_row("config", _shown(scenario.extras["config"]))
     console.print(facts)
 
     phases = Table(title="traffic phases (lengths in tokens: mean / p50 / p95 / σ of log)",
@@ -121,7 +130,7 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
         phases.add_column(header, justify="right" if header in ("share", "rate req/s",
                                                                   "burstiness") else "left")
     for phase in scenario.phases:
-        phases.add_row(phase.name, f"{phase.share:.0%}", f"{phase.rate_rps:g}",
+        phases.add_row(_shown(phase.name), f"{phase.share:.0%}", f"{phase.rate_rps:g}",
                        f"{phase.burstiness:g}", _length_cell(phase.prompt_tokens),
                        _length_cell(phase.output_tokens))
     console.print(phases)
@@ -141,7 +150,8 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
 def _link(link: object) -> str:
     """``id (name), N GB/s per direction``."""
     bandwidth = getattr(link, "bandwidth_bytes_per_s", 0.0) / 1e9
-    return f"{getattr(link, 'id', '?')} ({getattr(link, 'name', '?')}), {bandwidth:g} GB/s per GPU"
+    return _shown(f"{getattr(link, 'id', '?')} ({getattr(link, 'name', '?')}), "
+                  f"{bandwidth:g} GB/s per GPU")
 
 
 def _deployment(scenario: Scenario) -> str:

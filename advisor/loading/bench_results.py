@@ -40,6 +40,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from advisor.core.calibration import BenchmarkRun
+from advisor.core.limits import (
+    MAX_BENCHMARK_FILE_BYTES,
+    MAX_BENCHMARK_LATENCY_S,
+    MAX_BENCHMARK_RUNS,
+    MAX_RATE_RPS,
+    MAX_TOKENS,
+)
 
 ResultFormat = Literal["vllm", "sglang"]
 
@@ -57,8 +64,7 @@ VLLM_MARKERS = frozenset({"num_prompts", "total_token_throughput", "burstiness",
 SGLANG_MARKERS = frozenset({"dataset_name", "random_input_len", "random_output_len",
                             "random_range_ratio", "concurrency"})
 REQUIRED = ("completed", "duration", "total_input_tokens", "total_output_tokens")
-MAX_FILE_BYTES = 64 * 1024 * 1024
-"""Largest result file read (detailed vLLM files carry every generated text)."""
+MAX_FILE_BYTES = MAX_BENCHMARK_FILE_BYTES
 
 
 class BenchResultError(ValueError):
@@ -70,8 +76,9 @@ class BenchResultError(ValueError):
         super().__init__(f"{source}: {message}")
 
 
-def load_results(path: Path) -> list[BenchmarkRun]:
-    """Every run in one result file (vLLM JSON, possibly appended, or SGLang JSONL)."""
+def load_results(path: Path, limit: int = MAX_BENCHMARK_RUNS) -> list[BenchmarkRun]:
+    """Every run in one result file (vLLM JSON, possibly appended, or SGLang JSONL); more
+    than ``limit`` runs are refused."""
     name = str(path)
     try:
         with path.open("rb") as handle:
@@ -85,24 +92,73 @@ def load_results(path: Path) -> list[BenchmarkRun]:
     except UnicodeDecodeError as exc:
         raise BenchResultError(name, f"not UTF-8 text (byte offset {exc.start})") from None
     try:
-        return parse_results(text, path.name)
+        return parse_results(text, path.name, limit)
     except BenchResultError as exc:  # name the file as given; labels keep the short name
         raise BenchResultError(name + exc.source[len(path.name):], exc.message) from None
 
 
-def parse_results(text: str, source: str) -> list[BenchmarkRun]:
-    """Every run in the text of a result file; ``source`` names it in labels and errors."""
-    objects = split_objects(text, source)
+def parse_results(text: str, source: str,
+                  limit: int = MAX_BENCHMARK_RUNS) -> list[BenchmarkRun]:
+    """Every run in the text of a result file; ``source`` names it in labels and errors.
+
+    A run that cannot be used is reported at ``source:line:col`` (#21): the value of the key
+    the problem names, else the start of the run.
+    """
+    starts: list[int] = []
+    objects = split_objects(text, source, limit, starts)
     runs = []
     for index, obj in enumerate(objects, 1):
         label = source if len(objects) == 1 else f"{source}#{index}"
-        runs.append(parse_run(obj, label))
+        try:
+            runs.append(parse_run(obj, label))
+        except BenchResultError as exc:
+            start = starts[index - 1]
+            end = starts[index] if index < len(starts) else len(text)
+            offset = start
+            named = re.search(r"key '([^']+)'", exc.message)
+            if named:
+                found = re.compile(r'"' + re.escape(named[1]) + r'"\s*:\s*').search(
+                    text, start, end)
+                offset = found.end() if found else start
+            line, col = _line_col(text, offset)
+            prefix = f"run {index}: " if len(objects) > 1 else ""
+            raise BenchResultError(f"{source}:{line}:{col}", prefix + exc.message) from None
     return runs
 
 
-def split_objects(text: str, source: str) -> list[dict[str, Any]]:
-    """The JSON objects of a file: one, several appended (vLLM), or one per line (SGLang)."""
-    decoder = json.JSONDecoder()
+class _NumberRefused(ValueError):
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _NumberRefused(token)
+    return value
+
+
+def _bounded_int(token: str) -> int:
+    if len(token.lstrip("-")) > 308:  # past the floating-point range (and slow to convert)
+        raise _NumberRefused(token)
+    return int(token)
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def split_objects(text: str, source: str, limit: int = MAX_BENCHMARK_RUNS,
+                  starts: list[int] | None = None) -> list[dict[str, Any]]:
+    """The JSON objects of a file: one, several appended (vLLM), or one per line (SGLang).
+
+    Read one object at a time and no further than object ``limit + 1`` (refused: more runs
+    than :data:`MAX_BENCHMARK_RUNS`); numbers beyond the floating-point range (``1e400``,
+    ``10**400``) are refused at their line and column. ``starts``, when given, receives the
+    offset in ``text`` where each object starts.
+    """
+    decoder = json.JSONDecoder(parse_float=_finite_float, parse_int=_bounded_int)
     objects: list[dict[str, Any]] = []
     position = 0
     length = len(text)
@@ -111,24 +167,41 @@ def split_objects(text: str, source: str) -> list[dict[str, Any]]:
             position += 1
         if position >= length:
             break
+        if len(objects) >= limit:
+            line, col = _line_col(text, position)
+            raise BenchResultError(f"{source}:{line}:{col}", (
+                f"more than {limit} benchmark runs; pd-advisor fits at most {limit} "
+                "(the limit is for all files together): calibrate on a subset"))
+        start = position
         try:
             obj, position = decoder.raw_decode(text, position)
+        except _NumberRefused as exc:
+            offset = text.find(exc.token, start)
+            line, col = _line_col(text, max(offset, start))
+            raise BenchResultError(f"{source}:{line}:{col}", (
+                f"the number {exc.token[:24]}{'...' * (len(exc.token) > 24)} is beyond the "
+                "floating-point range")) from None
         except json.JSONDecodeError as exc:
             where = f"line {exc.lineno} column {exc.colno}"
             hint = (": the file ends inside a JSON object (truncated, or still being written?)"
                     if not text.rstrip().endswith("}") else "")
-            raise BenchResultError(source, f"invalid JSON at {where} ({exc.msg}){hint}") from None
+            raise BenchResultError(f"{source}:{exc.lineno}:{exc.colno}",
+                                   f"invalid JSON at {where} ({exc.msg}){hint}") from None
         except RecursionError:
             line = text.count("\n", 0, position) + 1
-            raise BenchResultError(source, f"invalid JSON at line {line}: nested too deeply for a "
-                                           "benchmark result") from None
+            raise BenchResultError(f"{source}:{line}:1", f"invalid JSON at line {line}: nested "
+                                   "too deeply for a benchmark result") from None
         if not isinstance(obj, dict):
-            raise BenchResultError(source, f"expected a JSON object per run, got "
-                                           f"{type(obj).__name__} (run {len(objects) + 1})")
+            line, col = _line_col(text, start)
+            raise BenchResultError(f"{source}:{line}:{col}", (
+                f"expected a JSON object per run, got {type(obj).__name__} "
+                f"(run {len(objects) + 1})"))
         objects.append(obj)
+        if starts is not None:
+            starts.append(start)
     if not objects:
-        raise BenchResultError(source, "file is empty; expected vLLM --save-result JSON or "
-                                       "SGLang bench_serving JSONL")
+        raise BenchResultError(f"{source}:1:1", "file is empty; expected vLLM --save-result "
+                                                "JSON or SGLang bench_serving JSONL")
     return objects
 
 
@@ -165,7 +238,7 @@ def _optional(obj: dict[str, Any], key: str, label: str) -> float | None:
     return float(value)
 
 
-def statistics_of(obj: dict[str, Any]) -> dict[str, dict[str, float]]:
+def statistics_of(obj: dict[str, Any], label: str = "") -> dict[str, dict[str, float]]:
     """``{metric: {stat: seconds}}`` from every ``<stat>_<metric>_ms`` key (e2e → e2el)."""
     found: dict[str, dict[str, float]] = {}
     for key, value in obj.items():
@@ -176,27 +249,47 @@ def statistics_of(obj: dict[str, Any]) -> dict[str, dict[str, float]]:
             continue
         stat, metric = match.groups()
         metric = "e2el" if metric == "e2e_latency" else metric
-        found.setdefault(metric, {})[stat] = float(value) / 1000.0
+        seconds = float(value) / 1000.0
+        if seconds > MAX_BENCHMARK_LATENCY_S:
+            raise BenchResultError(label, _latency_problem(key, seconds))
+        found.setdefault(metric, {})[stat] = seconds
     return found
 
 
-def _array_stats(obj: dict[str, Any]) -> dict[str, dict[str, float]]:
+def _latency_problem(key: str, seconds: float) -> str:
+    return (f"key '{key}' holds a latency of {seconds:.6g} s; at most "
+            f"{MAX_BENCHMARK_LATENCY_S:,.0f} s is accepted (a unit or export error?)")
+
+
+def _latencies(obj: dict[str, Any], key: str, label: str) -> list[float]:
+    """The positive numbers of the per-request array ``key`` (seconds), each bounded."""
+    values = [float(t) for t in obj[key] if isinstance(t, int | float)
+              and not isinstance(t, bool) and t > 0]
+    for value in values:
+        if value > MAX_BENCHMARK_LATENCY_S:
+            raise BenchResultError(label, _latency_problem(key, value))
+    return values
+
+
+def _array_stats(obj: dict[str, Any], label: str = "") -> dict[str, dict[str, float]]:
     """Median TTFT and mean TPOT from the per-request arrays (seconds), when present."""
     out: dict[str, dict[str, float]] = {}
     ttfts = obj.get("ttfts")
     if isinstance(ttfts, list):
-        values = [float(t) for t in ttfts if isinstance(t, int | float) and t > 0]
+        values = _latencies(obj, "ttfts", label)
         if values:
             out["ttft"] = {"median": statistics.median(values), "mean": statistics.fmean(values)}
     itls = obj.get("itls")
     if isinstance(itls, list):
         per_request = [statistics.fmean(g) for g in itls
-                       if isinstance(g, list) and g and all(isinstance(x, int | float) for x in g)]
+                       if isinstance(g, list) and g and all(
+                           isinstance(x, int | float) and not isinstance(x, bool)
+                           and abs(x) <= MAX_BENCHMARK_LATENCY_S for x in g)]
         if per_request:
             out["tpot"] = {"mean": statistics.fmean(per_request)}
     latencies = obj.get("latencies")
     if isinstance(latencies, list):
-        values = [float(t) for t in latencies if isinstance(t, int | float) and t > 0]
+        values = _latencies(obj, "latencies", label)
         if values:
             out["e2el"] = {"mean": statistics.fmean(values)}
     return out
@@ -229,18 +322,24 @@ def parse_run(obj: dict[str, Any], label: str) -> BenchmarkRun:
     if isl < 1 or osl < 1:
         raise BenchResultError(label, f"mean input/output length {isl:.3g}/{osl:.3g} tokens per "
                                       "request; expected at least 1 each")
+    if max(isl, osl) > MAX_TOKENS:
+        raise BenchResultError(label, f"mean input/output length {isl:.3g}/{osl:.3g} tokens per "
+                                      f"request; at most {MAX_TOKENS:,} each is accepted")
     rate = _number(obj, "request_rate", label, allow_inf=True) if "request_rate" in obj \
         else math.inf
     if rate == 0:
         raise BenchResultError(label, "request_rate is 0")
+    if math.isfinite(rate) and rate > MAX_RATE_RPS:
+        raise BenchResultError(label, f"request_rate {rate:.6g} is above the largest rate "
+                                      f"accepted, {MAX_RATE_RPS:.0e} requests/s")
     concurrency = obj.get("max_concurrency")
     if concurrency is not None:
         concurrency = _number(obj, "max_concurrency", label)
         if concurrency < 1:
             raise BenchResultError(label, "max_concurrency must be >= 1")
 
-    stats = _array_stats(obj)
-    for metric, values in statistics_of(obj).items():
+    stats = _array_stats(obj, label)
+    for metric, values in statistics_of(obj, label).items():
         stats.setdefault(metric, {}).update(values)
     ttft = stats.get("ttft", {})
     tpot = stats.get("tpot") or stats.get("itl") or {}

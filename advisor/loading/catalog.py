@@ -102,9 +102,19 @@ class ProfileCatalog:
                 directory = root / kind
                 if not directory.is_dir():
                     continue
-                for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+                try:
+                    entries = sorted(os.scandir(directory), key=lambda e: e.name)
+                except OSError:  # unreadable: as if empty (#21)
+                    continue
+                for entry in entries:
                     stem, suffix = os.path.splitext(entry.name)
-                    if suffix.lower() in YAML_SUFFIXES and entry.is_file():
+                    if suffix.lower() not in YAML_SUFFIXES:
+                        continue
+                    try:
+                        usable = entry.is_file() or not entry.is_dir()
+                    except OSError:  # a symbolic link loop: reported when it is loaded (#21)
+                        usable = True
+                    if usable:  # a broken link too: its problem is reported when needed
                         index.setdefault(stem, Path(entry.path))
             self._index[kind] = index
         return self._index[kind]

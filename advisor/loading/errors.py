@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -82,3 +83,26 @@ class InputError(Exception):
     def format(self) -> str:
         """All problems, one formatted line each."""
         return "\n".join(p.format() for p in self.problems)
+
+
+def describe(value: Any) -> str:
+    """A short, YAML-flavoured description of a value for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (boolean)"
+    if isinstance(value, int):
+        digits = str(value)
+        if len(digits) > 24:
+            return f"{digits[:12]}... (a {len(digits)}-digit integer)"
+        return f"{digits} (integer)"
+    if isinstance(value, float):
+        return f"{value:g} (number)"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"'{shown}' (string)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__

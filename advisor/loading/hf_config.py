@@ -43,6 +43,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from advisor.core.limits import MAX_CONFIG_COUNT, MAX_CONFIG_FILE_BYTES
 from advisor.loading.profile_errors import ProfileInvalidError
 
 CONFIG_FILE_NAME = "config.json"
@@ -69,8 +70,7 @@ ARCHITECTURE_CLASSES: dict[str, str] = {
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
 """MXFP4: 4-bit values plus one 8-bit scale per 32 values = 4.25 bits per parameter."""
 
-MAX_CONFIG_BYTES = 1024 * 1024
-"""Largest config.json read (1 MiB; real ones are a few KiB)."""
+MAX_CONFIG_BYTES = MAX_CONFIG_FILE_BYTES
 
 _MISSING: Any = object()
 
@@ -103,9 +103,16 @@ def load_hf_profile(path: Path) -> Any:
     if len(raw) > MAX_CONFIG_BYTES:
         raise ProfileInvalidError(path, ["file is larger than 1 MiB; not a model config.json"])
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
+        data = json.loads(text, parse_constant=_refuse_number, parse_float=_finite_float,
+                          parse_int=_bounded_int)
     except UnicodeDecodeError as exc:
         raise ProfileInvalidError(path, [f"not UTF-8 text ({exc.reason})"]) from None
+    except _NumberRefused as exc:
+        raise ProfileInvalidError(path, [
+            f"{_position(text, exc.token)}{exc.token[:24]}{'...' * (len(exc.token) > 24)}: "
+            f"{exc.reason}; "
+            "not a model config.json value"]) from None
     except json.JSONDecodeError as exc:
         raise ProfileInvalidError(path, [f"{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"]
                                   ) from None
@@ -115,17 +122,61 @@ def load_hf_profile(path: Path) -> Any:
     if not isinstance(data, dict):
         raise ProfileInvalidError(path, [("expected a JSON object (a model config.json) at the "
                                          f"top level, got {type(data).__name__}")])
-    return profile_from_config(data, path)
+    return profile_from_config(data, path, text)
 
 
-def profile_from_config(data: dict[str, Any], path: Path) -> Any:
-    """The :class:`ModelProfile` of parsed ``config.json`` data (``path`` names the source)."""
+class _NumberRefused(ValueError):
+    """A JSON number pd-advisor refuses to read (#21); ``token`` as written."""
+
+    def __init__(self, token: str, reason: str) -> None:
+        super().__init__(reason)
+        self.token = token
+        self.reason = reason
+
+
+def _refuse_number(token: str) -> Any:
+    raise _NumberRefused(token, "NaN and Infinity are not JSON numbers")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _NumberRefused(token, "the number is beyond the floating-point range")
+    return value
+
+
+def _bounded_int(token: str) -> int:
+    if len(token.lstrip("-")) > 308:  # past the floating-point range (and slow to convert)
+        raise _NumberRefused(token, "the number is beyond the floating-point range")
+    return int(token)
+
+
+def _position(text: str, needle: str) -> str:
+    """``LINE:COL: `` of the first ``needle`` in ``text`` (the start when it is absent)."""
+    offset = max(text.find(needle), 0)
+    line = text.count("\n", 0, offset) + 1
+    return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}: "
+
+
+def _key_position(text: str, key: str) -> str:
+    """``LINE:COL: `` of the value of the first ``"key":`` in ``text``, or ""."""
+    match = re.search(r'"' + re.escape(key) + r'"\s*:\s*', text)
+    if match is None:
+        return ""
+    offset = match.end()
+    line = text.count("\n", 0, offset) + 1
+    return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}: "
+
+
+def profile_from_config(data: dict[str, Any], path: Path, text: str = "") -> Any:
+    """The :class:`ModelProfile` of parsed ``config.json`` data (``path`` names the source,
+    ``text``, when given, places each problem at its key's line and column)."""
     from pydantic import ValidationError
 
     from advisor.loading.profile_schema import ModelProfile
 
     model_type = _model_type(data, path)
-    reader = _Reader(data, model_type)
+    reader = _Reader(data, model_type, text)
     architecture = _MAPPERS[model_type](reader)
     if reader.problems:
         raise ProfileInvalidError(path, reader.problems)
@@ -191,16 +242,19 @@ def _slug(name: str) -> str:
 class _Reader:
     """Typed access to config fields that records a problem instead of raising."""
 
-    def __init__(self, data: dict[str, Any], model_type: str) -> None:
+    def __init__(self, data: dict[str, Any], model_type: str, text: str = "") -> None:
         self.data = data
         self.model_type = model_type
+        self.text = text
         self.problems: list[str] = []
 
     def _problem(self, key: str, message: str) -> None:
-        self.problems.append(f"{key}: {message} (model_type {self.model_type})")
+        where = _key_position(self.text, key) if self.text and key in self.data else ""
+        self.problems.append(f"{where}{key}: {message} (model_type {self.model_type})")
 
     def whole(self, key: str, default: Any = _MISSING, minimum: int = 1) -> int:
-        """A whole number >= ``minimum``; ``default`` when absent or null."""
+        """A whole number from ``minimum`` to :data:`MAX_CONFIG_COUNT`; ``default`` when
+        absent or null."""
         value = self.data.get(key)
         if value is None:
             if default is _MISSING:
@@ -212,6 +266,10 @@ class _Reader:
             return minimum
         if value < minimum:
             self._problem(key, f"must be >= {minimum}, got {value!r}")
+            return minimum
+        if value > MAX_CONFIG_COUNT:
+            self._problem(key, f"must be at most {MAX_CONFIG_COUNT:,} (no model has more), "
+                               f"got {value:.6g}")
             return minimum
         return int(value)
 

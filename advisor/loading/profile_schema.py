@@ -19,6 +19,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec
+from advisor.core.limits import (
+    GPU_FLOPS_RANGE,
+    GPU_MEMORY_BANDWIDTH_RANGE,
+    GPU_MEMORY_BYTES_RANGE,
+    LINK_BANDWIDTH_RANGE,
+    MAX_GPUS,
+    MAX_OVERHEAD_S,
+)
 from advisor.core.model_arch import MlaSpec, ModelSpec, MoeSpec
 
 ValueKind = Literal["datasheet", "empirical", "derived", "estimate"]
@@ -95,6 +103,37 @@ class SourcedNonNegative(SourcedNumber):
     value: Annotated[float, Field(ge=0)]
 
 
+class SourcedFlops(SourcedNumber):
+    """A tensor peak within :data:`~advisor.core.limits.GPU_FLOPS_RANGE` (FLOP/s)."""
+
+    value: Annotated[float, Field(ge=GPU_FLOPS_RANGE[0], le=GPU_FLOPS_RANGE[1])]
+
+
+class SourcedMemoryBytes(SourcedNumber):
+    """GPU memory within :data:`~advisor.core.limits.GPU_MEMORY_BYTES_RANGE` (bytes)."""
+
+    value: Annotated[float, Field(ge=GPU_MEMORY_BYTES_RANGE[0], le=GPU_MEMORY_BYTES_RANGE[1])]
+
+
+class SourcedMemoryBandwidth(SourcedNumber):
+    """GPU memory bandwidth within :data:`~advisor.core.limits.GPU_MEMORY_BANDWIDTH_RANGE`."""
+
+    value: Annotated[float, Field(ge=GPU_MEMORY_BANDWIDTH_RANGE[0],
+                                  le=GPU_MEMORY_BANDWIDTH_RANGE[1])]
+
+
+class SourcedLinkBandwidth(SourcedNumber):
+    """A link bandwidth within :data:`~advisor.core.limits.LINK_BANDWIDTH_RANGE` (bytes/s)."""
+
+    value: Annotated[float, Field(ge=LINK_BANDWIDTH_RANGE[0], le=LINK_BANDWIDTH_RANGE[1])]
+
+
+class SourcedOverhead(SourcedNumber):
+    """A latency or overhead in seconds, from 0 to :data:`~advisor.core.limits.MAX_OVERHEAD_S`."""
+
+    value: Annotated[float, Field(ge=0, le=MAX_OVERHEAD_S)]
+
+
 class SourcedFraction(SourcedNumber):
     """A sourced efficiency factor in (0, 1]."""
 
@@ -104,7 +143,8 @@ class SourcedFraction(SourcedNumber):
 class SourcedOptionalPositive(SourcedNumber):
     """A sourced number that may be ``null`` (FP8 peak on GPUs without FP8 tensor cores)."""
 
-    value: Annotated[float, Field(gt=0)] | None  # type: ignore[assignment]
+    value: Annotated[float, Field(ge=GPU_FLOPS_RANGE[0],  # type: ignore[assignment]
+                                  le=GPU_FLOPS_RANGE[1])] | None
 
     @field_validator("value", mode="before")
     @classmethod
@@ -135,9 +175,11 @@ class SourcedPrice(SourcedPositive):
 
 
 class SourcedCount(_Strict):
-    """A sourced whole number >= 1 (GPUs per node)."""
+    """A sourced whole number from 1 to :data:`~advisor.core.limits.MAX_GPUS` (GPUs per
+    node, an engine's CUDA-graph batch limit; 2**63 GPUs per node overflowed, found by
+    fuzzing, #21)."""
 
-    value: PositiveInt
+    value: Annotated[int, Field(strict=True, gt=0, le=MAX_GPUS)]
     kind: ValueKind
     source: NonEmptyStr
 
@@ -149,8 +191,8 @@ class EfficiencyBlock(_Strict):
     prefill_compute_efficiency_bf16: SourcedFraction
     prefill_compute_efficiency_fp8: SourcedFraction
     decode_bandwidth_efficiency: SourcedFraction
-    step_overhead_s: SourcedNonNegative
-    request_overhead_s: SourcedNonNegative | None = None
+    step_overhead_s: SourcedOverhead
+    request_overhead_s: SourcedOverhead | None = None
     kv_bandwidth_efficiency: SourcedFraction | None = None
     """KV-read efficiency of the attention kernels (default: ``decode_bandwidth_efficiency``)."""
 
@@ -174,8 +216,8 @@ class EngineEfficiencyBlock(_Strict):
     prefill_compute_efficiency_bf16: SourcedFraction | None = None
     prefill_compute_efficiency_fp8: SourcedFraction | None = None
     decode_bandwidth_efficiency: SourcedFraction | None = None
-    step_overhead_s: SourcedNonNegative | None = None
-    request_overhead_s: SourcedNonNegative | None = None
+    step_overhead_s: SourcedOverhead | None = None
+    request_overhead_s: SourcedOverhead | None = None
     kv_bandwidth_efficiency: SourcedFraction | None = None
 
     def merged_with(self, base: EfficiencyBlock) -> EfficiencyBlock:
@@ -190,15 +232,15 @@ class GpuProfile(_Strict):
     id: ProfileId
     name: NonEmptyStr
     vendor: str | None = None
-    bf16_flops_per_s: SourcedPositive
+    bf16_flops_per_s: SourcedFlops
     """Dense (not sparse) BF16/FP16 tensor peak."""
     fp8_flops_per_s: SourcedOptionalPositive
     """Dense FP8 tensor peak, ``null`` where there are no FP8 tensor cores."""
     fp4_flops_per_s: SourcedOptionalPositive | None = None
     """Dense FP4 tensor peak (Blackwell); absent or ``null`` where there are no FP4 tensor
     cores."""
-    memory_bytes: SourcedPositive
-    memory_bandwidth_bytes_per_s: SourcedPositive
+    memory_bytes: SourcedMemoryBytes
+    memory_bandwidth_bytes_per_s: SourcedMemoryBandwidth
     gpus_per_node: SourcedCount
     """GPUs sharing the ``intra_node`` (scale-up) link domain."""
     intra_node: ProfileId
@@ -245,8 +287,8 @@ class LinkProfile(_Strict):
     id: ProfileId
     name: NonEmptyStr
     scope: Literal["scale-up", "scale-out", "host"]
-    bandwidth_bytes_per_s: SourcedPositive
-    latency_s: SourcedNonNegative
+    bandwidth_bytes_per_s: SourcedLinkBandwidth
+    latency_s: SourcedOverhead
     efficiency: SourcedFraction
     transfer_setup_s: SourcedNonNegative | None = None
 

@@ -46,13 +46,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from advisor.core.limits import MAX_TOKENS
+from advisor.core.limits import MAX_REQUEST_LOG_BYTES, MAX_REQUEST_LOG_LINE_BYTES, MAX_TOKENS
 from advisor.loading.errors import InputError, InputProblem
 
 TraceFormat = Literal["auto", "mooncake", "azure", "burstgpt", "vllm-bench"]
 FORMATS: tuple[str, ...] = ("mooncake", "azure", "burstgpt", "vllm-bench")
-MAX_TRACE_BYTES = 64 * 2**20
-MAX_LINE_BYTES = 2**20
+MAX_TRACE_BYTES = MAX_REQUEST_LOG_BYTES
+MAX_LINE_BYTES = MAX_REQUEST_LOG_LINE_BYTES
 MAX_PROBLEMS = 20
 MOONCAKE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (Mooncake FAST '25 trace release)."""

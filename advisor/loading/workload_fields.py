@@ -12,11 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
 
-from advisor.core.limits import MAX_CONCURRENCY, MAX_TOKENS
+from advisor.core.limits import MAX_CONCURRENCY, MAX_PRICE_PER_GPU_HOUR, MAX_TOKENS
 from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
 
-MAX_PRICE_PER_GPU_HOUR = 10_000.0
-"""Largest GPU-hour price accepted, USD."""
 
 Loc = tuple[str | int, ...]
 WeightFormatName = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]

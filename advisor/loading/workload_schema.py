@@ -43,12 +43,14 @@ from pydantic_core import PydanticCustomError
 from advisor.core.limits import (  # the limits of the model's domain
     MAX_BURSTINESS,
     MAX_GPUS,
+    MAX_PHASES,
     MAX_RATE_RPS,
     MAX_TOKENS,
     MIN_RATE_RPS,
 )
 from advisor.core.scenario import Policy
 from advisor.loading import workload_fields as wf
+from advisor.loading.errors import describe
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Workload/config format versions this release reads."""
@@ -208,8 +210,9 @@ class Traffic(_Model):
         None, description="Output (generated) length: an integer, or {mean, p50, p95, max}. "
         "Required unless every phase gives its own.")
     phases: list[TrafficPhase] | None = Field(
-        None, min_length=1, description="The mix over a day; each phase overrides rate, "
-        "burstiness and lengths. Shares add up to 1.")
+        None, min_length=1, max_length=MAX_PHASES, description="The mix over a day; each "
+        f"phase overrides rate, burstiness and lengths. Shares add up to 1. At most "
+        f"{MAX_PHASES} phases.")
 
 
 class Slo(_Model):
@@ -388,29 +391,6 @@ def dotted(loc: Loc) -> str:
     return ".".join(str(part) for part in loc)
 
 
-def describe(value: Any) -> str:
-    """A short, YAML-flavoured description of a value for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (boolean)"
-    if isinstance(value, int):
-        digits = str(value)
-        if len(digits) > 24:
-            return f"{digits[:12]}... (a {len(digits)}-digit integer)"
-        return f"{digits} (integer)"
-    if isinstance(value, float):
-        return f"{value:g} (number)"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"'{shown}' (string)"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return type(value).__name__
-
-
 def check_workload(data: Any) -> CheckResult:
     """Validate a workload document (plain data); report every problem found."""
     return _check(WorkloadV1, data, "workload", _WORKLOAD_SECTION_CHECKS)
@@ -510,11 +490,19 @@ def _translate(error: Any, model_cls: type[BaseModel]) -> SchemaIssue:
         return SchemaIssue(loc, dotted(loc), f"expected a list, got {describe(value)}")
     if kind in ("too_short", "string_too_short") and not value:
         return SchemaIssue(loc, dotted(loc), "must not be empty")
+    if kind == "too_long" and isinstance(value, list):  # e.g. more phases than MAX_PHASES
+        limit = (error.get("ctx") or {}).get("max_length")
+        return SchemaIssue(loc, dotted(loc), f"at most {limit} entries are accepted, got "
+                                             f"{len(value)}")
     message = str(error["msg"])
     if "url" in error and not isinstance(value, dict | list):  # built-in: say what was found
         if message.startswith("Input should be "):
             message = "must be " + message[len("Input should be "):]
         message = f"{message}, got {describe(value)}"
+        if (kind == "int_type" and isinstance(value, float) and math.isfinite(value)
+                and value.is_integer()):  # 8.0: say why 8 is refused (#21)
+            message = (f"must be an integer, got {value!r} (a number with a decimal point); "
+                       f"write {int(value)}")
         if kind == "bool_type" and isinstance(value, str) and value.lower() in _YAML11_BOOLS:
             message += "; write true or false"
         if (kind == "string_type" and loc and loc[-1] == "version"
@@ -630,7 +618,9 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
                 issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}'"))
         return issues
     total = math.fsum(phase.share for phase in traffic.phases)
-    if abs(total - 1.0) > PHASE_SHARE_TOLERANCE:
+    # the 1e-12 absorbs the binary rounding of decimal shares, so that sums of 1.000001 and
+    # 0.999999 are treated alike (#21)
+    if abs(total - 1.0) > PHASE_SHARE_TOLERANCE + 1e-12:
         issues.append(SchemaIssue((*loc, "phases"), dotted((*loc, "phases")),
                                   f"phase shares add up to {total:.6g}; they must add up to 1"))
     first_index: dict[str, int] = {}

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 
 import yaml
 
+from advisor.core.limits import MAX_YAML_DEPTH, MAX_YAML_FILE_BYTES, MAX_YAML_NODES
 from advisor.loading.errors import InputError, InputProblem
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -62,16 +63,9 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
 _STANDARD_TAG_PREFIX = "tag:yaml.org,2002:"
 
-MAX_YAML_BYTES = 1024 * 1024
-"""Largest YAML file read (1 MiB); bigger ones are refused after reading 1 MiB + 1 byte."""
-
-MAX_EXPANDED_NODES = 100_000
-"""Most nodes (mappings, lists, keys and scalars) a document may hold once every alias is
-expanded; the example workloads have at most 79, the built-in profiles at most 113."""
-
-MAX_DEPTH = 100
-"""Most levels a document may nest: nodes on a path from the root to a scalar, both included,
-counting what aliases stand for; the examples and profiles have at most six."""
+MAX_YAML_BYTES = MAX_YAML_FILE_BYTES
+MAX_EXPANDED_NODES = MAX_YAML_NODES
+MAX_DEPTH = MAX_YAML_DEPTH
 
 PLAIN_DATA_TAGS: frozenset[str] = frozenset(
     _STANDARD_TAG_PREFIX + name for name in ("str", "int", "float", "bool", "null", "seq", "map",

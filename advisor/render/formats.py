@@ -102,5 +102,10 @@ def renderer(fmt: Format, width: int = 100, color: bool = False,
 
 def render(doc: Mapping[str, Any], fmt: Format, width: int = 100, color: bool = False,
            srcroot: str | None = None, figure: Figure | None = None) -> str:
-    """Render ``doc`` in ``fmt``."""
+    """Render ``doc`` in ``fmt``; outside JSON, control characters in its strings (user
+    names, phase names, paths, model ids) are shown escaped (``text.visible``)."""
+    if fmt is not Format.json:
+        from advisor.render.text import visible_doc
+
+        doc = visible_doc(doc)
     return renderer(fmt, width=width, color=color, srcroot=srcroot, figure=figure)(doc)

@@ -24,10 +24,21 @@ OK = "✅"
 BAD = "❌"
 
 
+_INERT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\r": " ",
+                        "\n": " ", "[": "\\[", "]": "\\]", "@": "@\u2060"})
+"""Markdown that a user string must not carry into a PR comment (#21): raw HTML, table
+breaks, link and image brackets, and @-mentions (a word joiner after ``@`` keeps the text and
+stops GitHub from notifying anyone)."""
+
+
 def cell(value: object) -> str:
-    """Text safe inside a GFM table cell or a list item: no pipes, newlines or raw HTML."""
-    return (str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("|", "\\|").replace("\r", " ").replace("\n", " "))
+    """Text safe inside a GFM table cell or a list item: no pipes, newlines, raw HTML, links,
+    images, bare URLs or @-mentions."""
+    text = str(value).translate(_INERT)
+    # GitHub links bare URLs too: a word joiner after the scheme (or "www") stops that
+    for scheme in ("://", "www."):
+        text = text.replace(scheme, scheme[0] + "\u2060" + scheme[1:])
+    return text
 
 
 def _table(headers: list[str], rows: list[list[str]], right: tuple[int, ...] = ()) -> list[str]:

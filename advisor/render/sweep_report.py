@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from io import StringIO
 from typing import Any
 
@@ -59,8 +60,13 @@ def _value(v: Any) -> Any:
     return v
 
 
-def _indices(result: SweepResult) -> list[tuple[int, ...]]:
-    return [tuple(int(i) for i in idx) for idx in np.ndindex(*result.shape)]
+def _indices(result: SweepResult) -> Iterator[tuple[int, ...]]:
+    return (tuple(int(i) for i in idx) for idx in np.ndindex(*result.shape))
+
+
+CHUNK_POINTS = 4096
+"""Design points per piece of streamed CSV or JSON (#21: the text of a sweep is never held
+whole, so its memory does not grow with the number of points)."""
 
 
 def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
@@ -86,8 +92,9 @@ def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
 
 
 def sweep_document(result: SweepResult, workload: str,
-                   current: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The canonical JSON document of a sweep."""
+                   current: Mapping[str, Any] | None = None,
+                   points: bool = True) -> dict[str, Any]:
+    """The canonical JSON document of a sweep (without its points unless ``points``)."""
     current = current or {}
     crossovers = []
     for c in result.crossovers():
@@ -118,8 +125,31 @@ def sweep_document(result: SweepResult, workload: str,
             "assumed_mix_drift": pol.assumed_mix_drift},
         "crossover": crossovers,
         "transitions": transitions,
-        "points": [point_dict(result, idx) for idx in _indices(result)],
+        "points": [point_dict(result, idx) for idx in _indices(result)] if points else [],
     }
+
+
+def json_chunks(result: SweepResult, workload: str,
+                current: Mapping[str, Any] | None = None) -> Iterator[str]:
+    """:func:`render_json` of :func:`sweep_document`, byte for byte, in pieces of
+    :data:`CHUNK_POINTS` points: the points are never all held at once."""
+    from advisor.render.report_json import sanitize
+
+    marker = "\u0000points\u0000"
+    doc = sweep_document(result, workload, current, points=False)
+    text = render_json({**doc, "points": [marker]})
+    quoted = json.dumps(marker)
+    head, tail = text.split(quoted)  # "points" is the last key: its items sit at 4 spaces
+    yield head
+    piece: list[str] = []
+    for n, idx in enumerate(_indices(result)):
+        item = json.dumps(sanitize(point_dict(result, idx)), indent=2, ensure_ascii=False,
+                          allow_nan=False)
+        piece.append((",\n    " if n else "") + item.replace("\n", "\n    "))
+        if len(piece) == CHUNK_POINTS:
+            yield "".join(piece)
+            piece = []
+    yield "".join(piece) + tail
 
 
 def render_json(doc: Mapping[str, Any]) -> str:
@@ -131,11 +161,21 @@ def render_json(doc: Mapping[str, Any]) -> str:
 
 def render_csv(result: SweepResult) -> str:
     """One row per design point, a header first."""
+    return "".join(csv_chunks(result))
+
+
+def csv_chunks(result: SweepResult) -> Iterator[str]:
+    """:func:`render_csv` in pieces of :data:`CHUNK_POINTS` rows (memory independent of the
+    number of points)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([a.key for a in result.axes] + list(COLUMNS))
     m = result.metrics
-    for idx in _indices(result):
+    for n, idx in enumerate(_indices(result)):
+        if n and n % CHUNK_POINTS == 0:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
         row: list[Any] = [_value(a.values[i]) for a, i in zip(result.axes, idx)]
         for name in COLUMNS:
             if name == "verdict":
@@ -154,7 +194,7 @@ def render_csv(result: SweepResult) -> str:
                     f = float(v)
                     row.append(repr(f) if math.isfinite(f) else "")
         w.writerow(row)
-    return buf.getvalue()
+    yield buf.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,7 +276,10 @@ def render_table(result: SweepResult, doc: Mapping[str, Any], width: int = 100,
     console = Console(file=buf, width=width, color_system="standard" if color else None,
                       force_terminal=color, no_color=not color, highlight=False)
     axes = result.axes
-    title = f"pd-advisor sweep — {result.workload or doc['workload']} ({doc['workload']})"
+    from advisor.render.text import visible
+
+    title = visible(f"pd-advisor sweep — {result.workload or doc['workload']} "
+                    f"({doc['workload']})")
     console.print(Text(title, style="bold"))
     for a, meta in zip(axes, doc["axes"]):
         cur = meta.get("current")

@@ -4,10 +4,13 @@ rule.
 Every JSON output — ``recommend`` of each example, ``check`` of all of them, a two-key
 ``sweep`` and a ``simulate`` of each — is produced in child interpreters started with
 ``PYTHONHASHSEED`` 0 and 12345 (the default run; the thorough tier, ``-m thorough``, adds 1
-and ``random``, issue #13), and compared byte for byte. One child per seed runs every command
-in-process through the console-script entry point (the children run side by side), so the test
-costs one interpreter start-up per seed, not fifty. (The sweep's wall time is in its table
-footer only, not in its JSON, for this reason.)
+and ``random``, issue #13), and compared byte for byte. The children also differ in
+everything else of their surroundings (issue #21, :data:`SURROUNDINGS`): locale (a UTF-8 one
+against POSIX without UTF-8 mode), ``TZ``, ``COLUMNS`` and working directory; each command's
+standard output is a stream in the locale's encoding, captured as bytes. One child per seed
+runs every command in-process through the console-script entry point (the children run side
+by side), so the test costs one interpreter start-up per seed, not fifty. (The sweep's wall
+time is in its table footer only, not in its JSON, for this reason.)
 """
 
 from __future__ import annotations
@@ -28,30 +31,45 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.yaml"))
 HASH_SEEDS = ("0", "12345")
 THOROUGH_HASH_SEEDS = ("1", "random")
+SURROUNDINGS = [
+    {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC", "COLUMNS": "100"},
+    {"LC_ALL": "POSIX", "LANG": "POSIX", "PYTHONUTF8": "0", "TZ": "Asia/Kathmandu",
+     "COLUMNS": "41"},
+    {"LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "latin-1", "TZ": "America/St_Johns",
+     "COLUMNS": "250"},
+    {"LC_ALL": "POSIX", "PYTHONUTF8": "0", "TZ": "Pacific/Chatham"},
+]
+"""Environment of the children, in turn (issue #21); the odd ones also start in another
+working directory."""
 
 _CHILD = r'''
-import contextlib, io, json, sys
+import contextlib, io, json, locale, os, sys
 
 from advisor.cli.app import main
 
 out_path, commands = sys.argv[1], json.loads(sys.argv[2])
+# standard output as the interpreter would open it here: the locale's (or
+# PYTHONIOENCODING's) encoding, over bytes
+encoding = (os.environ.get("PYTHONIOENCODING") or locale.getpreferredencoding(False))
 outputs = {}
 for args in commands:
-    buffer = io.StringIO()
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding=encoding, write_through=True)
     sys.argv = ["pd-advisor", *args]
-    with contextlib.redirect_stdout(buffer):
+    with contextlib.redirect_stdout(stream):
         try:
             main()
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
-    outputs[" ".join(args)] = {"exit": code, "stdout": buffer.getvalue()}
+        sys.stdout.flush()
+    outputs[" ".join(args)] = {"exit": code, "stdout": raw.getvalue().decode("utf-8")}
 with open(out_path, "w", encoding="utf-8") as handle:
     json.dump(outputs, handle)
 '''
 
 def _commands() -> list[list[str]]:
-    names = [str(p.relative_to(REPO_ROOT)) for p in EXAMPLES]
+    names = [str(p) for p in EXAMPLES]  # absolute: the children start in different directories
     commands = [["recommend", name, "--format", "json"] for name in names]
     commands.append(["check", *names, "--format", "json"])
     for name in names:
@@ -62,20 +80,27 @@ def _commands() -> list[list[str]]:
     return commands
 
 
-def _start(seed: str, out: Path) -> subprocess.Popen[str]:
-    """A child running every command with ``PYTHONHASHSEED=seed``, writing to ``out``."""
+def _start(seed: str, out: Path, index: int) -> subprocess.Popen[str]:
+    """A child running every command with ``PYTHONHASHSEED=seed`` in the ``index``-th
+    surroundings (:data:`SURROUNDINGS`), writing to ``out``."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "NO_COLOR": "1",
            "PYTHONHASHSEED": seed}
-    env.pop("PD_ADVISOR_PROFILES", None)
+    for name in ("PD_ADVISOR_PROFILES", "PD_ADVISOR_FORMAT", "LC_ALL", "LANG", "LC_CTYPE",
+                 "PYTHONUTF8", "PYTHONIOENCODING", "TZ", "COLUMNS"):
+        env.pop(name, None)
+    env.update(SURROUNDINGS[index % len(SURROUNDINGS)])
     return subprocess.Popen([sys.executable, "-c", _CHILD, str(out), json.dumps(_commands())],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO_ROOT, env=env)
+                            cwd=out.parent if index % 2 else REPO_ROOT, env=env)
 
 
-def _run_children(seeds: tuple[str, ...], directory: Path) -> list[dict[str, Any]]:
-    """The outputs of every command, once per hash seed (the children run side by side)."""
+def _run_children(seeds: tuple[str, ...], directory: Path,
+                  first: int = 0) -> list[dict[str, Any]]:
+    """The outputs of every command, once per hash seed (the children run side by side), in
+    the surroundings from ``first`` on."""
     outs = [directory / f"run-{seed}.json" for seed in seeds]
-    children = [_start(seed, out) for seed, out in zip(seeds, outs, strict=True)]
+    children = [_start(seed, out, first + i)
+                for i, (seed, out) in enumerate(zip(seeds, outs, strict=True))]
     results = []
     for child, out in zip(children, outs, strict=True):
         _, stderr = child.communicate(timeout=300)
@@ -120,7 +145,8 @@ def test_json_is_byte_identical_across_runs_and_hash_seeds(runs: list[dict[str, 
 def test_json_is_byte_identical_across_more_hash_seeds(
         runs: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> None:
     """The same comparison against children with the seeds of ``THOROUGH_HASH_SEEDS``."""
-    more = _run_children(THOROUGH_HASH_SEEDS, tmp_path_factory.mktemp("determinism-more"))
+    more = _run_children(THOROUGH_HASH_SEEDS, tmp_path_factory.mktemp("determinism-more"),
+                         first=len(HASH_SEEDS))
     _assert_identical(runs[0], THOROUGH_HASH_SEEDS, more)
 
 

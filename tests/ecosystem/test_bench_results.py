@@ -129,7 +129,9 @@ def test_bad_run_inside_a_multi_run_file_is_located() -> None:
                       "completed": 3, "total_input_tokens": 30, "total_output_tokens": 30,
                       "total_output_tokens_retokenized": 30, "request_rate": -1,
                       "mean_ttft_ms": 5})
-    with pytest.raises(BenchResultError, match=r"^f\.jsonl#2: key 'request_rate' must be"):
+    # at the value of the key, in the second run's line (#21)
+    with pytest.raises(BenchResultError,
+                       match=r"^f\.jsonl:2:\d+: run 2: key 'request_rate' must be"):
         parse_results(good + "\n" + bad + "\n", "f.jsonl")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -148,7 +149,9 @@ def test_every_missing_field_is_reported(tmp_path: Path) -> None:
     assert any(p.startswith("num_hidden_layers: missing required field") for p in problems)
     assert any(p.startswith("num_experts: missing") for p in problems)
     assert any(p.startswith("moe_intermediate_size: missing") for p in problems)
-    assert any(p.startswith("hidden_size: expected a whole number") for p in problems)
+    # a field that is present is placed at its value's line:col (#21)
+    assert any(re.fullmatch(r"\d+:\d+: hidden_size: expected a whole number.*", p)
+               for p in problems), problems
     assert all("(model_type qwen3_moe)" in p for p in problems)
 
 

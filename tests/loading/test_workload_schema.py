@@ -10,6 +10,7 @@ import pytest
 
 from advisor.core.scenario import Policy
 from advisor.loading import workload_schema as ws
+from advisor.loading.errors import describe
 
 GOOD: dict[str, Any] = {
     "version": 1,
@@ -78,7 +79,7 @@ def test_minimal_workload_gets_defaults() -> None:
     ("traffic.burstiness", -0.5,
      ("traffic.burstiness", "must be greater than or equal to 0, got -0.5 (number)")),
     ("cluster.gpus", 0, ("cluster.gpus", "must be greater than or equal to 1, got 0 (integer)")),
-    ("cluster.gpus", 8.0, ("cluster.gpus", "must be a valid integer, got 8 (number)")),
+    ("cluster.gpus", 8.0, ("cluster.gpus", "must be an integer, got 8.0 (a number with a decimal point); write 8")),
     ("cluster.gpus", True, ("cluster.gpus", "must be a valid integer, got true (boolean)")),
     ("slo.ttft_ms", 0, ("slo.ttft_ms", "must be greater than 0, got 0 (integer)")),
     ("slo.tpot_ms", -1, ("slo.tpot_ms", "must be greater than 0, got -1 (integer)")),
@@ -366,4 +367,4 @@ def test_config_document() -> None:
     ("x" * 50, "'" + "x" * 37 + "...' (string)"), ({}, "a mapping"), ([], "a list"),
 ])
 def test_describe(value: Any, text: str) -> None:
-    assert ws.describe(value) == text
+    assert describe(value) == text

@@ -123,7 +123,7 @@ def test_fit_refuses_to_clobber(run_cli: Callable[..., Any], files: dict[str, Pa
     log_copy = tmp_path / "log.csv"
     log_copy.write_bytes(files["azure"].read_bytes())
     err = run_cli("fit", log_copy, "-o", log_copy, "--force", exit_code=2).stderr
-    assert "is one of the logs" in err
+    assert "it is an input of this run" in err
     assert log_copy.read_bytes() == files["azure"].read_bytes()
 
 

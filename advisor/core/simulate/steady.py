@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from advisor.core.limits import MAX_REQUESTS_IN_FLIGHT, MAX_SIMULATED_REQUESTS
 from advisor.core.simulate.recorder import WindowFigures
 
 WARMUP_RESIDENCES = 3.0
@@ -57,12 +58,8 @@ COUNT_MARGIN = 1.25
 OVERLOAD_GROWTH = 0.05
 CLEAR_GROWTH = 0.25
 LITTLE_GUARD = 0.10
-MAX_REQUESTS = 10_000_000
-"""Most requests one ``simulate`` run draws per mode (documented in the README's input
-limits): about four minutes per mode at the benchmark's 2.5 M requests per minute."""
-IN_FLIGHT_LIMIT = 1_000_000
-"""Most requests in the system at once; a run that gets there stops as overloaded. Memory
-follows the requests in flight (about 400 bytes each), so this bounds it near 400 MB."""
+MAX_REQUESTS = MAX_SIMULATED_REQUESTS
+IN_FLIGHT_LIMIT = MAX_REQUESTS_IN_FLIGHT
 
 
 @dataclass(frozen=True)
