@@ -34,6 +34,9 @@ class ExpertParallelTerms:
     GPU holds the same number of experts)."""
     comm_buffer_bytes: float
     """GPU memory the all-to-all library reserves per GPU (DeepEP buffers)."""
+    comm_sm_fraction: float = 0.0
+    """Share of the GPU's SMs the all-to-all kernels hold while they overlap compute (compute
+    runs on the rest when two micro-batches overlap)."""
     dispatch_bytes_fp8: float = 1.0
     """Bytes per hidden element of a dispatched token when weights are FP8 (FP8 dispatch)."""
     combine_bytes: float = 2.0

@@ -28,6 +28,7 @@ evaluated together.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -410,9 +411,11 @@ class Instance:
         layers = float(m.num_moe_layers)
         imbalance = (terms.imbalance_with_balancer if terms.balancer
                      else terms.imbalance_without_balancer)
+        sm_share = 1.0 - (terms.comm_sm_fraction if terms.two_batch_overlap else 0.0)
         return StepParams(
             gpus=float(self.gpus),
-            compute_flops_per_s=self.gpus * self.peak_flops_per_s * self.prefill_mfu,
+            compute_flops_per_s=(self.gpus * self.peak_flops_per_s * self.prefill_mfu
+                                 * sm_share),
             memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
             kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
             dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts
@@ -435,19 +438,25 @@ class Instance:
             step_scale=imbalance,
         )
 
-    def all_to_all_share(self, prefill_tokens: float = 0.0, decode_seqs: float = 0.0,
-                         decode_context_tokens: float = 0.0) -> float:
-        """The all-to-all time of a step over the step's time without overlap credit
-        (0 without EP): how much of the step is dispatch + combine."""
+    def all_to_all_share(self, prefill_tokens: float = 0.0, prefill_seqs: float = 0.0,
+                         decode_seqs: float = 0.0, decode_context_tokens: float = 0.0) -> float:
+        """Share of a step's work that is all-to-all: a2a / (a2a + the rest), before the
+        two-batch overlap hides it (0 without EP)."""
         q = self.params
         a2a = float(all_to_all_seconds(q, prefill_tokens, decode_seqs))
         if a2a <= 0.0:
             return 0.0
-        total = float(self.step_time_s(prefill_tokens=prefill_tokens,
-                                       prefill_seqs=1.0 if prefill_tokens > 0 else 0.0,
-                                       decode_seqs=decode_seqs,
-                                       decode_context_tokens=decode_context_tokens))
-        return min(1.0, a2a * float(q.step_scale) / total) if total > 0 else 0.0
+        core = self._core_seconds(prefill_tokens, prefill_seqs, decode_seqs,
+                                  decode_context_tokens)
+        return a2a / (a2a + core) if a2a + core > 0 else 0.0
+
+    def _core_seconds(self, prefill_tokens: float, prefill_seqs: float, decode_seqs: float,
+                      decode_context_tokens: float) -> float:
+        """The step without all-to-all, overlap and imbalance."""
+        q = dataclasses.replace(self.params, a2a_latency_s=0.0, a2a_s_per_prefill_token=0.0,
+                                a2a_s_per_decode_token=0.0, step_scale=1.0)
+        return float(step_time(self.model, q, prefill_tokens, prefill_seqs, 0.0, decode_seqs,
+                               decode_context_tokens))
 
     def step_time_s(self, prefill_tokens: np.ndarray | float = 0.0,
                     prefill_seqs: np.ndarray | float = 0.0,

@@ -111,6 +111,7 @@ class ExpertParallelCosts(StrictModel):
     all_to_all_efficiency: SourcedFraction
     redundant_experts: SourcedNonNegative
     comm_buffer_bytes: SourcedNonNegative
+    comm_sm_fraction: SourcedFraction
     two_batch_overlap: SourcedNonNegative
     """1: plans run two micro-batches that hide the all-to-all; 0: they do not."""
 
@@ -249,6 +250,7 @@ class EngineProfile(StrictModel):
             all_to_all_efficiency=ep.all_to_all_efficiency.value,
             redundant_experts=int(ep.redundant_experts.value),
             comm_buffer_bytes=ep.comm_buffer_bytes.value,
+            comm_sm_fraction=ep.comm_sm_fraction.value,
             two_batch_overlap=bool(ep.two_batch_overlap.value))
 
     def sourced_items(self) -> Iterator[tuple[str, SourcedNumber | SourcedCount]]:
