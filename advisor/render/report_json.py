@@ -191,11 +191,19 @@ def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> d
         "decode_batch": plan.decode_batch, "max_running_sequences": plan.max_running_sequences,
         "phase": phase,
         "interference": _interference(plan.interference),
+        **({"expert_parallel": plan.expert_parallel, "dp_attention": plan.dp_attention,
+            "all_to_all_share": plan.all_to_all_share,
+            "decode_batch_per_gpu": plan.decode_batch * plan.instances / max(plan.gpus, 1)}
+           if sc.model.is_moe else {}),
     }
 
 
-def _allocation(a: AllocationSummary) -> dict[str, Any]:
-    return {"prefill_tensor_parallel": a.prefill_tensor_parallel,
+def _allocation(a: AllocationSummary, moe: bool = False) -> dict[str, Any]:
+    ep = ({"prefill_expert_parallel": a.prefill_expert_parallel,
+           "decode_expert_parallel": a.decode_expert_parallel,
+           "prefill_dp_attention": a.prefill_dp_attention,
+           "decode_dp_attention": a.decode_dp_attention} if moe else {})
+    return {**ep, "prefill_tensor_parallel": a.prefill_tensor_parallel,
             "decode_tensor_parallel": a.decode_tensor_parallel,
             "prefill_pipeline_stages": a.prefill_pipeline_stages,
             "decode_pipeline_stages": a.decode_pipeline_stages,
@@ -218,7 +226,7 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         return None
     allocation = dict(_EMPTY_ALLOCATION)
     if plan.allocation is not None:
-        allocation.update(_allocation(plan.allocation))
+        allocation.update(_allocation(plan.allocation, sc.model.is_moe))
     allocation.pop("max_goodput_rps", None)
     return {
         **allocation,
@@ -236,7 +244,13 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         "prefill_rate_per_instance_rps": plan.prefill_rate_per_instance_rps,
         "decode_rate_per_instance_rps": plan.decode_rate_per_instance_rps,
         "phase": phase,
-        "alternatives": [_allocation(a) for a in plan.alternatives],
+        "alternatives": [_allocation(a, sc.model.is_moe) for a in plan.alternatives],
+        **({"prefill_all_to_all_share": plan.prefill_all_to_all_share,
+            "decode_all_to_all_share": plan.decode_all_to_all_share,
+            "decode_batch_per_gpu": (plan.decode_batch / plan.allocation.decode_gpus
+                                     * plan.allocation.decode_instances)
+            if plan.allocation is not None and plan.allocation.decode_gpus else None}
+           if sc.model.is_moe else {}),
     }
 
 

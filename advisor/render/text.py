@@ -83,10 +83,16 @@ def latency(plan: Mapping[str, Any] | None, key: str) -> str:
     return ms(plan.get(key))
 
 
-def shape(tp: int | None, pp: int | None = 1) -> str:
-    """An instance shape: ``TP8`` or ``TP8×PP2``."""
+def shape(tp: int | None, pp: int | None = 1, ep: int | None = None,
+          dp_attention: bool | None = None) -> str:
+    """An instance shape: ``TP8``, ``TP8×PP2``, ``EP32·DPA`` (expert parallel, DP attention)
+    or ``EP8·TP8`` (expert parallel, attention TP)."""
     if tp is None:
         return DASH
+    if ep is not None and ep > 1:
+        if dp_attention:
+            return f"EP{ep}·DPA" + (f"×TP{tp}" if tp > 1 else "")
+        return f"EP{ep}·TP{tp}"
     return f"TP{tp}" if not pp or pp == 1 else f"TP{tp}×PP{pp}"
 
 

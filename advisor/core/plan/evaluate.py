@@ -143,7 +143,11 @@ def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: 
         output_tokens_per_s_per_gpu=float(goodput_total * ph.output_tokens.mean / max(gpus, 1)),
         best_ttft_ms=None if light_over else _ms(float(both.ttft_q_s[1])),
         best_tpot_ms=None if light_over else _ms(float(both.tpot_q_s[1])),
-        max_running_sequences=max(running, 1))
+        max_running_sequences=max(running, 1), expert_parallel=inst.expert_parallel,
+        dp_attention=inst.attention_data_parallel > 1,
+        all_to_all_share=inst.all_to_all_share(
+            decode_seqs=max(float(pt.batch), 1.0),
+            decode_context_tokens=ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0))
 
 
 def _interference(sc: Scenario, shape: Shape, chunk: int, ph: TrafficPhase,
@@ -232,7 +236,8 @@ def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
     return AllocationSummary(pi.tensor_parallel, di.tensor_parallel, pi.pipeline_stages,
                              di.pipeline_stages, a.prefill_instances, a.decode_instances,
                              a.prefill_gpus, a.decode_gpus, a.idle_gpus, a.goodput_rps,
-                             a.limited_by)
+                             a.limited_by, pi.expert_parallel, di.expert_parallel,
+                             pi.attention_data_parallel > 1, di.attention_data_parallel > 1)
 
 
 def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficPhase,
@@ -295,7 +300,12 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
         prefill_saturating_tokens=pc.saturating_tokens, decode_batch=float(batch),
         alternatives=alternatives, kv_transfer=kv,
         best_ttft_ms=_ms(float(light_ttft)), best_tpot_ms=_ms(light_tpot),
-        decode_max_running_sequences=max(int(math.floor(dc.slo_batch)), 1))
+        decode_max_running_sequences=max(int(math.floor(dc.slo_batch)), 1),
+        prefill_all_to_all_share=pshape.instance.all_to_all_share(
+            prefill_tokens=ph.prompt_tokens.quantile(0.95), prefill_seqs=1.0),
+        decode_all_to_all_share=dshape.instance.all_to_all_share(
+            decode_seqs=max(float(batch), 1.0),
+            decode_context_tokens=ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0))
 
 
 def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]

@@ -21,6 +21,7 @@ import numpy as np
 
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Policy, Scenario
+from advisor.core.verdict.moe_warnings import moe_warnings
 
 Verdict = Literal["chunked-prefill", "disaggregate"]
 VERDICTS: tuple[Verdict, Verdict] = ("chunked-prefill", "disaggregate")
@@ -200,10 +201,11 @@ def _traffic_mix(sc: Scenario, m: ModelResult) -> Precondition:
 
 def _advisories(sc: Scenario, m: ModelResult, verdict: Verdict) -> tuple[Advisory, ...]:
     dep = sc.deployment
+    moe = tuple(Advisory(i, msg) for i, msg in moe_warnings(sc, m))
     relevant = verdict == "disaggregate" or (dep is not None and dep.mode == "disaggregated")
     if not relevant or m.disaggregated is None:
-        return ()
-    out: list[Advisory] = []
+        return moe
+    out: list[Advisory] = list(moe)
     plan = m.disaggregated
     kv = plan.kv_transfer
     if kv is not None:
