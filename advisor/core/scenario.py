@@ -128,6 +128,10 @@ class Deployment:
     decode_gpus: int | None = None
     prefill_tensor_parallel: int | None = None
     decode_tensor_parallel: int | None = None
+    expert_parallel: int | None = None
+    """Pinned EP degree (MoE models; DP attention), instead of ``tensor_parallel``."""
+    prefill_expert_parallel: int | None = None
+    decode_expert_parallel: int | None = None
 
 
 @dataclass(frozen=True)

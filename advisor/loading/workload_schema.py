@@ -246,6 +246,16 @@ class Deployment(_Model):
     decode_tensor_parallel: StrictInt | None = Field(
         None, ge=1, description="Tensor-parallel degree of each decode instance "
         "(disaggregated only).")
+    expert_parallel: StrictInt | None = Field(
+        None, ge=1, description="Expert-parallel degree of each replica, MoE models only "
+        "(colocated only): the routed experts sharded over this many GPUs (whole nodes) with "
+        "data-parallel attention; instead of tensor_parallel.")
+    prefill_expert_parallel: StrictInt | None = Field(
+        None, ge=1, description="Expert-parallel degree of each prefill instance (disaggregated "
+        "only; MoE models).")
+    decode_expert_parallel: StrictInt | None = Field(
+        None, ge=1, description="Expert-parallel degree of each decode instance (disaggregated "
+        "only; MoE models).")
 
 
 # --------------------------------------------------------------------------- policy
@@ -647,7 +657,8 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
     def at(name: str, message: str) -> None:
         issues.append(SchemaIssue((*loc, name), dotted((*loc, name)), message))
 
-    pool_keys = ("prefill_gpus", "decode_gpus", "prefill_tensor_parallel", "decode_tensor_parallel")
+    pool_keys = ("prefill_gpus", "decode_gpus", "prefill_tensor_parallel", "decode_tensor_parallel",
+                 "prefill_expert_parallel", "decode_expert_parallel")
     misplaced: set[str] = set()
     if deployment.mode == "colocated":
         for name in pool_keys:
@@ -655,14 +666,22 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
                 at(name, "applies only to disaggregated deployments (mode is colocated)")
                 misplaced.add(name)
     else:
-        if deployment.tensor_parallel is not None:
-            at("tensor_parallel", "applies only to colocated deployments; use "
-                                  "prefill_tensor_parallel and decode_tensor_parallel")
-            misplaced.add("tensor_parallel")
+        for name in ("tensor_parallel", "expert_parallel"):
+            if getattr(deployment, name) is not None:
+                at(name, "applies only to colocated deployments; use "
+                         f"prefill_{name} and decode_{name}")
+                misplaced.add(name)
         for name in ("prefill_gpus", "decode_gpus"):
             if getattr(deployment, name) is None:
                 issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}' "
                                                             "(mode is disaggregated)"))
+    for prefix in ("", "prefill_", "decode_"):
+        ep_key, tp_key = f"{prefix}expert_parallel", f"{prefix}tensor_parallel"
+        if (getattr(deployment, ep_key) is not None and getattr(deployment, tp_key) is not None
+                and ep_key not in misplaced):
+            at(ep_key, f"give either {tp_key} or {ep_key}: an expert-parallel instance runs "
+                       "data-parallel attention over its GPUs")
+            misplaced.add(ep_key)
     for name in ("tensor_parallel", "prefill_tensor_parallel", "decode_tensor_parallel"):
         degree = getattr(deployment, name)
         if degree is not None and name not in misplaced and not _is_power_of_two(degree):
@@ -677,6 +696,16 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
                 at(f"{pool}_tensor_parallel", f"{degree} exceeds {pool}_gpus ({gpus})")
             elif gpus % degree:
                 at(f"{pool}_gpus", f"{gpus} is not a multiple of {pool}_tensor_parallel ({degree})")
+        for pool in ("prefill", "decode"):
+            gpus = getattr(deployment, f"{pool}_gpus")
+            ep = getattr(deployment, f"{pool}_expert_parallel")
+            if gpus is None or ep is None or f"{pool}_expert_parallel" in misplaced:
+                continue
+            if ep > gpus:
+                at(f"{pool}_expert_parallel", f"{ep} exceeds {pool}_gpus ({gpus})")
+            elif gpus % ep:
+                at(f"{pool}_gpus", f"{gpus} is not a multiple of {pool}_expert_parallel ({ep}): "
+                                   "pools hold whole EP groups")
     return issues
 
 

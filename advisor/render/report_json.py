@@ -163,8 +163,18 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
             "chunk_tokens": dep.chunk_tokens, "tensor_parallel": dep.tensor_parallel,
             "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
             "prefill_tensor_parallel": dep.prefill_tensor_parallel,
-            "decode_tensor_parallel": dep.decode_tensor_parallel},
+            "decode_tensor_parallel": dep.decode_tensor_parallel, **_pinned_ep(sc)},
     }
+
+
+def _pinned_ep(sc: Scenario) -> dict[str, Any]:
+    """The deployment's pinned EP degrees (MoE models only; absent for dense models)."""
+    dep = sc.deployment
+    if dep is None or not sc.model.is_moe:
+        return {}
+    return {"expert_parallel": dep.expert_parallel,
+            "prefill_expert_parallel": dep.prefill_expert_parallel,
+            "decode_expert_parallel": dep.decode_expert_parallel}
 
 
 def _interference(i: Interference | None) -> dict[str, Any] | None:
@@ -296,7 +306,7 @@ def _deployed(sc: Scenario, pred: DeployedPrediction | None,
         "tensor_parallel": dep.tensor_parallel, "chunk_tokens": dep.chunk_tokens,
         "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
         "prefill_tensor_parallel": dep.prefill_tensor_parallel,
-        "decode_tensor_parallel": dep.decode_tensor_parallel,
+        "decode_tensor_parallel": dep.decode_tensor_parallel, **_pinned_ep(sc),
         "max_goodput_rps": None, "rate_rps": None, "percentile": sc.slo.percentile,
         "ttft_ms": None, "tpot_ms": None, "overloaded": None, "meets_slo": False,
         "feasible": False, "reason": "", "phase": None, "best_split_prefill_gpus": None,

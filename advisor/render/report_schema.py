@@ -70,6 +70,12 @@ def _link() -> Schema:
     return obj({"id": STR, "bandwidth_bytes_per_s": NONNEG})
 
 
+_PINNED_EP: dict[str, Schema] = {
+    k: null(COUNT) for k in ("expert_parallel", "prefill_expert_parallel",
+                             "decode_expert_parallel")}
+"""A deployment's pinned EP degrees (present for mixture-of-experts models only)."""
+
+
 def _inputs() -> Schema:
     return obj({
         "name": null(STR),
@@ -91,7 +97,8 @@ def _inputs() -> Schema:
             "mode": {"enum": ["colocated", "disaggregated"]}, "chunked_prefill": BOOL,
             "chunk_tokens": null(COUNT), "tensor_parallel": null(COUNT),
             "prefill_gpus": null(COUNT), "decode_gpus": null(COUNT),
-            "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT)})),
+            "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT),
+            **_PINNED_EP}, optional=tuple(_PINNED_EP))),
     }, description="The resolved scenario the numbers were computed for.")
 
 
@@ -100,6 +107,21 @@ def _interference() -> Schema:
                 "unchunked_tpot_factor": null(NONNEG), "chunked_tpot_factor": null(NONNEG),
                 "chunk_tokens": COUNT, "chunked_safe_rate_rps": null(NONNEG)},
                description="TPOT inflation when a prompt lands in a running decode batch.")
+
+
+_MOE_COLOCATED: dict[str, Schema] = {
+    "expert_parallel": COUNT, "dp_attention": BOOL, "all_to_all_share": FRACTION,
+    "decode_batch_per_gpu": NONNEG}
+"""Keys a colocated plan of a mixture-of-experts model adds (absent for dense models)."""
+
+_MOE_ALLOCATION: dict[str, Schema] = {
+    "prefill_expert_parallel": COUNT, "decode_expert_parallel": COUNT,
+    "prefill_dp_attention": BOOL, "decode_dp_attention": BOOL}
+"""Keys an allocation of a mixture-of-experts model adds (absent for dense models)."""
+
+_MOE_DISAGGREGATED: dict[str, Schema] = {
+    **_MOE_ALLOCATION, "prefill_all_to_all_share": FRACTION,
+    "decode_all_to_all_share": FRACTION, "decode_batch_per_gpu": null(NONNEG)}
 
 
 def _colocated() -> Schema:
@@ -112,7 +134,10 @@ def _colocated() -> Schema:
         "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
         "max_running_sequences": COUNT, "phase": null(STR),
         "interference": null(ref("interference")),
-    }, description="A colocated pool of identical instances (latencies null when overloaded).")
+        **_MOE_COLOCATED,
+    }, optional=tuple(_MOE_COLOCATED),
+        description="A colocated pool of identical instances (latencies null when overloaded); "
+                    "MoE models add the expert-parallel keys.")
 
 
 _ALLOCATION_KEYS = ("prefill_tensor_parallel", "decode_tensor_parallel",
@@ -122,7 +147,8 @@ _ALLOCATION_KEYS = ("prefill_tensor_parallel", "decode_tensor_parallel",
 
 def _allocation() -> Schema:
     return obj({**{k: COUNT for k in _ALLOCATION_KEYS}, "max_goodput_rps": NONNEG,
-                "limited_by": STR}, description="One integer prefill:decode split.")
+                "limited_by": STR, **_MOE_ALLOCATION}, optional=tuple(_MOE_ALLOCATION),
+               description="One integer prefill:decode split.")
 
 
 def _disaggregated() -> Schema:
@@ -136,7 +162,8 @@ def _disaggregated() -> Schema:
         "decode_max_running_sequences": COUNT, "prefill_saturating_tokens": NONNEG,
         "prefill_rate_per_instance_rps": NONNEG, "decode_rate_per_instance_rps": NONNEG,
         "phase": null(STR), "alternatives": array(ref("allocation")),
-    }, description="Prefill and decode pools with the best integer split (null fields when "
+        **_MOE_DISAGGREGATED,
+    }, optional=tuple(_MOE_DISAGGREGATED), description="Prefill and decode pools with the best integer split (null fields when "
                    "no split exists).")
 
 
@@ -178,7 +205,8 @@ def _deployed() -> Schema:
         "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "overloaded": null(BOOL),
         "meets_slo": BOOL, "feasible": BOOL, "reason": STR, "phase": null(STR),
         "best_split_prefill_gpus": null(COUNT), "findings": array(ref("finding")),
-    }, description="The model's prediction for exactly the declared deployment (what `check` "
+        **_PINNED_EP,
+    }, optional=tuple(_PINNED_EP), description="The model's prediction for exactly the declared deployment (what `check` "
                    "judges).")
 
 

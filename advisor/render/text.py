@@ -148,13 +148,22 @@ def deployment_text(dep: Mapping[str, Any] | None) -> str:
         chunk = (f"chunked prefill, {num(dep['chunk_tokens'])}-token budget"
                  if dep.get("chunk_tokens") else "chunked prefill, the engine's default budget")
     if dep["mode"] == "colocated":
-        tp = shape(dep.get("tensor_parallel") or 1)
+        tp = shape(dep.get("tensor_parallel") or 1, 1, dep.get("expert_parallel"), True)
         return f"colocated, {tp}, {chunk}"
-    ptp = dep.get("prefill_tensor_parallel")
-    dtp = dep.get("decode_tensor_parallel")
+    ptp: int | str | None = dep.get("prefill_tensor_parallel")
+    dtp: int | str | None = dep.get("decode_tensor_parallel")
+    if dep.get("prefill_expert_parallel"):
+        ptp = f"EP{dep['prefill_expert_parallel']}·DPA"
+    if dep.get("decode_expert_parallel"):
+        dtp = f"EP{dep['decode_expert_parallel']}·DPA"
     return (f"disaggregated, {dep.get('prefill_gpus')} prefill GPUs"
-            f"{f' ({shape(ptp)})' if ptp else ''} + {dep.get('decode_gpus')} decode GPUs"
-            f"{f' ({shape(dtp)})' if dtp else ''}")
+            f"{f' ({_pool_shape(ptp)})' if ptp else ''} + {dep.get('decode_gpus')} decode GPUs"
+            f"{f' ({_pool_shape(dtp)})' if dtp else ''}")
+
+
+def _pool_shape(value: int | str) -> str:
+    """A declared pool's shape: ``TP4`` from a TP degree, or an EP label as given."""
+    return value if isinstance(value, str) else shape(value)
 
 
 def engine_text(inputs: Mapping[str, Any]) -> str:

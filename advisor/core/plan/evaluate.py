@@ -394,12 +394,15 @@ def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _Co
     dep = sc.deployment
     assert dep is not None
     tp = dep.tensor_parallel or 1
-    index = next((i for i, s in enumerate(grp.shapes) if s.gpus == tp), None)
+    index = _shape_index(grp.shapes, tp, dep.expert_parallel)
+    if dep.expert_parallel is not None:
+        tp = None
     if index is None:
+        name = f"TP{tp}" if dep.expert_parallel is None else f"EP{dep.expert_parallel}"
         return DeployedPrediction("colocated", tp, sc.chunk_tokens, None, None, 0.0,
                                   ph.rate_rps, sc.slo.percentile, None, None, True, False,
                                   ph.name, feasible=False,
-                                  reason=f"TP{tp} instances cannot serve this workload")
+                                  reason=f"{name} instances cannot serve this workload")
     shape = grp.shapes[index]
     chunk = sc.chunk_tokens if dep.chunked_prefill else None  # the deployment's budget
     per = tables[chunk is not None].get(index, chunk, k)
@@ -422,8 +425,8 @@ def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools
     shapes = grp.shapes
     ptp = dep.prefill_tensor_parallel or dep.tensor_parallel
     dtp = dep.decode_tensor_parallel or dep.tensor_parallel
-    pi = _pick_shape(shapes, pools.prefill, ptp)
-    di = _pick_shape(shapes, pools.decode, dtp)
+    pi = _pick_shape(shapes, pools.prefill, ptp, dep.prefill_expert_parallel)
+    di = _pick_shape(shapes, pools.decode, dtp, dep.decode_expert_parallel)
     pg, dg = dep.prefill_gpus or 0, dep.decode_gpus or 0
     if pi is None or di is None:
         return DeployedPrediction("disaggregated", None, None, pg, dg, 0.0, ph.rate_rps,
@@ -468,10 +471,22 @@ def _deployed(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _ColocatedTab
     return worst
 
 
-def _pick_shape(shapes: list[Shape], options: list[PoolOption], tp: int | None) -> int | None:
-    """The shape of ``tp`` GPUs, or (no TP declared) the best goodput per GPU."""
-    if tp is not None:
-        return next((i for i, s in enumerate(shapes) if s.gpus == tp), None)
+def _shape_index(shapes: list[Shape], tp: int, ep: int | None) -> int | None:
+    """The shape of ``tp`` GPUs (no expert parallelism), or the EP shape of ``ep`` GPUs with
+    DP attention when ``ep`` is given."""
+    if ep is not None:
+        return next((i for i, s in enumerate(shapes) if s.instance.expert_parallel == ep
+                     and s.instance.attention_data_parallel > 1), None)
+    return next((i for i, s in enumerate(shapes)
+                 if s.gpus == tp and s.instance.layout is None), None)
+
+
+def _pick_shape(shapes: list[Shape], options: list[PoolOption], tp: int | None,
+                ep: int | None = None) -> int | None:
+    """The shape of ``tp`` GPUs (or of EP degree ``ep``), or (neither declared) the best
+    goodput per GPU."""
+    if tp is not None or ep is not None:
+        return _shape_index(shapes, tp or 1, ep)
     if not options:
         return None
     return int(np.argmax([o.rate_rps / o.gpus for o in options]))

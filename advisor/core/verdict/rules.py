@@ -378,6 +378,9 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
                else f"disaggregation gains only {gain_txt}")
         shape = (f"TP{c.tensor_parallel}" + (f"×PP{c.pipeline_stages}" if c.pipeline_stages > 1 else "")
                  if c is not None else "")
+        if c is not None and c.expert_parallel > 1:
+            shape = f"EP{c.expert_parallel}" + ("·DPA" if c.dp_attention else
+                                                f"·TP{c.tensor_parallel}")
         plan = (f" ({c.instances} × {shape}, token budget {c.chunk_tokens:,})"
                 if c is not None else "")
         summary = f"Chunked prefill on a colocated pool{plan}: {why}."
