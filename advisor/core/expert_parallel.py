@@ -75,8 +75,8 @@ class ExpertLayout:
     def label(self) -> str:
         """``EP32·DPA`` (DP attention) or ``EP8·TP8`` (tensor-parallel attention)."""
         if self.dp_attention:
-            tp = "" if self.attention_tensor_parallel == 1 else f"×TP{self.attention_tensor_parallel}"
-            return f"EP{self.expert_parallel}·DPA{tp}"
+            tp = self.attention_tensor_parallel
+            return f"EP{self.expert_parallel}·DPA" + ("" if tp == 1 else f"×TP{tp}")
         return f"EP{self.expert_parallel}·TP{self.attention_tensor_parallel}"
 
 

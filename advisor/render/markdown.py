@@ -77,12 +77,9 @@ def _comparison(doc: Mapping[str, Any]) -> list[str]:
         return t.DASH if plan is None else text
 
     rows = [
-        ["TP (prefill / decode)", v(c, t.shape(c and c["tensor_parallel"],
-                                               c and c["pipeline_stages"],
-                                               c and c.get("expert_parallel"),
-                                               c and c.get("dp_attention"))),
-         v(d, f"{t.shape(d and d['prefill_tensor_parallel'], d and d['prefill_pipeline_stages'], d and d.get('prefill_expert_parallel'), d and d.get('prefill_dp_attention'))} / "
-              f"{t.shape(d and d['decode_tensor_parallel'], d and d['decode_pipeline_stages'], d and d.get('decode_expert_parallel'), d and d.get('decode_dp_attention'))}")],
+        ["TP (prefill / decode)", v(c, t.plan_shape(c)),
+         v(d, f"{t.pool_shape(d, 'prefill')} / "
+              f"{t.pool_shape(d, 'decode')}")],
         ["instances", v(c, t.num(c and c["instances"])),
          v(d, f"{t.num(d and d['prefill_instances'])} + {t.num(d and d['decode_instances'])}")],
         ["GPUs used", v(c, t.num(c and c["gpus"])),
@@ -136,8 +133,8 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
         alloc_rows += [("runner-up" if i == 0 else f"#{i + 2}", a)
                        for i, a in enumerate(d.get("alternatives", [])[:3])]
         body = _table(["", "prefill", "decode", "P:D GPUs", "idle", "goodput", "limited by"],
-                      [[label, f"{a['prefill_instances']} × {t.shape(a['prefill_tensor_parallel'], a['prefill_pipeline_stages'], a.get('prefill_expert_parallel'), a.get('prefill_dp_attention'))}",
-                        f"{a['decode_instances']} × {t.shape(a['decode_tensor_parallel'], a['decode_pipeline_stages'], a.get('decode_expert_parallel'), a.get('decode_dp_attention'))}",
+                      [[label, f"{a['prefill_instances']} × {t.pool_shape(a, 'prefill')}",
+                        f"{a['decode_instances']} × {t.pool_shape(a, 'decode')}",
                         t.split_text(a["prefill_gpus"], a["decode_gpus"]),
                         t.num(a["idle_gpus"]), t.rps(a["max_goodput_rps"]),
                         a.get("limited_by") or t.DASH] for label, a in alloc_rows],

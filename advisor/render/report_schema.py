@@ -70,9 +70,8 @@ def _link() -> Schema:
     return obj({"id": STR, "bandwidth_bytes_per_s": NONNEG})
 
 
-_PINNED_EP: dict[str, Schema] = {
-    k: null(COUNT) for k in ("expert_parallel", "prefill_expert_parallel",
-                             "decode_expert_parallel")}
+_PINNED_EP: dict[str, Schema] = dict.fromkeys(
+    ("expert_parallel", "prefill_expert_parallel", "decode_expert_parallel"), null(COUNT))
 """A deployment's pinned EP degrees (present for mixture-of-experts models only)."""
 
 

@@ -137,10 +137,10 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
 
     table.add_row("workload rate", at(c), at(d), at(u))
     table.add_row("TP (prefill/decode)",
-                  cell(c, t.shape(c and c["tensor_parallel"], c and c["pipeline_stages"], c and c.get("expert_parallel"), c and c.get("dp_attention"))),
-                  cell(d, f"{t.shape(d and d['prefill_tensor_parallel'], d and d['prefill_pipeline_stages'], d and d.get('prefill_expert_parallel'), d and d.get('prefill_dp_attention'))} / "
-                          f"{t.shape(d and d['decode_tensor_parallel'], d and d['decode_pipeline_stages'], d and d.get('decode_expert_parallel'), d and d.get('decode_dp_attention'))}"),
-                  cell(u, t.shape(u and u["tensor_parallel"], u and u["pipeline_stages"], u and u.get("expert_parallel"), u and u.get("dp_attention"))))
+                  cell(c, t.plan_shape(c)),
+                  cell(d, f"{t.pool_shape(d, 'prefill')} / "
+                          f"{t.pool_shape(d, 'decode')}"),
+                  cell(u, t.plan_shape(u)))
     table.add_row("instances",
                   cell(c, t.num(c and c["instances"])),
                   cell(d, f"{t.num(d and d['prefill_instances'])} + "
@@ -188,8 +188,8 @@ def _allocation(doc: Mapping[str, Any]) -> RenderableType | None:
         rows.append(("runner-up" if i == 0 else f"#{i + 2}", alt))
     for label, a in rows:
         table.add_row(label,
-                      f"{a['prefill_instances']} × {t.shape(a['prefill_tensor_parallel'], a['prefill_pipeline_stages'], a.get('prefill_expert_parallel'), a.get('prefill_dp_attention'))}",
-                      f"{a['decode_instances']} × {t.shape(a['decode_tensor_parallel'], a['decode_pipeline_stages'], a.get('decode_expert_parallel'), a.get('decode_dp_attention'))}",
+                      f"{a['prefill_instances']} × {t.pool_shape(a, 'prefill')}",
+                      f"{a['decode_instances']} × {t.pool_shape(a, 'decode')}",
                       t.split_text(a["prefill_gpus"], a["decode_gpus"]), t.num(a["idle_gpus"]),
                       t.rps(a["max_goodput_rps"]), a.get("limited_by") or t.DASH)
     lines = [f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])} → ideal goodput "

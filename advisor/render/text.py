@@ -96,6 +96,23 @@ def shape(tp: int | None, pp: int | None = 1, ep: int | None = None,
     return f"TP{tp}" if not pp or pp == 1 else f"TP{tp}×PP{pp}"
 
 
+def plan_shape(plan: Mapping[str, Any] | None) -> str:
+    """The instance shape of a colocated plan's JSON (``TP8``, ``EP32·DPA``)."""
+    if not plan:
+        return DASH
+    return shape(plan["tensor_parallel"], plan["pipeline_stages"], plan.get("expert_parallel"),
+                 plan.get("dp_attention"))
+
+
+def pool_shape(allocation: Mapping[str, Any] | None, pool: str) -> str:
+    """The instance shape of one pool of an allocation's JSON (``pool`` prefill or decode)."""
+    if not allocation:
+        return DASH
+    return shape(allocation[f"{pool}_tensor_parallel"], allocation[f"{pool}_pipeline_stages"],
+                 allocation.get(f"{pool}_expert_parallel"),
+                 allocation.get(f"{pool}_dp_attention"))
+
+
 def verdict_title(verdict: str) -> str:
     """The verdict as a headline."""
     return {"chunked-prefill": "Chunked prefill on a colocated pool",
