@@ -293,6 +293,11 @@ class Instance:
         return 1 if self.layout is None else self.layout.expert_parallel
 
     @property
+    def redundant_experts(self) -> int:
+        """Redundant expert copies of the EP group (0 without expert parallelism)."""
+        return 0 if self.layout is None else self.layout.redundant_experts
+
+    @property
     def attention_data_parallel(self) -> int:
         """Attention ranks that hold disjoint sequences (1 without DP attention)."""
         return 1 if self.layout is None else self.layout.attention_data_parallel

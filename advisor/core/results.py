@@ -96,6 +96,8 @@ class ColocatedPlan:
     """Attention data-parallel across the EP group (KV not replicated across ranks)."""
     all_to_all_share: float = 0.0
     """Share of a decode step at the plan's batch that is EP dispatch + combine."""
+    redundant_experts: int = 0
+    """Redundant expert copies per EP group (the balancer's; 0 without EP)."""
 
     def meets(self, slo: Slo) -> bool:
         """Whether the plan meets ``slo`` at its rate (:func:`meets_slo`)."""
@@ -121,6 +123,8 @@ class AllocationSummary:
     decode_expert_parallel: int = 1
     prefill_dp_attention: bool = False
     decode_dp_attention: bool = False
+    prefill_redundant_experts: int = 0
+    decode_redundant_experts: int = 0
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,12 @@ import json
 import textwrap
 from dataclasses import dataclass
 
+from advisor.render.ep_flags import (
+    per_rank,
+    sglang_ep_flags,
+    vllm_ep_flags,
+    vllm_node_flags,
+)
 from advisor.render.formats import EmitEngine
 
 MAX_LISTED = 64
@@ -71,10 +77,16 @@ class Pool:
     """Tokens per step (colocated: None = chunking off; decode: None, not set)."""
     running_sequences: int | None
     """Running-sequence cap per instance (prefill: None, not set)."""
+    expert_parallel: int = 1
+    """EP degree with DP attention (1: none); the instance then has this many GPUs."""
+    redundant_experts: int = 0
+    """Redundant experts for the balancer (EPLB) when ``expert_parallel`` > 1."""
 
     @property
     def gpus_per_instance(self) -> int:
         """GPUs of one instance."""
+        if self.expert_parallel > 1:
+            return self.expert_parallel
         return self.tensor_parallel * self.pipeline_stages
 
 
@@ -170,6 +182,7 @@ class _Context:
         self.fp8 = plan.fp8
         self.memory_fraction = plan.memory_fraction
         self.max_len = plan.max_model_len
+        self.pools = {p.role: p for p in plan.pools}
 
     # ---- shared flags ----------------------------------------------------------------------
     def _common_flags(self) -> list[str]:
@@ -194,6 +207,10 @@ class _Context:
         if self.fp8:
             text.append("Precision fp8: serve an FP8 checkpoint, or add --quantization fp8 for "
                         "online FP8 weight quantization.")
+        if self.engine is EmitEngine.sglang and any(p.expert_parallel > 1
+                                                   for p in self.plan.pools):
+            text.append("Expert parallel with DP attention: SGLang <= 0.5.18 spells "
+                        "--attn-dp-size N as --dp-size N --enable-dp-attention.")
         lines = [f"# pd-advisor launch plan ({self.engine.value}): {title}"]
         for paragraph in text:
             lines += _comment(paragraph)
@@ -231,8 +248,9 @@ class _Context:
                     "chunking off (whole prompts per step)")
         lines = self._header(
             "chunked prefill on a colocated pool" if budget else "colocated pool, unchunked",
-            [(f"{n} instance{'s' * (n != 1)} x TP{tp}{f' x PP{pp}' if pp > 1 else ''} = "
-             f"{n * tp * pp} x {self.gpu} on {nodes} node{'s' * (nodes != 1)}; {chunking}, up to "
+            [(f"{n} instance{'s' * (n != 1)} x {_shape(pool)} = "
+             f"{n * pool.gpus_per_instance} x {self.gpu} on {nodes} node{'s' * (nodes != 1)}; "
+             f"{chunking}, up to "
              f"{seqs} running sequences and memory fraction {self.memory_fraction:g} per "
              "instance.")])
         shown, notes = self._listed(slots)
@@ -263,6 +281,8 @@ class _Context:
     def _colocated_command(self, slot: Slot, tp: int, pp: int, budget: int | None,
                            seqs: int) -> list[str]:
         port = str(self._port("colocated", slot))
+        if self.pools["colocated"].expert_parallel > 1:
+            return self._ep_command(slot, self.pools["colocated"], port, budget, seqs)
         if self.engine is EmitEngine.vllm:
             words = ["vllm", "serve", self.checkpoint, "--port", port,
                      "--tensor-parallel-size", str(tp)]
@@ -323,13 +343,13 @@ class _Context:
                     else "Mooncake transfer engine")
         link = f" over {self.plan.kv_link}" if self.plan.kv_link else ""
         lines = self._header("prefill/decode disaggregation", [
-            (f"prefill: {p_n} x TP{p_tp}{f' x PP{p_pp}' if p_pp > 1 else ''} "
-            f"({p_n * p_tp * p_pp} GPUs), token budget {p_budget}; decode: {d_n} x TP{d_tp}"
-            f"{f' x PP{d_pp}' if d_pp > 1 else ''} ({d_n * d_tp * d_pp} GPUs), up to {d_seqs} "
-            "running sequences each;"),
+            (f"prefill: {p_n} x {_shape(prefill)} ({p_n * prefill.gpus_per_instance} GPUs), "
+             f"token budget {p_budget}; decode: {d_n} x {_shape(decode)} "
+             f"({d_n * decode.gpus_per_instance} GPUs), up to {d_seqs} running sequences each;"),
             (f"{nodes} node{'s' * (nodes != 1)} of {self.gpus_per_node} x {self.gpu}; KV cache "
             f"moved by {transfer}{link}; memory fraction {self.memory_fraction:g}.")])
-        if self.engine is EmitEngine.sglang and p_tp != d_tp:
+        if self.engine is EmitEngine.sglang and p_tp != d_tp and max(
+                prefill.expert_parallel, decode.expert_parallel) == 1:
             lines += _comment(
                 f"WARNING: SGLang disaggregation requires the same tensor parallelism on prefill "
                 f"and decode unless one side runs large expert parallelism (NVIDIA "
@@ -357,6 +377,8 @@ class _Context:
 
     def _prefill_command(self, slot: Slot, tp: int, pp: int, budget: int) -> list[str]:
         port = str(self._port("prefill", slot))
+        if self.pools["prefill"].expert_parallel > 1:
+            return self._ep_command(slot, self.pools["prefill"], port, budget, None)
         if self.engine is EmitEngine.vllm:
             words = ["vllm", "serve", self.checkpoint, "--port", port,
                      "--tensor-parallel-size", str(tp)]
@@ -377,6 +399,8 @@ class _Context:
 
     def _decode_command(self, slot: Slot, tp: int, pp: int, seqs: int) -> list[str]:
         port = str(self._port("decode", slot))
+        if self.pools["decode"].expert_parallel > 1:
+            return self._ep_command(slot, self.pools["decode"], port, None, seqs)
         if self.engine is EmitEngine.vllm:
             words = ["vllm", "serve", self.checkpoint, "--port", port,
                      "--tensor-parallel-size", str(tp)]
@@ -393,6 +417,51 @@ class _Context:
         words += ["--max-running-requests", str(seqs), *self._common_flags(),
                   "--disaggregation-transfer-backend", "mooncake"]
         return self._sglang_placed(slot, words)
+
+    def _ep_command(self, slot: Slot, pool: Pool, port: str, budget: int | None,
+                    seqs: int | None) -> list[str]:
+        """An expert-parallel instance (DP attention) with the flags of
+        :mod:`advisor.render.ep_flags`; one process per node."""
+        role, ep = pool.role, pool.expert_parallel
+        if self.engine is EmitEngine.sglang:
+            words = ["python", "-m", "sglang.launch_server", "--model-path", self.checkpoint]
+            if role != "colocated":
+                words += ["--disaggregation-mode", role]
+            words += ["--host", "0.0.0.0", "--port", port,
+                      *sglang_ep_flags(ep, role, pool.redundant_experts)]
+            if role != "decode":
+                words += ["--chunked-prefill-size", str(budget) if budget else "-1"]
+            if seqs is not None:
+                words += ["--max-running-requests", str(seqs)]
+            words += self._common_flags()
+            if role != "colocated":
+                words += ["--disaggregation-transfer-backend", "mooncake"]
+            if role == "prefill":
+                words += ["--disaggregation-bootstrap-port", str(8998 + slot.local)]
+            return self._sglang_placed(slot, words)
+        words = ["vllm", "serve", self.checkpoint, "--port", port,
+                 *vllm_ep_flags(ep, self.gpus_per_node, role, pool.redundant_experts)]
+        rank_budget = per_rank(budget or 0, ep) if budget else None
+        rank_seqs = per_rank(seqs, ep) if seqs is not None else None
+        if rank_budget is not None:
+            words += ["--max-num-batched-tokens", str(rank_budget)]
+        if rank_seqs is not None:
+            words += ["--max-num-seqs", str(rank_seqs)]
+            if rank_budget is None:  # batched-DP MoE defaults both to 256 per rank
+                words += ["--max-num-batched-tokens", str(max(rank_seqs, 256))]
+        words += self._common_flags()
+        if role != "colocated":
+            words += ["--kv-transfer-config", self._kv_config("kv_both")]
+        lines = _comment(f"{role} instance {slot.index}: EP{ep} with DP attention over "
+                         f"node{slot.nodes[0]}..node{slot.nodes[-1]}; one command per node "
+                         f"(only node{slot.nodes[0]} serves HTTP)")
+        for rank, node in enumerate(slot.nodes):
+            env = self._nixl_env(Slot(role, slot.index, (node,), slot.gpus, slot.local)) \
+                if role != "colocated" else []
+            lines.append(f"# on node{node}:")
+            lines.append(_command([*words, *vllm_node_flags(rank, self.gpus_per_node,
+                                                            slot.host, ep)], env))
+        return lines
 
     def _router(self, slots: list[Slot]) -> list[str]:
         prefill = [s for s in slots if s.role == "prefill"]
@@ -416,6 +485,14 @@ class _Context:
         words += ["--host", "0.0.0.0", "--port", "8000"]
         return [f"# router: pairs the {len(prefill)} prefill and {len(decode)} decode instances",
                 _command(words)]
+
+
+def _shape(pool: Pool) -> str:
+    """``TP8``, ``TP8 x PP2`` or ``EP32 (DP attention)``."""
+    if pool.expert_parallel > 1:
+        return f"EP{pool.expert_parallel} (DP attention)"
+    pp = pool.pipeline_stages
+    return f"TP{pool.tensor_parallel}" + (f" x PP{pp}" if pp > 1 else "")
 
 
 def _budget(pool: Pool) -> int:

@@ -203,6 +203,7 @@ def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> d
         "interference": _interference(plan.interference),
         **({"expert_parallel": plan.expert_parallel, "dp_attention": plan.dp_attention,
             "all_to_all_share": plan.all_to_all_share,
+            "redundant_experts": plan.redundant_experts,
             "decode_batch_per_gpu": plan.decode_batch * plan.instances / max(plan.gpus, 1)}
            if sc.model.is_moe else {}),
     }
@@ -212,7 +213,9 @@ def _allocation(a: AllocationSummary, moe: bool = False) -> dict[str, Any]:
     ep = ({"prefill_expert_parallel": a.prefill_expert_parallel,
            "decode_expert_parallel": a.decode_expert_parallel,
            "prefill_dp_attention": a.prefill_dp_attention,
-           "decode_dp_attention": a.decode_dp_attention} if moe else {})
+           "decode_dp_attention": a.decode_dp_attention,
+           "prefill_redundant_experts": a.prefill_redundant_experts,
+           "decode_redundant_experts": a.decode_redundant_experts} if moe else {})
     return {**ep, "prefill_tensor_parallel": a.prefill_tensor_parallel,
             "decode_tensor_parallel": a.decode_tensor_parallel,
             "prefill_pipeline_stages": a.prefill_pipeline_stages,

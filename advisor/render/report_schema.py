@@ -110,12 +110,13 @@ def _interference() -> Schema:
 
 _MOE_COLOCATED: dict[str, Schema] = {
     "expert_parallel": COUNT, "dp_attention": BOOL, "all_to_all_share": FRACTION,
-    "decode_batch_per_gpu": NONNEG}
+    "decode_batch_per_gpu": NONNEG, "redundant_experts": COUNT}
 """Keys a colocated plan of a mixture-of-experts model adds (absent for dense models)."""
 
 _MOE_ALLOCATION: dict[str, Schema] = {
     "prefill_expert_parallel": COUNT, "decode_expert_parallel": COUNT,
-    "prefill_dp_attention": BOOL, "decode_dp_attention": BOOL}
+    "prefill_dp_attention": BOOL, "decode_dp_attention": BOOL,
+    "prefill_redundant_experts": COUNT, "decode_redundant_experts": COUNT}
 """Keys an allocation of a mixture-of-experts model adds (absent for dense models)."""
 
 _MOE_DISAGGREGATED: dict[str, Schema] = {

@@ -133,7 +133,8 @@ def _colocated_pools(report: Mapping[str, Any], engine: EmitEngine) -> tuple[Poo
     if budget and engine is EmitEngine.vllm:
         seqs = min(seqs, int(budget))
     return (Pool("colocated", int(plan["instances"]), int(plan["tensor_parallel"]),
-                 int(plan["pipeline_stages"]), int(budget) if budget else None, seqs),)
+                 int(plan["pipeline_stages"]), int(budget) if budget else None, seqs,
+                 *_ep(plan.get("expert_parallel"), plan.get("redundant_experts"))),)
 
 
 def _disaggregated_pools(report: Mapping[str, Any]) -> tuple[Pool, ...]:
@@ -146,11 +147,20 @@ def _disaggregated_pools(report: Mapping[str, Any]) -> tuple[Pool, ...]:
                      PREFILL_BUDGET_RANGE[1]))
     prefill = Pool("prefill", int(plan["prefill_instances"]),
                    int(plan["prefill_tensor_parallel"]),
-                   int(plan.get("prefill_pipeline_stages") or 1), budget, None)
+                   int(plan.get("prefill_pipeline_stages") or 1), budget, None,
+                   *_ep(plan.get("prefill_expert_parallel"),
+                        plan.get("prefill_redundant_experts")))
     decode = Pool("decode", int(plan["decode_instances"]), int(plan["decode_tensor_parallel"]),
                   int(plan.get("decode_pipeline_stages") or 1), None,
-                  running_sequences(plan["decode_max_running_sequences"]))
+                  running_sequences(plan["decode_max_running_sequences"]),
+                  *_ep(plan.get("decode_expert_parallel"), plan.get("decode_redundant_experts")))
     return prefill, decode
+
+
+def _ep(expert_parallel: int | None, redundant_experts: int | None) -> tuple[int, int]:
+    """(EP degree, redundant experts) of a pool from the report (1, 0 without EP)."""
+    ep = int(expert_parallel or 1)
+    return (ep, int(redundant_experts or 0)) if ep > 1 else (1, 0)
 
 
 def running_sequences(model_value: int | float | None) -> int:

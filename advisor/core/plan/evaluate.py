@@ -144,7 +144,7 @@ def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: 
         best_ttft_ms=None if light_over else _ms(float(both.ttft_q_s[1])),
         best_tpot_ms=None if light_over else _ms(float(both.tpot_q_s[1])),
         max_running_sequences=max(running, 1), expert_parallel=inst.expert_parallel,
-        dp_attention=inst.attention_data_parallel > 1,
+        dp_attention=inst.attention_data_parallel > 1, redundant_experts=inst.redundant_experts,
         all_to_all_share=inst.all_to_all_share(
             decode_seqs=max(float(pt.batch), 1.0),
             decode_context_tokens=ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0))
@@ -237,7 +237,8 @@ def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
                              di.pipeline_stages, a.prefill_instances, a.decode_instances,
                              a.prefill_gpus, a.decode_gpus, a.idle_gpus, a.goodput_rps,
                              a.limited_by, pi.expert_parallel, di.expert_parallel,
-                             pi.attention_data_parallel > 1, di.attention_data_parallel > 1)
+                             pi.attention_data_parallel > 1, di.attention_data_parallel > 1,
+                             pi.redundant_experts, di.redundant_experts)
 
 
 def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficPhase,
