@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from advisor.loading.catalog import ProfileCatalog
 from advisor.render.ep_flags import (
     per_rank,
     sglang_ep_flags,
@@ -14,7 +15,6 @@ from advisor.render.ep_flags import (
 from advisor.render.formats import EmitEngine
 from advisor.render.launch import render_launch
 from advisor.usecases.launch import plan_launch
-from advisor.loading.catalog import ProfileCatalog
 from advisor.usecases.recommend import build_file_report
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "deepseek-v3-96xh100.yaml"
