@@ -155,3 +155,39 @@ def test_e1_per_node_rates_within_30pct() -> None:
     prefill_node, decode_node = _e1_rates()
     assert prefill_node == pytest.approx(32206.0, rel=0.30)  # excl. cache hits
     assert decode_node == pytest.approx(14800.0, rel=0.30)
+
+
+# ---- dense models unchanged; the DeepSeek-V3 96 x H100 workload uses EP -------------------
+
+def test_dense_model_gets_no_ep_shapes_and_no_ep_keys() -> None:
+    from pathlib import Path
+
+    from advisor.core.plan.shapes import expert_parallel_instances
+    from advisor.loading.resolve import load_scenario
+    from advisor.usecases.recommend import build_file_report
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "prefill-heavy-70b-ib.yaml"
+    sc = load_scenario(path, ProfileCatalog(env={}))
+    assert expert_parallel_instances(sc) == []
+    report, _ = build_file_report(path, ProfileCatalog(env={}), boundaries=False)
+    assert "expert_parallel" not in report["colocated"]
+    assert "prefill_expert_parallel" not in report["disaggregated"]
+    assert not [w for w in report["warnings"] if w["id"].startswith("ep-")]
+
+
+def test_deepseek_96xh100_best_plans_use_ep_in_whole_node_groups() -> None:
+    from pathlib import Path
+
+    from advisor.usecases.recommend import build_file_report
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "deepseek-v3-96xh100.yaml"
+    report, _ = build_file_report(path, ProfileCatalog(env={}), boundaries=False)
+    c, d = report["colocated"], report["disaggregated"]
+    assert c["expert_parallel"] > 1 and c["dp_attention"]
+    assert d["prefill_expert_parallel"] > 1 and d["decode_expert_parallel"] > 1
+    for pool in ("prefill", "decode"):  # pools hold whole EP groups of whole nodes
+        ep = d[f"{pool}_expert_parallel"]
+        assert ep % 8 == 0 and d[f"{pool}_gpus"] == d[f"{pool}_instances"] * ep
+    assert 0 < d["decode_all_to_all_share"] < 1 and c["decode_batch_per_gpu"] > 0
+    assert report["verdict"] in ("chunked-prefill", "disaggregate")
+    assert 0 <= d["rounding_loss"] < 1
