@@ -169,6 +169,7 @@ deployment:                      # what runs today; `pd-advisor check` gates on 
   # chunk_tokens: 2048           # token budget per step; omitted: the engine's default for the GPU
 {tp_line}
   # for mode: disaggregated give prefill_gpus and decode_gpus instead of tensor_parallel
+  # MoE models: expert_parallel: 32 (EP over whole nodes, DP attention) instead of tensor_parallel
 
 policy: {{}}                       # rule thresholds; defaults in docs/model.md §9
 """
