@@ -99,7 +99,7 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
                                         phase.prompt_tokens.cv)
     wait_q = wait_quantile_s(wait, p_wait, quantile)
     bytes_q = s_q * inst.kv_bytes_per_token_wire
-    exposed, _ = transfer_seconds(bytes_q, link, inst.gpus, own, inst.model.num_layers,
+    exposed, _ = transfer_seconds(bytes_q, link, inst.kv_sender_gpus, own, inst.model.num_layers,
                                   link_utilization)
     ttft = own + wait_q + exposed + inst.efficiency.request_overhead_s
     return np.where(rho < 1.0, ttft, np.inf), rho, exposed

@@ -293,6 +293,12 @@ class Instance:
         return 1 if self.layout is None else self.layout.expert_parallel
 
     @property
+    def kv_sender_gpus(self) -> int:
+        """GPUs one request's KV cache leaves from (one NIC each): the whole instance under
+        TP/PP, one attention rank's GPUs under DP attention."""
+        return self.gpus // self.attention_data_parallel
+
+    @property
     def redundant_experts(self) -> int:
         """Redundant expert copies of the EP group (0 without expert parallelism)."""
         return 0 if self.layout is None else self.layout.redundant_experts

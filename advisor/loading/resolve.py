@@ -23,7 +23,6 @@ from typing import Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
-from advisor.core.expert_parallel import redundant_experts_for
 from advisor.core.token_budget import deployment_token_budget
 from advisor.loading import workload_schema as ws
 from advisor.loading.catalog import (
@@ -33,6 +32,7 @@ from advisor.loading.catalog import (
     ProfileNotFoundError,
 )
 from advisor.loading.errors import InputError, InputProblem
+from advisor.loading.expert_parallel_input import expert_parallel_issues
 from advisor.loading.yaml_source import (
     MAX_YAML_BYTES,
     UnreadableFileError,
@@ -385,42 +385,6 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
     if traffic is not None and profiles.model is not None:
         issues += _context_issues(traffic, profiles.model)
     return issues
-
-
-def expert_parallel_issues(deployment: ws.Deployment, cluster: ws.Cluster | None,
-                           profiles: _Profiles) -> list[tuple[ws.Loc, str]]:
-    """A pinned EP degree against the model (MoE, experts held evenly), the engine (EP terms)
-    and the cluster (whole nodes; a colocated pool of whole EP groups)."""
-    out: list[tuple[ws.Loc, str]] = []
-    model, engine, gpu = profiles.model, profiles.engine, profiles.gpu
-    for name in ("expert_parallel", "prefill_expert_parallel", "decode_expert_parallel"):
-        ep = getattr(deployment, name)
-        if ep is None or model is None:
-            continue
-        loc: ws.Loc = ("deployment", name)
-        if model.moe is None:
-            out.append((loc, f"expert parallelism needs a mixture-of-experts model; {model.id} "
-                             "is dense (use tensor_parallel)"))
-            continue
-        terms = getattr(engine, "expert_parallel", None)
-        if engine is not None and (terms is None or not engine.supports.expert_parallel):
-            out.append((loc, f"the engine profile {engine.id} has no expert-parallel terms"))
-            continue
-        experts = model.moe.num_experts
-        if terms is not None and redundant_experts_for(experts, ep, terms) is None:
-            spare = min(terms.redundant_experts, experts // 8) if terms.balancer else 0
-            extra = f" or {experts + spare} (with {spare} redundant)" if spare else ""
-            out.append((loc, f"{ep} does not divide the model's {experts} routed experts{extra}"))
-        if cluster is not None and gpu is not None:
-            per_node = cluster.gpus_per_node or gpu.gpus_per_node
-            if ep % per_node:
-                out.append((loc, f"{ep} is not a whole number of nodes of {per_node} GPUs: "
-                                 "EP groups are modelled over whole nodes"))
-            elif ep > cluster.gpus:
-                out.append((loc, f"{ep} exceeds cluster.gpus ({cluster.gpus})"))
-            elif name == "expert_parallel" and cluster.gpus % ep:
-                out.append((loc, f"cluster.gpus ({cluster.gpus}) is not a multiple of {ep}"))
-    return out
 
 
 def _is_power_of_two(value: int) -> bool:

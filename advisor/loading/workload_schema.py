@@ -48,6 +48,7 @@ from advisor.core.limits import (  # the limits of the model's domain
     MIN_RATE_RPS,
 )
 from advisor.core.scenario import Policy
+from advisor.loading.expert_parallel_input import ep_key_issues
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Workload/config format versions this release reads."""
@@ -675,13 +676,8 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
             if getattr(deployment, name) is None:
                 issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}' "
                                                             "(mode is disaggregated)"))
-    for prefix in ("", "prefill_", "decode_"):
-        ep_key, tp_key = f"{prefix}expert_parallel", f"{prefix}tensor_parallel"
-        if (getattr(deployment, ep_key) is not None and getattr(deployment, tp_key) is not None
-                and ep_key not in misplaced):
-            at(ep_key, f"give either {tp_key} or {ep_key}: an expert-parallel instance runs "
-                       "data-parallel attention over its GPUs")
-            misplaced.add(ep_key)
+    for name, message in ep_key_issues(deployment, misplaced):
+        at(name, message)
     for name in ("tensor_parallel", "prefill_tensor_parallel", "decode_tensor_parallel"):
         degree = getattr(deployment, name)
         if degree is not None and name not in misplaced and not _is_power_of_two(degree):
@@ -696,16 +692,6 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
                 at(f"{pool}_tensor_parallel", f"{degree} exceeds {pool}_gpus ({gpus})")
             elif gpus % degree:
                 at(f"{pool}_gpus", f"{gpus} is not a multiple of {pool}_tensor_parallel ({degree})")
-        for pool in ("prefill", "decode"):
-            gpus = getattr(deployment, f"{pool}_gpus")
-            ep = getattr(deployment, f"{pool}_expert_parallel")
-            if gpus is None or ep is None or f"{pool}_expert_parallel" in misplaced:
-                continue
-            if ep > gpus:
-                at(f"{pool}_expert_parallel", f"{ep} exceeds {pool}_gpus ({gpus})")
-            elif gpus % ep:
-                at(f"{pool}_gpus", f"{gpus} is not a multiple of {pool}_expert_parallel ({ep}): "
-                                   "pools hold whole EP groups")
     return issues
 
 

@@ -129,6 +129,8 @@ class CapacityGroup:
     phases: list[PhaseCapacities]
     chunks: np.ndarray | None
     """Token budgets searched (the pinned one, or ``CHUNK_CANDIDATES``); None without shapes."""
+    kv_nics: np.ndarray | None = None
+    """NICs one request's KV leaves from, per shape (DP attention: one rank's); None = gpus."""
 
 
 def _stage_link(inst: Instance) -> LinkSpec | None:
@@ -234,7 +236,8 @@ class Capacities:
         chunks = (np.array([float(sc.chunk_tokens)] if sc.chunk_tokens else CHUNK_CANDIDATES)
                   if shapes else None)
         grp = CapacityGroup(shapes, excluded, np.array([s.gpus for s in shapes], dtype=np.int64),
-                            link, phases, chunks)
+                            link, phases, chunks,
+                            np.array([s.instance.kv_sender_gpus for s in shapes], dtype=np.int64))
         self._groups[code] = grp
         return grp
 

@@ -191,7 +191,8 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
         pi = np.maximum(d_pre[inv, k], 0)
         pgpus = d_x[inv, k] * grp.gpus[pi]
         u = link_utilization(r[:, k] * pc.mean_bytes[pi], pgpus * link.effective_bytes_per_s)
-        exposed, _ = transfer_seconds(pc.p95_bytes[pi], link, grp.gpus[pi], pc.own_prefill_s[pi],
+        nics = grp.gpus if grp.kv_nics is None else grp.kv_nics
+        exposed, _ = transfer_seconds(pc.p95_bytes[pi], link, nics[pi], pc.own_prefill_s[pi],
                                       sc.model.num_layers, np.minimum(u, 0.999))
         util[:, k] = np.where(ex, u, -np.inf)
         tms[:, k] = np.where(ex, exposed * 1000, -np.inf)
