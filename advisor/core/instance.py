@@ -215,12 +215,13 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
-    core_s = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
-              + q.step_overhead_s + moe_s)
+    core_s: np.ndarray = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+                          + q.step_overhead_s + moe_s)
     if m.moe is None:
         return core_s
     a2a_s = all_to_all_seconds(q, p, d)
-    return (core_s + a2a_s - q.a2a_overlap * np.minimum(core_s, a2a_s)) * q.step_scale
+    step_s: np.ndarray = (core_s + a2a_s - q.a2a_overlap * np.minimum(core_s, a2a_s)) * q.step_scale
+    return step_s
 
 
 def all_to_all_seconds(q: StepParams, prefill_tokens: np.ndarray | float,

@@ -249,10 +249,9 @@ def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficP
     demand = ph.rate_rps * mean_b
     capacity = prefill_gpus * link.effective_bytes_per_s
     util = float(link_utilization(demand, capacity))
-    exposed, serial = transfer_seconds(p95_b, link, inst.kv_sender_gpus, prefill_s, inst.model.num_layers,
-                                       min(util, 0.999))
-    _, serial_mean = transfer_seconds(mean_b, link, inst.kv_sender_gpus, prefill_s, inst.model.num_layers,
-                                      0.0)
+    nics, layers = inst.kv_sender_gpus, inst.model.num_layers
+    exposed, serial = transfer_seconds(p95_b, link, nics, prefill_s, layers, min(util, 0.999))
+    _, serial_mean = transfer_seconds(mean_b, link, nics, prefill_s, layers, 0.0)
     return KvTransfer(link_id=link.id, bytes_per_token=bpt, bytes_per_request_mean=mean_b,
                       bytes_per_request_p95=p95_b, demand_bytes_per_s=demand,
                       link_bytes_per_s=capacity, utilization=util,
@@ -394,8 +393,8 @@ def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _Co
                         ph: TrafficPhase, k: int, memo: dict) -> DeployedPrediction:
     dep = sc.deployment
     assert dep is not None
-    tp = dep.tensor_parallel or 1
-    index = _shape_index(grp.shapes, tp, dep.expert_parallel)
+    tp: int | None = dep.tensor_parallel or 1
+    index = _shape_index(grp.shapes, tp or 1, dep.expert_parallel)
     if dep.expert_parallel is not None:
         tp = None
     if index is None:
