@@ -15,6 +15,8 @@ Calibration sources (tolerances as the issue sets them):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from advisor.core.all_to_all import expected_distinct
@@ -160,7 +162,6 @@ def test_e1_per_node_rates_within_30pct() -> None:
 # ---- dense models unchanged; the DeepSeek-V3 96 x H100 workload uses EP -------------------
 
 def test_dense_model_gets_no_ep_shapes_and_no_ep_keys() -> None:
-    from pathlib import Path
 
     from advisor.core.plan.shapes import expert_parallel_instances
     from advisor.loading.resolve import load_scenario
@@ -176,7 +177,6 @@ def test_dense_model_gets_no_ep_shapes_and_no_ep_keys() -> None:
 
 
 def test_deepseek_96xh100_best_plans_use_ep_in_whole_node_groups() -> None:
-    from pathlib import Path
 
     from advisor.usecases.recommend import build_file_report
 
@@ -191,3 +191,16 @@ def test_deepseek_96xh100_best_plans_use_ep_in_whole_node_groups() -> None:
     assert 0 < d["decode_all_to_all_share"] < 1 and c["decode_batch_per_gpu"] > 0
     assert report["verdict"] in ("chunked-prefill", "disaggregate")
     assert 0 <= d["rounding_loss"] < 1
+
+
+def test_moe_on_an_engine_without_ep_terms_is_warned(tmp_path: Path) -> None:
+    from advisor.usecases.recommend import build_file_report
+
+    path = tmp_path / "w.yaml"
+    path.write_text("version: 1\nmodel: deepseek-v3\nprecision: fp8-block\nengine: trtllm\n"
+                    "cluster: {gpu: h200-sxm, gpus: 16, inter_node: ib-ndr-400}\n"
+                    "traffic: {rate_rps: 2, prompt_tokens: 1000, output_tokens: 200}\n")
+    report, _ = build_file_report(path, ProfileCatalog(env={}), boundaries=False)
+    ids = [w["id"] for w in report["warnings"]]
+    assert "ep-not-modelled" in ids  # never a silent TP-only answer for an MoE model
+    assert report["colocated"] is None or report["colocated"]["expert_parallel"] == 1
