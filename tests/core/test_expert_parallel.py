@@ -204,3 +204,16 @@ def test_moe_on_an_engine_without_ep_terms_is_warned(tmp_path: Path) -> None:
     ids = [w["id"] for w in report["warnings"]]
     assert "ep-not-modelled" in ids  # never a silent TP-only answer for an MoE model
     assert report["colocated"] is None or report["colocated"]["expert_parallel"] == 1
+
+
+def test_capacity_groups_follow_the_ep_sizes_that_fit() -> None:
+    # cluster sizes share capacity tables only when they try the same EP sizes
+    from advisor.core.plan.capacities import Capacities
+    from advisor.loading.resolve import load_scenario
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "deepseek-v3-96xh100.yaml"
+    caps = Capacities(load_scenario(path, ProfileCatalog(env={})))
+    small = [s.label for s in caps.group_at(256).shapes]
+    large = [s.label for s in caps.group_at(2048).shapes]
+    assert "EP288·DPA" not in small and "EP288·DPA" in large
+    assert "EP256·DPA" in small

@@ -34,7 +34,7 @@ from advisor.core.disaggregated import (
 )
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance, StackedInstances
-from advisor.core.plan.shapes import Shape, instance_shapes
+from advisor.core.plan.shapes import Shape, ep_sizes_upto, instance_shapes
 from advisor.core.plan.split import PoolOption, ideal_split
 from advisor.core.results import ExcludedInstance
 from advisor.core.scenario import Scenario, TrafficPhase, instances_in_cluster
@@ -183,7 +183,10 @@ class Capacities:
         while pp <= 16:
             n_pp += multi & (gpn * pp <= G)
             pp *= 2
-        return multi.astype(np.int64) * 10_000 + n_tp * 100 + n_pp
+        n_ep = np.zeros(G.shape, dtype=np.int64)  # expert-parallel sizes that fit (MoE only)
+        for size in ep_sizes_upto(self.sc, int(G.max(initial=0))):
+            n_ep += (size <= G) & (multi | (size <= gpn))
+        return n_ep * 1_000_000 + multi.astype(np.int64) * 10_000 + n_tp * 100 + n_pp
 
     def group_at(self, gpus: int) -> CapacityGroup:
         """The group of one cluster size."""

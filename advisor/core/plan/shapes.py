@@ -72,6 +72,16 @@ def instance_shapes(sc: Scenario) -> tuple[list[Shape], list[ExcludedInstance]]:
     return shapes, excluded
 
 
+def ep_sizes_upto(sc: Scenario, gpus: int) -> list[int]:
+    """EP sizes :func:`expert_parallel_instances` may try on clusters of up to ``gpus`` GPUs
+    with an inter-node link (empty for dense models and engines without EP terms)."""
+    m, eng, cl = sc.model, sc.engine, sc.cluster
+    terms = eng.expert_parallel
+    if m.moe is None or terms is None or not eng.supports.expert_parallel:
+        return []
+    return ep_candidate_sizes(m.moe.num_experts, gpus, cl.gpus_per_node, True, terms)
+
+
 def expert_parallel_instances(sc: Scenario) -> list[Instance]:
     """The expert-parallel instances to try for an MoE model on an engine with EP terms
     (docs/model.md §4.1): EP over one node or whole-node multiples that hold the experts
