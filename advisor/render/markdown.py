@@ -144,6 +144,10 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
                      f"{t.pct(d['rounding_loss'])}.")]
         out += _details("P:D allocation", body)
 
+    ep_lines = t.expert_parallel_lines(doc)
+    if ep_lines is not None:
+        out += _details("Expert parallelism", [f"- {label}: {text}" for label, text in ep_lines])
+
     kv = doc.get("kv_transfer")
     if kv is not None:
         out += _details("KV transfer", [

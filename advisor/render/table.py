@@ -220,6 +220,16 @@ def _kv(doc: Mapping[str, Any]) -> RenderableType | None:
     return grid
 
 
+def _expert_parallel(doc: Mapping[str, Any]) -> RenderableType | None:
+    lines = t.expert_parallel_lines(doc)
+    if lines is None:
+        return None
+    grid = _grid()
+    for label, text in lines:
+        grid.add_row(label, text)
+    return grid
+
+
 def _interference(doc: Mapping[str, Any]) -> RenderableType | None:
     c = doc.get("colocated")
     i = c.get("interference") if c else None
@@ -340,6 +350,7 @@ def recommendation_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
         ("Inputs", _inputs(doc)),
         ("Colocated vs disaggregated (best plans found)", _comparison(doc)),
         ("P:D allocation", _allocation(doc)),
+        ("Expert parallelism", _expert_parallel(doc)),
         ("KV transfer", _kv(doc)),
         ("Interference (colocated)", _interference(doc)),
         ("Preconditions for disaggregation", _preconditions(doc)),

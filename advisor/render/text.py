@@ -113,6 +113,30 @@ def pool_shape(allocation: Mapping[str, Any] | None, pool: str) -> str:
                  allocation.get(f"{pool}_dp_attention"))
 
 
+def expert_parallel_lines(doc: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+    """(label, text) lines on the plans' expert parallelism: shape, sequences per GPU and
+    the all-to-all share of a step; None for dense models (no EP keys in the report)."""
+    c, d = doc.get("colocated"), doc.get("disaggregated")
+    if not c or "expert_parallel" not in c:
+        return None
+    lines = []
+    if c["expert_parallel"] > 1:
+        lines.append(("colocated", f"{c['instances']} × {plan_shape(c)}, "
+                                   f"{num(c['decode_batch_per_gpu'])} decoding sequences per "
+                                   f"GPU, all-to-all {pct(c['all_to_all_share'])} of a decode "
+                                   f"step, {c['redundant_experts']} redundant experts"))
+    else:
+        lines.append(("colocated", f"{plan_shape(c)}: experts sharded with TP (no EP)"))
+    if d and d.get("prefill_expert_parallel") is not None:
+        lines.append(("prefill", f"{d['prefill_instances']} × {pool_shape(d, 'prefill')} in "
+                                 f"whole EP groups, all-to-all "
+                                 f"{pct(d['prefill_all_to_all_share'])} of a p95 prefill"))
+        lines.append(("decode", f"{d['decode_instances']} × {pool_shape(d, 'decode')}, "
+                                f"{num(d['decode_batch_per_gpu'])} sequences per GPU, "
+                                f"all-to-all {pct(d['decode_all_to_all_share'])} of a step"))
+    return lines
+
+
 def verdict_title(verdict: str) -> str:
     """The verdict as a headline."""
     return {"chunked-prefill": "Chunked prefill on a colocated pool",
