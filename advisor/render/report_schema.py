@@ -163,8 +163,9 @@ def _disaggregated() -> Schema:
         "prefill_rate_per_instance_rps": NONNEG, "decode_rate_per_instance_rps": NONNEG,
         "phase": null(STR), "alternatives": array(ref("allocation")),
         **_MOE_DISAGGREGATED,
-    }, optional=tuple(_MOE_DISAGGREGATED), description="Prefill and decode pools with the best integer split (null fields when "
-                   "no split exists).")
+    }, optional=tuple(_MOE_DISAGGREGATED),
+        description="Prefill and decode pools with the best integer split (null fields when "
+                    "no split exists).")
 
 
 def _kv_transfer() -> Schema:
@@ -206,8 +207,9 @@ def _deployed() -> Schema:
         "meets_slo": BOOL, "feasible": BOOL, "reason": STR, "phase": null(STR),
         "best_split_prefill_gpus": null(COUNT), "findings": array(ref("finding")),
         **_PINNED_EP,
-    }, optional=tuple(_PINNED_EP), description="The model's prediction for exactly the declared deployment (what `check` "
-                   "judges).")
+    }, optional=tuple(_PINNED_EP),
+        description="The model's prediction for exactly the declared deployment (what `check` "
+                    "judges).")
 
 
 def _tool() -> Schema:
