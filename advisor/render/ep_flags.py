@@ -1,8 +1,12 @@
 """Launch flags of an expert-parallel (wide-EP, DP-attention) instance, per engine.
 
 Pure functions of the pool's EP degree, role and node layout; the launch renderer
-(:mod:`advisor.render.launch`) calls them. Flags as the current releases spell them
-(docs/engines-ep.md has the sources):
+(:mod:`advisor.render.launch`) calls them. Flags as the current releases spell them, read in
+the ``sglang==0.5.23`` wheel (``srt/arg_groups/fields/parallel.py``, ``parallel_hook.py``),
+sgl-project/sglang ``docs/advanced_features/expert_parallelism.md`` and
+``pd_disaggregation.md``, the ``vllm==0.33.0`` wheel (``engine/arg_utils.py``,
+``config/parallel.py``) and vllm-project/vllm ``docs/serving/expert_parallel_deployment.md``,
+``data_parallel_deployment.md`` and ``docs/design/dbo.md``:
 
 * **SGLang** (0.5.23): one ``launch_server`` per node with ``--tp-size N`` (all GPUs of the
   instance), ``--attn-dp-size N`` (DP attention; SGLang ≤ 0.5.18 spells it
