@@ -1,5 +1,5 @@
 """Expert parallelism: hand checks of one EP shape (DeepSeek-V3, EP32, FP8 block weights) and
-the wide-EP calibration rows (docs/model.md §3.4, §11).
+the wide-EP calibration rows (docs/model.md §3.4, §3.5).
 
 Calibration sources (tolerances as the issue sets them):
 * E1 — DeepSeek, "DeepSeek-V3/R1 Inference System Overview", open-infra-index
@@ -151,7 +151,7 @@ def test_e1_pd_split_from_the_token_mix_within_25pct() -> None:
 
 
 @pytest.mark.xfail(strict=True, reason="model per-node rates are peak capacities; DeepSeek's "
-                   "are 24-hour production averages (docs/model.md §11, E1): prefill +85 %, "
+                   "are 24-hour production averages (docs/model.md §3.5, E1): prefill +85 %, "
                    "decode +50 %")
 def test_e1_per_node_rates_within_30pct() -> None:
     prefill_node, decode_node = _e1_rates()
