@@ -73,3 +73,15 @@ def test_benchmark_functions_return_positive_figures(run: ModuleType) -> None:
     markdown = run.render_markdown(info, tabs)
     assert "design points/s" in text and "requests/s" in text and "× floor" in text
     assert markdown.count("\n|---|") == 3 and "≥ 1,000,000/min" in markdown
+
+
+def test_bench_figure_measures_every_example() -> None:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        bench = importlib.import_module("bench_figure")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    path = BENCHMARKS.parent / "examples" / "chat-8b-single-node.yaml"
+    (timing,) = bench.measure([path], repeats=1)
+    assert timing.name == "chat-8b-single-node"
+    assert _positive(timing.median_ms, timing.min_ms, timing.max_ms)

@@ -15,9 +15,16 @@ and the engine's token budget (``--chunk-tokens``; default: the workload's
 ``deployment.chunk_tokens``, else the engine's own default for the GPU) — the choices of
 :mod:`advisor.usecases.calibrate`, which also runs the fit.
 
+What the result files record about the deployment (model, engine, TP, GPU count, GPU) must
+match the workload, else exit 2 with one message per difference naming both sides
+(``--allow-mismatch`` turns them into warnings); a fitted efficiency at the GPU's peak (1.0) is
+refused, not written. The overlay records what it was fitted on (``fitted_on``). An existing
+output file is replaced only with ``--force``.
+
 The table goes to stdout (stderr when the overlay is written to stdout with ``-o -``);
 diagnostics go to stderr. Exit 0 after writing the overlay, 2 when anything cannot be used
-(bad or partial benchmark files, workload problems, nothing the runs constrain).
+(bad or partial benchmark files, workload problems, runs that do not match the workload, a
+physically impossible fit, nothing the runs constrain, an existing file without ``--force``).
 """
 
 from __future__ import annotations
@@ -180,6 +187,12 @@ def register(app: typer.Typer) -> None:
         profiles: Annotated[list[Path] | None, typer.Option(
             "--profiles", metavar="DIR", show_default=False,
             help="Extra profile directory (gpus/, interconnects/, models/); repeatable.")] = None,
+        allow_mismatch: Annotated[bool, typer.Option(
+            "--allow-mismatch",
+            help="Fit even when the result files record a model, engine, TP or GPU count "
+                 "other than the workload's (a warning each instead of exit 2).")] = False,
+        force: Annotated[bool, typer.Option(
+            "--force", help="Replace an existing output file.")] = False,
     ) -> None:
         """Fit the GPU's efficiency factors for the workload's engine to benchmark results.
 
@@ -187,18 +200,41 @@ def register(app: typer.Typer) -> None:
         fit, and writes a calibration overlay for `calibration:` in the workload. Exit codes:
         0 written, 2 could not calibrate.
         """
+        from advisor.loading.bench_results import load_provenance
         from advisor.loading.catalog import ProfileCatalog
         from advisor.loading.errors import InputError
         from advisor.loading.resolve import load_scenario
-        from advisor.usecases.calibrate import CalibrationSetupError, calibrate
+        from advisor.usecases.calibrate import (
+            CalibrationSetupError,
+            calibrate,
+            provenance_mismatches,
+        )
 
+        to_stdout = str(output) == "-"
+        if not to_stdout and output.exists() and not force:
+            _fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
         try:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or ()))
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing fitted")
         runs = _load_runs(results)
+        records = [record for path in results for record in load_provenance(path)]
+        given_tp = tensor_parallel
+        dep = scenario.deployment
+        if given_tp is None and dep is not None and dep.mode == "colocated":
+            given_tp = dep.tensor_parallel
+        mismatches, fit_tp = provenance_mismatches(scenario, records, str(workload), given_tp,
+                                                   instances)
+        if mismatches and not allow_mismatch:
+            for problem in mismatches:
+                sys.stderr.write(f"pd-advisor: error: {problem}\n")
+            _fail(f"{len(mismatches)} difference{'s' * (len(mismatches) != 1)} between the "
+                  "benchmark files and the workload; nothing fitted (pass --allow-mismatch to "
+                  "fit anyway)")
+        for problem in mismatches:
+            _warn(f"{problem} (--allow-mismatch)")
         try:
-            done = calibrate(scenario, runs, results, tensor_parallel, chunk_tokens, instances)
+            done = calibrate(scenario, runs, results, fit_tp, chunk_tokens, instances)
         except CalibrationSetupError as exc:
             _fail(str(exc))
         inst, result = done.instance, done.result
@@ -208,12 +244,17 @@ def register(app: typer.Typer) -> None:
                    f"{f' x {instances} instances' if instances > 1 else ''}, token budget "
                    f"{done.token_budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
                    f"{len(results)} file{'s' * (len(results) != 1)}")
-        to_stdout = str(output) == "-"
         table_stream = sys.stderr if to_stdout else sys.stdout
         table_stream.write(render_table(result, heading))
         table_stream.flush()
         if not result.success:
             _warn(f"the fit did not converge ({result.message}); the factors are the best found")
+        if done.impossible:
+            _fail("the fitted factors are outside physical bounds: " + "; ".join(done.impossible)
+                  + ". The runs are faster than this model can be served on "
+                  f"{scenario.cluster.gpu.id} at TP{inst.tensor_parallel}: check that they "
+                  "come from this model, GPU, precision and TP (prefix caching or speculative "
+                  "decoding also make runs faster than the model); nothing written")
         if not done.kept:
             _fail("the runs constrain none of the factors (every metric is insensitive to "
                   "them); nothing written")

@@ -52,7 +52,8 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[Format, typer.Option(
             "--format", "-f", envvar=FORMAT_ENV,
             help="Report format: table, json, markdown (PR comment), github (annotations), "
-                 "sarif (code scanning) or junit.")] = Format.table,
+                 "sarif (code scanning), junit or html (one self-contained page).")
+                       ] = Format.table,
         output: Annotated[Path | None, typer.Option(
             "-o", "--output", metavar="FILE", help=OUTPUT_HELP, show_default=False)] = None,
         profiles: Annotated[list[Path] | None, typer.Option(

@@ -134,8 +134,10 @@ def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuS
 #   pd-advisor check {DEFAULT_OUTPUT}          # CI gate on the deployment: block below
 {schema_note}{fit_note}{_kv(0, "version", 1, "format version; the only one so far")}
 {_kv(0, "name", f"{model.id}-{gpu.id}", "shown in reports")}
-{_kv(0, "model", model_ref, "profile id, profile YAML, or a config.json / its folder")}
-{_kv(0, "precision", precision, f"bf16 or fp8 weights and KV cache ({weights_gb:,.1f} GB)")}
+{_kv(0, "model", model_ref, "profile id, HF id, profile YAML, or a config.json")}
+{_kv(0, "precision", precision, f"weights and KV cache ({weights_gb:,.1f} GB of weights)")}
+# precision: {{weights: fp8, kv_cache: bf16}}  # per tensor: weights bf16|fp16|fp8|fp8-block|
+#                                           #   fp4|mxfp4|int4, kv_cache bf16|fp16|fp8
 {_kv(0, "engine", "vllm", "vllm, sglang, trtllm or {name, version}: the engine profile")}
 {_kv(0, "# calibration", "calibration.yaml", "factors fitted by `pd-advisor calibrate`")}
 
@@ -143,9 +145,13 @@ cluster:
 {_kv(2, "gpu", gpu_ref, "GPU profile (`pd-advisor profiles list gpus`)")}
 {_kv(2, "gpus", gpus, f"GPUs the deployment may use ({per_node} per node)")}
 {inter_node}
+  # price_per_gpu_hour: 2.50     # USD per GPU-hour; default: the GPU profile's reference price
 
 traffic:
-  rate_rps: 10                   # mean arrival rate, requests/s
+  rate_rps: 10                   # mean arrival rate, requests/s (open loop)
+  # concurrency: 64              # or: closed-loop clients (instead of rate_rps)
+  # prefix_cache_hit_rate: 0.3   # share of prompt tokens served from the prefix cache
+  # shared_prefix_tokens: 1500   # or: a system prompt every request shares
   burstiness: 1.0                # CV of inter-arrival gaps: 0 even, 1 Poisson, >1 bursty
   prompt_tokens:                 # input length: an integer, or statistics a lognormal is fitted to
     mean: {tokens(1000)}
@@ -170,6 +176,9 @@ deployment:                      # what runs today; `pd-advisor check` gates on 
 {tp_line}
   # for mode: disaggregated give prefill_gpus and decode_gpus instead of tensor_parallel
   # MoE models: expert_parallel: 32 (EP over whole nodes, DP attention) instead of tensor_parallel
+  # max_num_seqs: 256            # engine limits you launch with (model and --emit honour them)
+  # max_model_len: 32768         #   longest prompt + output a request may have
+  # gpu_memory_utilization: 0.9  #   share of GPU memory the engine may use
 
 policy: {{}}                       # rule thresholds; defaults in docs/model.md §9
 """
@@ -255,6 +264,11 @@ def register(app: typer.Typer) -> None:
                       "pass --force to replace it, --schema-file to write elsewhere or "
                       "--no-schema")
         catalog = ProfileCatalog()
+        from advisor.loading.model_ids import profile_for
+
+        known = None if Path(model).exists() else profile_for(model, catalog.ids("models"))
+        if known is not None:
+            model = known  # a Hugging Face id of a built-in profile: write the profile id
         try:
             model_spec = catalog.model(model)
             gpu_spec = catalog.gpu(gpu)

@@ -28,7 +28,12 @@ from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
     terminal_settings,
     write_output,
 )
-from advisor.render.formats import EmitEngine, Format, RecommendFormat  # light: enums only
+from advisor.render.formats import (  # light: enums only
+    EmitEngine,
+    Figure,
+    Format,
+    RecommendFormat,
+)
 
 if TYPE_CHECKING:
     from advisor.loading.catalog import ProfileCatalog
@@ -50,7 +55,8 @@ def catalog_for(profiles: list[Path]) -> ProfileCatalog:
     return ProfileCatalog(extra_dirs=profiles)
 
 
-def render_output(doc: dict[str, Any], fmt: Format, output: Path | None) -> str:
+def render_output(doc: dict[str, Any], fmt: Format, output: Path | None,
+                  figure: Figure | None = None) -> str:
     """Render ``doc`` for stdout or a file."""
     from advisor.render.formats import render
 
@@ -58,7 +64,7 @@ def render_output(doc: dict[str, Any], fmt: Format, output: Path | None) -> str:
     width, color = terminal_settings(to_stdout)
     # SARIF locations are relative to the working directory (%SRCROOT%, the repository root
     # in a CI job)
-    return render(doc, fmt, width=width, color=color, srcroot=os.getcwd())
+    return render(doc, fmt, width=width, color=color, srcroot=os.getcwd(), figure=figure)
 
 
 class RecommendOutput(str, enum.Enum):
@@ -67,7 +73,47 @@ class RecommendOutput(str, enum.Enum):
     table = RecommendFormat.table.value
     json = RecommendFormat.json.value
     markdown = RecommendFormat.markdown.value
+    html = RecommendFormat.html.value
     none = "none"
+
+
+def _check_plot(plot: Path) -> str:
+    """``--plot``'s format (png or svg); exit 2 with a clear message before any work when
+    the name or matplotlib is wrong."""
+    from advisor.render.plot import PlotUnavailable, require_matplotlib
+    from advisor.render.report_plot import figure_format
+
+    try:
+        fmt = figure_format(str(plot))
+        require_matplotlib()
+    except (ValueError, PlotUnavailable) as exc:
+        fail(str(exc))
+    return fmt
+
+
+def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str) -> Figure:
+    """Draw ``--plot`` and the HTML report's SVG; the :class:`Figure` the renderers get."""
+    from advisor.render.plot import INSTALL_HINT, PlotUnavailable
+    from advisor.render.report_plot import figure_title, render_figure, svg_for_html
+
+    if rec.figure is None:
+        return Figure()
+    title = figure_title(rec.report)
+    if plot is not None:
+        image = render_figure(rec.figure, title, plot_fmt)
+        try:
+            plot.write_bytes(image)
+        except OSError as exc:
+            fail(f"cannot write {plot}: {exc.strerror or exc}")
+        sys.stderr.write(f"pd-advisor: wrote {plot}\n")
+    if fmt is not RecommendOutput.html:
+        return Figure(path=None if plot is None else str(plot))
+    try:
+        svg = svg_for_html(render_figure(rec.figure, title, "svg"))
+    except PlotUnavailable:
+        return Figure(path=None if plot is None else str(plot),
+                      note=f"The figure needs matplotlib, which is not installed: {INSTALL_HINT}")
+    return Figure(svg=svg, path=None if plot is None else str(plot))
 
 
 # --------------------------------------------------------------------------- command
@@ -81,7 +127,9 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[RecommendOutput, typer.Option(
             "--format", "-f", envvar=FORMAT_ENV,
             help="Report format: table (for people), json (canonical, schema_version 1), "
-                 "markdown (PR comments) or none (only the --emit commands).")
+                 "markdown (PR comments), html (one self-contained file for design reviews, "
+                 "with the figure when matplotlib is installed) or none (only the --emit "
+                 "commands or the --plot figure).")
                        ] = RecommendOutput.table,
         emit: Annotated[EmitEngine | None, typer.Option(
             "--emit", show_default=False,
@@ -91,6 +139,11 @@ def register(app: typer.Typer) -> None:
             "-o", "--output", metavar="FILE", help=OUTPUT_HELP, show_default=False)] = None,
         profiles: Annotated[list[Path] | None, typer.Option(
             "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
+        plot: Annotated[Path | None, typer.Option(
+            "--plot", metavar="FILE.png|FILE.svg", show_default=False,
+            help="Also draw the figure: TTFT/TPOT against load with the SLOs, the P:D split, "
+                 "the TTFT in parts, goodput per phase (needs pip install "
+                 "'pd-advisor\\[plot]').")] = None,
     ) -> None:
         """Recommend chunked prefill on a colocated pool or prefill/decode disaggregation.
 
@@ -98,28 +151,37 @@ def register(app: typer.Typer) -> None:
         first), 2 could not evaluate (every input problem is printed as path:line:col).
         """
         from advisor.loading.errors import InputError
-        from advisor.usecases.recommend import build_file_report, internal_error
+        from advisor.usecases.recommend import build_recommendation, internal_error
 
-        if fmt is RecommendOutput.none and emit is None:
-            fail("--format none prints nothing without --emit vllm|sglang")
+        if fmt is RecommendOutput.none and emit is None and plot is None:
+            fail("--format none prints nothing without --emit vllm|sglang or --plot")
+        plot_fmt = _check_plot(plot) if plot is not None else ""
         try:
-            report, document = build_file_report(workload, catalog_for(profiles or []))
+            rec = build_recommendation(workload, catalog_for(profiles or []),
+                                       figure=plot is not None or fmt is RecommendOutput.html)
+            figure = _figure(rec, fmt, plot, plot_fmt)
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing evaluated")
         except Exception as exc:  # exit 2, never a traceback
             if debug_enabled():
                 raise
             fail(internal_error(exc))
+        report, document = rec.report, rec.document
         text = ("" if fmt is RecommendOutput.none
-                else render_output(report, Format(fmt.value), output))
+                else render_output(report, Format(fmt.value), output, figure))
         if emit is not None:
             from advisor.render.launch import render_launch
-            from advisor.usecases.launch import LaunchError, plan_launch_for_workload
+            from advisor.usecases.launch import (
+                LaunchError,
+                launch_memory_for_workload,
+                plan_launch_for_workload,
+            )
 
             data = document.data if isinstance(document.data, dict) else {}
+            memory = launch_memory_for_workload(workload, catalog_for(profiles or []), emit)
             try:
                 text += ("\n" if text else "") + render_launch(plan_launch_for_workload(
-                    report, emit, data.get("model"), workload))
+                    report, emit, data.get("model"), workload, memory))
             except LaunchError as exc:
                 fail(f"{workload}: {exc}")
         write_output(text, output)

@@ -111,6 +111,10 @@ def register(app: typer.Typer) -> None:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or []))
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing simulated")
+        if any(ph.prefix_cache_hit_rate > 0 for ph in scenario.phases):
+            fail(f"{workload}: the simulator does not model prefix caching yet (every prompt "
+                 "token would be prefilled); recommend, check and sweep do. Remove "
+                 "traffic.prefix_cache_hit_rate / shared_prefix_tokens to simulate")
         replay = trace_doc = None
         note = ""
         if trace is not None:

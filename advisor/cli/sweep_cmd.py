@@ -38,6 +38,7 @@ PROGRESS_AFTER_S = 1.0
 PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
                  "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
 KEYS_HELP = ("KEY=SPEC; repeat once for a grid. Keys: cluster.gpus, traffic.rate_rps, "
+             "traffic.concurrency, "
              "traffic.prompt_tokens, traffic.output_tokens, traffic.burstiness, slo.ttft_ms, "
              "slo.tpot_ms, slo.percentile, cluster.inter_node (profile ids), "
              "cluster.inter_node.bandwidth_scale. SPEC: 8,16,32 | 8:4096 | 8:4096:N | "
@@ -66,6 +67,10 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Path | None, typer.Option(
             "--plot", metavar="FILE.png", help="Also draw the sweep to a PNG (needs "
             "pip install 'pd-advisor\\[plot]').", show_default=False)] = None,
+        plot_cost: Annotated[bool, typer.Option(
+            "--plot-cost", help="With --plot and one --vary: plot USD per million output "
+            "tokens instead of goodput per GPU (needs a GPU price: cluster.price_per_gpu_hour "
+            "or the GPU profile's).")] = False,
         output: Annotated[Path | None, typer.Option(
             "-o", "--output", metavar="FILE", help="Write the report to FILE instead of "
             "stdout ('-' means stdout).", show_default=False)] = None,
@@ -101,6 +106,11 @@ def register(app: typer.Typer) -> None:
             scenario = load_scenario(workload, catalog)
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing swept")
+        if plot_cost and (plot is None or len(vary) != 1
+                          or scenario.cluster.usd_per_gpu_hour is None):
+            fail("--plot-cost needs --plot, one --vary, and a GPU price (set "
+                 "cluster.price_per_gpu_hour in the workload, or price_per_gpu_hour_usd in the "
+                 "GPU profile)")
         try:
             axes = [axis_from_vary(text, catalog.link) for text in vary]
             current = {a.key: current_value(scenario, a.key) for a in axes}
@@ -121,7 +131,7 @@ def register(app: typer.Typer) -> None:
             from advisor.render.plot import plot_sweep
 
             try:
-                plot_sweep(result, plot, current)
+                plot_sweep(result, plot, current, cost=plot_cost)
             except OSError as exc:
                 fail(f"cannot write {plot}: {exc.strerror or exc}")
             sys.stderr.write(f"pd-advisor: wrote {plot}\n")

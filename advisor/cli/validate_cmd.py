@@ -100,7 +100,7 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
     facts.add_column()
     facts.add_row("model", f"{model.name} ({model.id}), {model.total_params / 1e9:.1f} B params, "
                            f"context {model.max_context_tokens:,} tokens")
-    facts.add_row("precision", scenario.precision)
+    facts.add_row("precision", str(scenario.precision))
     facts.add_row("engine", scenario.engine.label)
     nodes = f"{cluster.nodes} node{'s' * (cluster.nodes != 1)} of {cluster.gpus_per_node}"
     facts.add_row("cluster", f"{cluster.gpus} × {cluster.gpu.name} ({cluster.gpu.id}), {nodes}")

@@ -161,7 +161,7 @@ class CalibrationResult:
 
 def prefill_field(instance: Instance) -> str:
     """The efficiency field that governs this instance's prefill (precision and GPU)."""
-    if instance.precision in ("fp8", "fp8-block") and instance.gpu.has_fp8_compute:
+    if instance.gpu.compute_format(instance.precision) != "bf16":
         return "prefill_compute_efficiency_fp8"
     return "prefill_compute_efficiency_bf16"
 

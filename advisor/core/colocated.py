@@ -72,6 +72,14 @@ class ColocatedPoint:
     tpot_q_s: np.ndarray
     ttft_q_s: np.ndarray
     overloaded: np.ndarray
+    ttft_step_s: np.ndarray | None = None
+    """TTFT part: the rest of the step in progress when the prompt arrives."""
+    ttft_prefill_s: np.ndarray | None = None
+    """TTFT part: the prompt's prefill (chunked: with the backlog found waiting ahead of it,
+    drained in the same budget steps; :func:`own_prompt_prefill_s` separates the two)."""
+    ttft_wait_s: np.ndarray | None = None
+    """TTFT part: the prompt-queue wait percentile (unchunked; chunked: 0, the backlog is in
+    ``ttft_prefill_s``)."""
 
 
 def queue_instances(instances: np.ndarray | float) -> np.ndarray:
@@ -87,12 +95,13 @@ def queue_instances(instances: np.ndarray | float) -> np.ndarray:
 
 
 def _phase_numbers(phase: TrafficPhase, quantile: float) -> tuple[float, float, float, float, float]:
-    s_mean = phase.prompt_tokens.mean
-    s_q = phase.prompt_tokens.quantile(quantile)
+    computed = phase.computed_prompt_tokens  # prefix-cache hits are not prefilled
+    s_mean = computed.mean
+    s_q = computed.quantile(quantile)
     o_mean = max(phase.output_tokens.mean, 1.0)
-    ctx = s_mean + o_mean / 2.0
+    ctx = phase.prompt_tokens.mean + o_mean / 2.0
     # service time ∝ prompt tokens: its CV is the prompt-length CV
-    return s_mean, s_q, o_mean, ctx, phase.prompt_tokens.cv
+    return s_mean, s_q, o_mean, ctx, computed.cv
 
 
 def _mixed_steps(inst: Instance | StackedInstances, arrivals_per_step: np.ndarray,
@@ -218,7 +227,7 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
             backlog = np.where(np.isfinite(wait_mean), backlog / token_s, np.inf)
         # the q-quantile of (tokens ahead + own prompt), run like one prompt of that length:
         # its full chunks and the shorter last one
-        y = backlog_quantile_tokens(p_wait, backlog, phase.prompt_tokens, quantile)
+        y = backlog_quantile_tokens(p_wait, backlog, phase.computed_prompt_tokens, quantile)
         y = np.where(np.isfinite(y), y, 0.0)
         full = np.floor(y / room)
         rest = y - full * room
@@ -251,7 +260,30 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
                           tpot_mean_s=np.broadcast_to(tau, lam.shape),
                           tpot_q_s=np.where(overloaded, np.nan, tpot_q),
                           ttft_q_s=np.where(overloaded, np.nan, ttft_q),
-                          overloaded=overloaded)
+                          overloaded=overloaded,
+                          ttft_step_s=np.broadcast_to(residual, lam.shape),
+                          ttft_prefill_s=np.broadcast_to(own_prefill, lam.shape),
+                          ttft_wait_s=np.broadcast_to(wait_q, lam.shape))
+
+
+def own_prompt_prefill_s(inst: Instance | StackedInstances, phase: TrafficPhase,
+                         quantile: float, point: ColocatedPoint, chunk_tokens: float
+                         ) -> np.ndarray:
+    """The q-quantile prompt's own chunked prefill at ``point``'s decode batch, without any
+    backlog ahead of it: its full budget steps and the shorter last one (the same steps
+    ``_metrics`` runs the backlog and the prompt in; the report's TTFT decomposition)."""
+    s_mean, s_q, _, ctx, _ = _phase_numbers(phase, quantile)
+    b = np.asarray(point.batch, dtype=float)
+    room = np.maximum(float(chunk_tokens) - b, 1.0)
+    full = np.floor(s_q / room)
+    rest = s_q - full * room
+    t_full = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
+                              prefill_context_tokens=np.maximum(s_q - room, 0.0) / 2,
+                              decode_seqs=b, decode_context_tokens=ctx)
+    t_rest = inst.step_time_s(prefill_tokens=rest, prefill_seqs=1.0,
+                              prefill_context_tokens=s_q - rest, decode_seqs=b,
+                              decode_context_tokens=ctx)
+    return np.asarray(full * t_full + np.where(rest > 0, t_rest, 0.0), dtype=float)
 
 
 def _prefill_passes(inst: Instance | StackedInstances, lam: np.ndarray, s_mean: float
@@ -400,7 +432,7 @@ def within_targets(point: ColocatedPoint, ttft_slo_s: float | None,
 def rate_upper_bound(inst: Instance | StackedInstances, phase: TrafficPhase) -> np.ndarray:
     """A rate no instance can exceed: the prompt-token roofline of a full 16k-token pass,
     or a thousand decode-only steps of one sequence per second (whichever is larger), ×2."""
-    s_mean = max(phase.prompt_tokens.mean, 1.0)
+    s_mean = max(phase.computed_prompt_tokens.mean, 1.0)
     t = inst.prefill_time_s(16384.0)
     decode_floor = inst.decode_step_s(1.0, s_mean) * 1e-3
     return np.maximum(16384.0 / (s_mean * t), 1.0 / np.maximum(decode_floor, 1e-9)) * 2.0

@@ -2,7 +2,7 @@
 
 Prefill instance (docs/model.md §6): prompts are batched up to the *saturating* token count
 L_m — the smallest power of two (≥ 512) whose tokens/s reach 90 % of a 16k-token pass
-(Sarathi-Serve Fig. 3/4, Splitwise's 2,048 cap, DistServe's L_m; performance-model.md §1.3).
+(Sarathi-Serve Fig. 3/4, Splitwise's 2,048 cap, DistServe's L_m; performance-model.md §1.1).
 At rate λ the instance is busy ρ = λ · S̄ · T(L_m)/L_m; TTFT_q = prefill of the q-prompt
 (batched with ρ·L_m other tokens) + the G/G/c wait over the pool's prefill instances
 (Allen–Cunneen; a shortest-queue router) as a percentile + exposed KV transfer + request
@@ -87,8 +87,22 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
     Allen–Cunneen, as behind a shortest-queue router). ``lm`` and ``per_request`` are
     :func:`prefill_service`'s, when the caller has them.
     """
-    s_mean = phase.prompt_tokens.mean
-    s_q = phase.prompt_tokens.quantile(quantile)
+    own, wait_q, exposed, rho = prefill_ttft_parts(inst, phase, rate_rps, quantile, link,
+                                                   link_utilization, lm, servers, per_request)
+    ttft = own + wait_q + exposed + inst.efficiency.request_overhead_s
+    return np.where(rho < 1.0, ttft, np.inf), rho, exposed
+
+
+def prefill_ttft_parts(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray,
+                       quantile: float, link: LinkSpec,
+                       link_utilization: np.ndarray | float = 0.0, lm: float | None = None,
+                       servers: int | np.ndarray = 1, per_request: float | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`prefill_ttft`'s parts: (own prefill pass, queue-wait percentile, exposed KV
+    transfer, utilisation ρ), seconds; the TTFT adds the per-request overhead."""
+    computed = phase.computed_prompt_tokens  # prefix-cache hits are not prefilled
+    s_mean = computed.mean
+    s_q = computed.quantile(quantile)
     if lm is None or per_request is None:
         lm, per_request = prefill_service(inst, s_mean, lm)
     lam = np.asarray(rate_rps, dtype=float)
@@ -96,19 +110,18 @@ def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quan
     extra = np.minimum(rho, 1.0) * max(lm - s_q, 0.0)
     own = inst.step_time_s(prefill_tokens=s_q + extra, prefill_seqs=1.0 + extra / s_mean)
     wait, p_wait = gg_c_wait_s(servers, lam * servers, per_request, phase.burstiness,
-                                        phase.prompt_tokens.cv)
+                                        computed.cv)
     wait_q = wait_quantile_s(wait, p_wait, quantile)
-    bytes_q = s_q * inst.kv_bytes_per_token_wire
+    bytes_q = phase.prompt_tokens.quantile(quantile) * inst.kv_bytes_per_token_wire  # all KV
     exposed, _ = transfer_seconds(bytes_q, link, inst.kv_sender_gpus, own, inst.model.num_layers,
                                   link_utilization)
-    ttft = own + wait_q + exposed + inst.efficiency.request_overhead_s
-    return np.where(rho < 1.0, ttft, np.inf), rho, exposed
+    return own, wait_q, exposed, rho
 
 
 def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
                      ttft_slo_s: float | None, link: LinkSpec, servers: int = 1) -> PrefillCapacity:
     """Capacity and TTFT-SLO goodput of one prefill instance in a pool of ``servers``."""
-    lm, per_request = prefill_service(inst, phase.prompt_tokens.mean)
+    lm, per_request = prefill_service(inst, phase.computed_prompt_tokens.mean)
     max_rate = 1.0 / per_request
     if ttft_slo_s is None:
         return PrefillCapacity(inst, lm, max_rate, max_rate * 0.999)
@@ -128,7 +141,7 @@ def prefill_goodputs(inst: Instance, phase: TrafficPhase, quantile: float,
     arithmetic alone or in a batch, so a scalar :func:`prefill_capacity` and the sweep agree
     exactly.
     """
-    lm, per_request = prefill_service(inst, phase.prompt_tokens.mean)
+    lm, per_request = prefill_service(inst, phase.computed_prompt_tokens.mean)
     if ttft_slo_s is None:
         return np.full(np.size(servers), (1.0 / per_request) * 0.999)
     return _goodputs(inst, phase, quantile, ttft_slo_s, link, servers, lm, per_request)

@@ -31,6 +31,10 @@ _STANDARD_NORMAL = NormalDist()
 
 
 @lru_cache(maxsize=256)
+def _normal_cdf(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
 def normal_quantile(q: float) -> float:
     """Standard normal q-quantile."""
     return _STANDARD_NORMAL.inv_cdf(q)
@@ -103,6 +107,14 @@ class LengthDistribution:
         mean_value = float(mean) if mean is not None else math.exp(mu + sigma**2 / 2)
         return cls(mean=mean_value, mu=mu, sigma=sigma, max_tokens=max_tokens)
 
+    def scaled(self, factor: float) -> LengthDistribution:
+        """Every length × ``factor`` (the same shape: μ + ln factor, σ unchanged)."""
+        if factor == 1.0:
+            return self
+        return LengthDistribution(
+            mean=self.mean * factor, mu=self.mu + math.log(factor), sigma=self.sigma,
+            max_tokens=None if self.max_tokens is None else self.max_tokens * factor)
+
     def quantile(self, q: float) -> float:
         """The q-quantile (0 < q < 1) in tokens, clipped at ``max_tokens``."""
         if self.sigma == 0.0:
@@ -112,6 +124,20 @@ class LengthDistribution:
         if self.max_tokens is not None:
             value = min(value, self.max_tokens)
         return max(1.0, value)
+
+    def mean_capped(self, cap: float) -> float:
+        """E[min(S, cap)]: the mean of the lengths cut at ``cap`` (a shared prefix of ``cap``
+        tokens covers that much of each prompt). Lognormal: e^(μ+σ²/2)·Φ((ln c − μ − σ²)/σ)
+        + c·(1 − Φ((ln c − μ)/σ)), scaled to this distribution's mean; the ``max`` clip is
+        left out."""
+        if cap <= 0:
+            return 0.0
+        if self.sigma == 0.0:
+            return min(self.mean, cap)
+        s, z = self.sigma, math.log(cap) - self.mu
+        below = _normal_cdf((z - s * s) / s)
+        above = 1.0 - _normal_cdf(z / s)
+        return self.mean * below + cap * above
 
     @property
     def p95(self) -> float:

@@ -176,10 +176,13 @@ class EngineSpec:
         tier = self._tier(gpu)
         return tier.max_num_seqs if tier is not None else self.default_max_num_seqs
 
-    def reserve_bytes(self, gpu: GpuSpec, vocab_size: int) -> float:
-        """Runtime memory per GPU: the fixed reserve plus the logits/sampler buffers."""
+    def reserve_bytes(self, gpu: GpuSpec, vocab_size: int,
+                      max_num_seqs: int | None = None) -> float:
+        """Runtime memory per GPU: the fixed reserve plus the logits/sampler buffers, sized
+        for ``max_num_seqs`` running sequences (default: the engine's own cap on ``gpu``)."""
+        seqs = self.max_num_seqs(gpu) if max_num_seqs is None else max_num_seqs
         return (self.runtime_reserve_bytes
-                + self.logits_bytes_per_entry * self.max_num_seqs(gpu) * float(vocab_size))
+                + self.logits_bytes_per_entry * seqs * float(vocab_size))
 
     # ---- the engine with no profile ------------------------------------------------------
     @classmethod

@@ -10,14 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Precision = Literal["bf16", "fp8", "fp8-block"]
-"""``bf16``: 16-bit weights and KV. ``fp8``: per-tensor-scaled FP8 weights and FP8 KV (NVIDIA
-ModelOpt checkpoints). ``fp8-block``: block-scaled FP8 weights (128×128 weight blocks, 1×128
-activation tiles: DeepSeek-V3/R1, ``Qwen/*-FP8``) with the KV cache in 16 bit (the engines'
-``--kv-cache-dtype auto``). Both FP8 forms run matmuls at the FP8 peak."""
+from advisor.core.precision import ComputeFormat, Precision, compute_format
+
+__all__ = ["FP8_WEIGHTS", "EfficiencyFactors", "GpuSpec", "LinkSpec", "Precision"]
 
 FP8_WEIGHTS: frozenset[str] = frozenset({"fp8", "fp8-block"})
-"""Precisions whose weights are FP8 (and whose matmuls use the FP8 tensor peak)."""
+"""Weight formats that are FP8 (their matmuls use the FP8 tensor peak where there is one)."""
 LinkScope = Literal["scale-up", "scale-out", "host"]
 
 
@@ -46,9 +44,12 @@ class EfficiencyFactors:
             return self.decode_bandwidth_efficiency
         return self.kv_bandwidth_efficiency
 
-    def prefill_compute_efficiency(self, precision: Precision, has_fp8_compute: bool) -> float:
-        """The prefill efficiency that applies to a precision on this GPU."""
-        if precision in FP8_WEIGHTS and has_fp8_compute:
+    def prefill_compute_efficiency(self, precision: Precision | str, has_fp8_compute: bool,
+                                   has_fp4_compute: bool = False) -> float:
+        """The prefill efficiency that applies to a precision on this GPU: the FP8 factor for
+        FP8 and FP4 tensor-core matmuls (FP4 has no measured factor of its own: an estimate,
+        docs/model.md §1.1), the 16-bit factor for 16-bit and weight-only matmuls."""
+        if compute_format(precision, has_fp8_compute, has_fp4_compute) != "bf16":
             return self.prefill_compute_efficiency_fp8
         return self.prefill_compute_efficiency_bf16
 
@@ -92,6 +93,11 @@ class GpuSpec:
     efficiency: EfficiencyFactors
     engine_efficiency: dict[str, EfficiencyFactors] = field(default_factory=dict)
     """Per-engine overrides of ``efficiency`` (keys: vllm, sglang, trtllm)."""
+    fp4_flops_per_s: float | None = None
+    """Dense FP4 tensor peak; None where the GPU has no FP4 tensor cores (before Blackwell)."""
+    price_per_gpu_hour_usd: float | None = None
+    """Public reference price of one GPU-hour (an estimate with its source in the profile);
+    None when the profile carries none."""
 
     def __hash__(self) -> int:  # a dict field blocks the generated hash; equal specs share an id
         return hash(self.id)
@@ -101,10 +107,25 @@ class GpuSpec:
         """Whether FP8 matmuls run faster than BF16 on this GPU."""
         return self.fp8_flops_per_s is not None
 
-    def peak_flops_per_s(self, precision: Precision) -> float:
-        """Dense tensor peak used for matmuls at ``precision`` (FP8 falls back to BF16)."""
-        if precision in FP8_WEIGHTS and self.fp8_flops_per_s is not None:
+    @property
+    def has_fp4_compute(self) -> bool:
+        """Whether the GPU has FP4 tensor cores (NVFP4/MXFP4 matmuls)."""
+        return self.fp4_flops_per_s is not None
+
+    def compute_format(self, precision: Precision | str) -> ComputeFormat:
+        """The tensor-core format matmuls at ``precision`` run in on this GPU
+        (:func:`advisor.core.precision.compute_format`)."""
+        return compute_format(precision, self.has_fp8_compute, self.has_fp4_compute)
+
+    def peak_flops_per_s(self, precision: Precision | str) -> float:
+        """Dense tensor peak used for matmuls at ``precision``: the FP8 or FP4 peak where the
+        weights are in that format and the GPU has those tensor cores, else the 16-bit peak
+        (weight-only kernels)."""
+        fmt = self.compute_format(precision)
+        if fmt == "fp8" and self.fp8_flops_per_s is not None:
             return self.fp8_flops_per_s
+        if fmt == "fp4" and self.fp4_flops_per_s is not None:
+            return self.fp4_flops_per_s
         return self.bf16_flops_per_s
 
     def efficiency_for(self, engine: str) -> EfficiencyFactors:
@@ -112,6 +133,6 @@ class GpuSpec:
         (an engine profile adds its own overrides: ``EngineSpec.efficiency_for``)."""
         return self.engine_efficiency.get(engine, self.efficiency)
 
-    def ridge_point_flops_per_byte(self, precision: Precision) -> float:
+    def ridge_point_flops_per_byte(self, precision: Precision | str) -> float:
         """Dense peak divided by memory bandwidth."""
         return self.peak_flops_per_s(precision) / self.memory_bandwidth_bytes_per_s

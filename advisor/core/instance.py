@@ -358,8 +358,9 @@ class Instance:
     def prefill_mfu(self) -> float:
         """Compute efficiency used for every matmul step (block-scaled FP8 GEMMs at the
         engine's share of the per-tensor FP8 efficiency)."""
-        mfu = self.efficiency.prefill_compute_efficiency(self.precision, self.gpu.has_fp8_compute)
-        if self.precision == "fp8-block" and self.gpu.has_fp8_compute:
+        mfu = self.efficiency.prefill_compute_efficiency(self.precision, self.gpu.has_fp8_compute,
+                                                         self.gpu.has_fp4_compute)
+        if Precision.of(self.precision).weights == "fp8-block" and self.gpu.has_fp8_compute:
             mfu *= self.engine.block_fp8_compute_efficiency
         return mfu
 

@@ -35,3 +35,6 @@ MAX_SWEEP_POINTS_PER_AXIS = 200_000
 
 MAX_SWEEP_POINTS = 2_000_000
 """Design points one sweep may evaluate (the product of its axes)."""
+
+MAX_CONCURRENCY = 10_000_000
+"""Largest closed-loop client count (``traffic.concurrency``) accepted: workload and sweeps."""

@@ -70,10 +70,9 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
     model, gpu = instance.model, instance.gpu
     weights = instance.weight_bytes_per_gpu
     reserve = (instance.engine.reserve_bytes(gpu, model.vocab_size)
-               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0))
+               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0)
+               + _comm_buffer_bytes(instance))
     ranks = instance.attention_data_parallel
-    if instance.layout is not None and instance.engine.expert_parallel is not None:
-        reserve += instance.engine.expert_parallel.comm_buffer_bytes
     budget = gpu.memory_bytes * memory_fraction - weights - reserve
     kv_tok = instance.kv_bytes_per_token_per_gpu
     dup = model.kv_duplication_factor(instance.tensor_parallel)
@@ -87,8 +86,7 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
     max_kv_tokens = max(0.0, budget) / kv_tok
     per_seq_mean = model.kv_bytes_per_sequence(mean_context_tokens, instance.precision)
     per_seq_max = model.kv_bytes_per_sequence(max_request_tokens, instance.precision)
-    # whole-model bytes → bytes per GPU (DP attention: a sequence lives on one rank)
-    scale = dup / (instance.gpus // ranks)
+    scale = _sequence_scale(instance)  # whole-model bytes → bytes per GPU
     if not reason and per_seq_max * scale > budget:
         reason = (f"one {max_request_tokens:,.0f}-token request needs "
                   f"{per_seq_max * scale / 1e9:.1f} GB of KV per GPU; "
@@ -106,7 +104,21 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
                           max_sequences=max_seqs, fits=not reason, reason=reason)
 
 
-def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision,
+def _comm_buffer_bytes(instance: Instance) -> float:
+    """The all-to-all library's buffers per GPU (DeepEP) of an expert-parallel instance."""
+    if instance.layout is not None and instance.engine.expert_parallel is not None:
+        return instance.engine.expert_parallel.comm_buffer_bytes
+    return 0.0
+
+
+def _sequence_scale(instance: Instance) -> float:
+    """Whole-model KV bytes of one sequence → bytes per GPU: TP duplication over the GPUs
+    that hold the sequence (DP attention: a sequence lives on one attention rank)."""
+    return (instance.model.kv_duplication_factor(instance.tensor_parallel)
+            / (instance.gpus // instance.attention_data_parallel))
+
+
+def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision | str,
                    engine: EngineSpec | str, tensor_parallel: int, pipeline_stages: int,
                    intra_link: LinkSpec, inter_link: LinkSpec | None,
                    layout: ExpertLayout | None = None) -> Instance:
@@ -116,7 +128,64 @@ def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision,
     GPU profile's factors alone, as before engine profiles existed).
     """
     spec = engine if isinstance(engine, EngineSpec) else EngineSpec.generic(engine)
-    return Instance(model=model, gpu=gpu, precision=precision, engine=spec,
+    return Instance(model=model, gpu=gpu, precision=Precision.of(precision), engine=spec,
                     tensor_parallel=tensor_parallel, pipeline_stages=pipeline_stages,
                     intra_link=intra_link, inter_link=inter_link,
                     efficiency=spec.efficiency_for(gpu), layout=layout)
+
+
+# --------------------------------------------------------------------------- launch check
+def launch_kv_budget_bytes_per_gpu(instance: Instance, memory_fraction: float,
+                                   max_num_seqs: int) -> float:
+    """KV memory per GPU of an instance launched with ``memory_fraction`` and a cap of
+    ``max_num_seqs`` running sequences (the logits/sampler buffers are sized by that cap):
+    the budget of :func:`plan_memory` with the launch's own numbers."""
+    reserve = (instance.engine.reserve_bytes(instance.gpu, instance.model.vocab_size,
+                                             max_num_seqs)
+               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0)
+               + _comm_buffer_bytes(instance))
+    return instance.gpu.memory_bytes * memory_fraction - instance.weight_bytes_per_gpu - reserve
+
+
+def sequence_kv_bytes_per_gpu(instance: Instance, tokens: float) -> float:
+    """KV bytes per GPU of one sequence of ``tokens`` (TP duplication, split over stages;
+    under DP attention the sequence lives on one attention rank)."""
+    return (instance.model.kv_bytes_per_sequence(tokens, instance.precision)
+            * _sequence_scale(instance))
+
+
+def longest_sequence_tokens(instance: Instance, memory_fraction: float,
+                            max_num_seqs: int) -> int:
+    """The longest sequence (prompt + output tokens, at most the model's context) whose KV
+    fits the instance's launch budget: what vLLM computes as "the estimated maximum model
+    length" at start-up. 0 when not even one token fits."""
+    budget = launch_kv_budget_bytes_per_gpu(instance, memory_fraction, max_num_seqs)
+    low, high = 0, int(instance.model.max_context_tokens)
+    if sequence_kv_bytes_per_gpu(instance, high) <= budget:
+        return high
+    while high - low > 1:  # KV grows monotonically with length (sliding windows included)
+        mid = (low + high) // 2
+        if sequence_kv_bytes_per_gpu(instance, mid) <= budget:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def launch_memory_problem(instance: Instance, memory_fraction: float, max_model_len: int,
+                          max_num_seqs: int) -> str:
+    """Why an instance launched with these flags fails the start-up memory check (empty when
+    it passes): the weights must fit, and so must the KV of one ``max_model_len`` sequence
+    (vLLM refuses to start otherwise; SGLang needs its KV pool to hold one full context)."""
+    budget = launch_kv_budget_bytes_per_gpu(instance, memory_fraction, max_num_seqs)
+    if budget <= 0:
+        return (f"weights need {instance.weight_bytes_per_gpu / 1e9:.1f} GB per GPU; nothing "
+                f"left for the KV cache at memory fraction {memory_fraction:g}")
+    if max_model_len > instance.model.max_context_tokens:
+        return (f"max model length {max_model_len} exceeds the model's context of "
+                f"{instance.model.max_context_tokens}")
+    need = sequence_kv_bytes_per_gpu(instance, max_model_len)
+    if need > budget:
+        return (f"one {max_model_len}-token sequence needs {need / 1e9:.2f} GB of KV per GPU; "
+                f"{budget / 1e9:.2f} GB free")
+    return ""

@@ -12,17 +12,22 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from advisor.core.precision import Precision
+
 AttentionKind = Literal["mha", "gqa", "mla"]
 MlpKind = Literal["gated", "plain"]
 
 WEIGHT_BYTES_PER_PARAM = {"bf16": 2.0, "fp8": 1.0, "fp8-block": 1.0}
-"""Weight storage per parameter. Block FP8 adds one FP32 scale per 128×128 block (4 B per
-16,384 weights, 0.02 %), which is left out."""
+"""Weight storage per parameter of the one-word precisions of the first format (all formats:
+:data:`advisor.core.precision.WEIGHT_BYTES_PER_PARAM`)."""
 KV_BYTES_PER_ELEMENT = {"bf16": 2.0, "fp8": 1.0, "fp8-block": 2.0}
-"""KV-cache storage per element: ``fp8`` means FP8 weights *and* KV; ``fp8-block``
-checkpoints are served with ``--kv-cache-dtype auto``, i.e. a 16-bit KV cache."""
+"""KV-cache storage per element of those one-word precisions: ``fp8`` means FP8 weights *and*
+KV; ``fp8-block`` checkpoints are served with ``--kv-cache-dtype auto``, a 16-bit KV cache."""
 BYTES_PER_ELEMENT = WEIGHT_BYTES_PER_PARAM
 """Former name of :data:`WEIGHT_BYTES_PER_PARAM` (bf16 = 2, fp8 = 1)."""
+
+UNQUANTISED_BYTES_PER_PARAM = 2.0
+"""The input embedding and the LM head of 4-bit checkpoints stay in 16 bit."""
 
 
 @dataclass(frozen=True)
@@ -206,47 +211,59 @@ class ModelSpec:
         return self.num_attention_heads * self.head_dim
 
     # ---- bytes ---------------------------------------------------------------------------
-    def weight_bytes(self, precision: str) -> float:
-        """Bytes of all weights at ``precision`` (bf16 = 2 B/param, fp8/fp8-block = 1 B/param).
+    def _embedding_and_head_params(self) -> float:
+        return self.embedding_params + self.lm_head_params
+
+    def weight_bytes(self, precision: Precision | str) -> float:
+        """Bytes of all weights at ``precision`` (docs/model.md §1.1): the weight format's bytes
+        per parameter (bf16/fp16 2, fp8 1, fp4 0.5625, mxfp4 0.53125, int4 0.5195); 4-bit
+        formats keep the input embedding and LM head in 16 bit.
 
         Expert weights whose checkpoint format fixes their size (gpt-oss MXFP4) keep it.
         """
-        b = WEIGHT_BYTES_PER_PARAM[precision]
+        p = Precision.of(precision)
+        b = p.weight_bytes_per_param
         if self.moe is not None and self.moe.expert_weight_bytes_per_param is not None:
             experts = self.routed_expert_params
-            return (self.total_params - experts) * b + experts * min(
+            total = (self.total_params - experts) * b + experts * min(
                 b, self.moe.expert_weight_bytes_per_param)
-        return self.total_params * b
+        else:
+            total = self.total_params * b
+        if p.four_bit:
+            total += self._embedding_and_head_params() * (UNQUANTISED_BYTES_PER_PARAM - b)
+        return total
 
-    def gathered_embedding_bytes(self, precision: str) -> float:
+    def gathered_embedding_bytes(self, precision: Precision | str) -> float:
         """Bytes of the input-embedding table a step only gathers rows of (not streamed):
         the untied vocab × hidden table (a tied one is read whole as the LM head)."""
         if self.tie_word_embeddings:
             return 0.0
-        return float(self.vocab_size * self.hidden_size) * WEIGHT_BYTES_PER_PARAM[precision]
+        p = Precision.of(precision)
+        b = UNQUANTISED_BYTES_PER_PARAM if p.four_bit else p.weight_bytes_per_param
+        return float(self.vocab_size * self.hidden_size) * b
 
-    def expert_weight_bytes(self, precision: str) -> float:
+    def expert_weight_bytes(self, precision: Precision | str) -> float:
         """Bytes of the routed-expert weights alone (0 for dense models)."""
         if self.moe is None:
             return 0.0
-        b = WEIGHT_BYTES_PER_PARAM[precision]
+        b = Precision.of(precision).weight_bytes_per_param
         if self.moe.expert_weight_bytes_per_param is not None:
             b = min(b, self.moe.expert_weight_bytes_per_param)
         return self.routed_expert_params * b
 
-    def kv_bytes_per_token(self, precision: str) -> float:
+    def kv_bytes_per_token(self, precision: Precision | str) -> float:
         """KV-cache bytes per token for the whole model, no TP duplication.
 
         MHA/GQA: 2 · L · kv_heads · head_dim · bytes.  MLA: (kv_lora_rank + rope_dim) · L · bytes.
         Sliding-window layers are counted as full layers here (upper bound); see
         ``kv_bytes_per_sequence`` for the window-aware size.
         """
-        b = KV_BYTES_PER_ELEMENT[precision]
+        b = Precision.of(precision).kv_bytes_per_element
         if self.mla is not None:
             return float((self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * self.num_layers * b)
         return float(2 * self.num_layers * self.num_kv_heads * self.head_dim * b)
 
-    def kv_bytes_per_sequence(self, tokens: float, precision: str) -> float:
+    def kv_bytes_per_sequence(self, tokens: float, precision: Precision | str) -> float:
         """KV bytes one sequence of ``tokens`` holds, honouring sliding-window layers."""
         per_layer_token = self.kv_bytes_per_token(precision) / self.num_layers
         full_layers = self.num_layers - self.sliding_window_layers
@@ -264,7 +281,8 @@ class ModelSpec:
             return float(tensor_parallel)
         return max(tensor_parallel, self.num_kv_heads) / self.num_kv_heads
 
-    def kv_bytes_per_token_per_gpu(self, precision: str, tensor_parallel: int) -> float:
+    def kv_bytes_per_token_per_gpu(self, precision: Precision | str,
+                                   tensor_parallel: int) -> float:
         """KV bytes per token that one GPU of a TP group stores."""
         return (self.kv_bytes_per_token(precision) * self.kv_duplication_factor(tensor_parallel)
                 / tensor_parallel)

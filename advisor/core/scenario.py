@@ -7,7 +7,7 @@ sees files, ids it must look up, or defaults it must apply.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -31,6 +31,23 @@ class Cluster:
     intra_node: LinkSpec
     inter_node: LinkSpec | None
     """Per-GPU NIC between nodes; None means the deployment must fit on one node."""
+    price_per_gpu_hour: float | None = None
+    """The workload's own GPU-hour price, USD (``cluster.price_per_gpu_hour``); None: the GPU
+    profile's reference price, if any."""
+
+    @property
+    def usd_per_gpu_hour(self) -> float | None:
+        """The price in force: the workload's, else the GPU profile's, else None."""
+        if self.price_per_gpu_hour is not None:
+            return self.price_per_gpu_hour
+        return self.gpu.price_per_gpu_hour_usd
+
+    @property
+    def price_source(self) -> str | None:
+        """``workload``, ``gpu-profile`` (an estimate) or None."""
+        if self.price_per_gpu_hour is not None:
+            return "workload"
+        return None if self.gpu.price_per_gpu_hour_usd is None else "gpu-profile"
 
     @property
     def nodes(self) -> int:
@@ -84,6 +101,23 @@ def instances_in_cluster(gpus: np.ndarray | int, instance_gpus: np.ndarray | int
 
 
 @dataclass(frozen=True)
+class ClosedLoop:
+    """How a closed-loop phase's equivalent rate was solved (``core.closed_loop``)."""
+
+    concurrency: int
+    rate_rps: float
+    """The equivalent arrival rate λ with λ · e2e_s = concurrency."""
+    ttft_ms: float
+    """Median TTFT at that rate (the model's, on ``plan``)."""
+    tpot_ms: float
+    """Median TPOT at that rate."""
+    e2e_s: float
+    """TTFT + (mean output − 1) · TPOT."""
+    plan: str
+    """``deployed``, ``colocated`` or ``disaggregated``: whose latencies were used."""
+
+
+@dataclass(frozen=True)
 class TrafficPhase:
     """One segment of the daily mix (or the whole traffic when there are no phases)."""
 
@@ -95,6 +129,20 @@ class TrafficPhase:
     """Coefficient of variation of inter-arrival times (1 = Poisson)."""
     prompt_tokens: LengthDistribution
     output_tokens: LengthDistribution
+    prefix_cache_hit_rate: float = 0.0
+    """Share of prompt tokens served from the prefix cache (0 ≤ h < 1; docs/model.md §2.1)."""
+    concurrency: int | None = None
+    """Closed-loop clients this phase was given as (``rate_rps`` is then the equivalent
+    rate solved by ``core.closed_loop``); None: an open-loop rate."""
+    closed_loop: ClosedLoop | None = None
+    """How the equivalent rate was solved (None until :func:`solve_closed_loop` ran)."""
+
+    @property
+    def computed_prompt_tokens(self) -> LengthDistribution:
+        """The prompt tokens prefill computes: every prompt × (1 − hit rate). The cached
+        prefix is neither computed nor re-read in the model (its attention cost is left out;
+        docs/model.md §2.1); KV memory, decode context and KV transfer keep the whole prompt."""
+        return self.prompt_tokens.scaled(1.0 - self.prefix_cache_hit_rate)
 
 
 @dataclass(frozen=True)
@@ -132,6 +180,27 @@ class Deployment:
     """Pinned EP degree (MoE models; DP attention), instead of ``tensor_parallel``."""
     prefill_expert_parallel: int | None = None
     decode_expert_parallel: int | None = None
+    max_num_seqs: int | None = None
+    """Running-sequence cap per instance the launch sets (None: the engine's default); the
+    scenario's engine spec carries it (``loading.resolve``)."""
+    max_model_len: int | None = None
+    """Longest request the launch allows; memory is planned for one such request."""
+    gpu_memory_utilization: float | None = None
+    """Share of GPU memory the launch gives the engine; the scenario's
+    ``policy.memory_fraction`` carries it."""
+
+
+@dataclass(frozen=True)
+class AppliedCalibration:
+    """A calibration overlay the scenario runs with (``calibration:`` in the workload)."""
+
+    file: str
+    """The overlay file as the workload names it."""
+    fitted_on: dict[str, Any]
+    """What the factors were fitted on: ``model``, ``engine``, ``gpu``, ``tensor_parallel``,
+    ``precision`` and the benchmark ``files`` (``[{path, sha256}]``)."""
+    factors: dict[str, float]
+    """The efficiency factors it sets (``field -> value``)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +222,7 @@ class Scenario:
 
     model: ModelSpec
     precision: Precision
+    """Formats of the weights and of the KV cache (a one-word shorthand is expanded)."""
     engine: EngineSpec
     """The engine profile of the deployment's engine and version family."""
     cluster: Cluster
@@ -169,6 +239,12 @@ class Scenario:
     (``token_budget.deployment_token_budget``); None (no deployment, or chunking off) =
     search 256…16384."""
     extras: dict[str, str] = field(default_factory=dict)
+    calibration: AppliedCalibration | None = None
+    """The calibration overlay whose factors replace the GPU profile's for the engine."""
+
+    def __post_init__(self) -> None:
+        # a one-word precision (``"fp8"``) becomes its (weights, KV cache) pair
+        object.__setattr__(self, "precision", Precision.of(self.precision))
 
     def __hash__(self) -> int:
         # consistent with the generated __eq__ (equal scenarios hash equal): a few fields

@@ -35,6 +35,7 @@ import json
 import math
 import re
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -278,3 +279,79 @@ def parse_run(obj: dict[str, Any], label: str) -> BenchmarkRun:
         ttft_s=ttft_s, ttft_statistic="median" if ttft_stat != "mean" else "mean",
         tpot_s=tpot_s, output_tokens_per_s=output_throughput,
         mean_concurrency=mean_concurrency)
+
+
+# --------------------------------------------------------------------------- provenance
+ENGINE_OF_BACKEND = {"vllm": "vllm", "sglang": "sglang", "sglang-oai": "sglang",
+                     "sglang-native": "sglang", "sglang-oai-chat": "sglang", "trt": "trtllm",
+                     "trtllm": "trtllm", "tensorrt-llm": "trtllm"}
+"""The serving engine a client ``backend`` implies (vLLM's ``openai``/``openai-chat`` and
+SGLang's other backends name an API, not an engine)."""
+MODEL_KEYS = ("model_id", "model", "model_path")
+ENGINE_KEYS = ("engine", "server_engine")
+TP_KEYS = ("tp", "tp_size", "tensor_parallel", "tensor_parallel_size")
+GPUS_KEYS = ("gpus", "num_gpus", "gpu_count", "world_size")
+GPU_KEYS = ("gpu", "gpu_name", "gpu_model")
+"""Keys read for provenance: the tools' own (``model_id``, ``backend``) and the ones users add
+with ``vllm bench serve --metadata engine=vllm tp=2 gpus=2 gpu=H100`` (engines.md §6.3)."""
+
+
+@dataclass(frozen=True)
+class RunProvenance:
+    """What a result file records about the deployment that produced one run (None where it
+    records nothing)."""
+
+    label: str
+    model: str | None
+    engine: str | None
+    engine_key: str | None
+    """The key the engine was read from (``backend`` or a metadata key)."""
+    tensor_parallel: int | None
+    gpus: int | None
+    gpu: str | None
+
+
+def _text(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, str] | None:
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            return key, value.strip()
+    return None
+
+
+def _count(obj: dict[str, Any], keys: tuple[str, ...]) -> int | None:
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and value >= 1:
+            return value
+    return None
+
+
+def run_provenance(obj: dict[str, Any], label: str) -> RunProvenance:
+    """The model, engine, TP, GPU count and GPU one run object records."""
+    model = _text(obj, MODEL_KEYS)
+    engine = _text(obj, ENGINE_KEYS)
+    engine_name = engine[1].lower() if engine else None
+    engine_key = engine[0] if engine else None
+    if engine_name is None:
+        backend = _text(obj, ("backend", "endpoint_type"))
+        if backend and backend[1].lower() in ENGINE_OF_BACKEND:
+            engine_name, engine_key = ENGINE_OF_BACKEND[backend[1].lower()], backend[0]
+    else:
+        engine_name = ENGINE_OF_BACKEND.get(engine_name, engine_name)
+    gpu = _text(obj, GPU_KEYS)
+    return RunProvenance(label=label, model=model[1] if model else None, engine=engine_name,
+                         engine_key=engine_key, tensor_parallel=_count(obj, TP_KEYS),
+                         gpus=_count(obj, GPUS_KEYS), gpu=gpu[1] if gpu else None)
+
+
+def load_provenance(path: Path) -> list[RunProvenance]:
+    """:func:`run_provenance` of every run of a file :func:`load_results` has read."""
+    text = path.read_bytes()[:MAX_FILE_BYTES].decode("utf-8-sig", errors="replace")
+    objects = split_objects(text, path.name)
+    return [run_provenance(obj, path.name if len(objects) == 1 else f"{path.name}#{i}")
+            for i, obj in enumerate(objects, 1)]

@@ -9,18 +9,26 @@ keys keep the profile's value). Format, version 1::
     version: 1
     gpu: h100-sxm                 # GPU profile id the runs were measured on
     engine: vllm                  # engine whose factors the overlay replaces
-    precision: bf16               # informative: what was served
-    model: llama-3.1-8b           # informative
-    tensor_parallel: 1            # informative
+    precision: bf16               # what was served
+    model: llama-3.1-8b           # model profile id served
+    tensor_parallel: 1            # GPUs per instance in the runs
     chunk_tokens: 8192            # informative: the token budget assumed in the fit
+    fitted_on:                    # what the factors were fitted on (shown by recommend/check)
+      model: llama-3.1-8b
+      engine: vllm
+      gpu: h100-sxm
+      tensor_parallel: 1
+      precision: bf16
+      files: [{path: bench.json, sha256: ...}]
     efficiency:
       prefill_compute_efficiency_bf16: {value: 0.48, kind: empirical, source: "..."}
       decode_bandwidth_efficiency:     {value: 0.71, kind: empirical, source: "..."}
       step_overhead_s:                 {value: 0.0042, kind: empirical, source: "..."}
-    fit: {...}                    # informative: runs, errors before/after, input files
+    fit: {...}                    # informative: runs, errors before/after
 
-A workload whose GPU or engine differs from the overlay's is an input error: the factors were
-measured for that pair only.
+A workload whose GPU, engine, model or precision differs from the overlay's is an input
+error (:func:`overlay_mismatch`): the factors were measured for that combination only. A
+different tensor parallelism is allowed (the model prices TP communication itself) and shown.
 """
 
 from __future__ import annotations
@@ -28,17 +36,39 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
 from advisor.loading.catalog import load_yaml
 from advisor.loading.profile_errors import ProfileInvalidError
-from advisor.loading.yaml_source import key_position
 from advisor.loading.profile_schema import EngineEfficiencyBlock, ProfileId
+from advisor.loading.yaml_source import key_position
 
 FORMAT_VERSION = 1
+
+
+class InputFile(BaseModel):
+    """One benchmark file a calibration was fitted to."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    sha256: str
+
+
+class FittedOn(BaseModel):
+    """What a calibration was fitted on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    engine: Literal["vllm", "sglang", "trtllm"]
+    gpu: ProfileId
+    tensor_parallel: StrictInt = Field(ge=1)
+    precision: Literal["bf16", "fp8", "fp8-block"]
+    files: list[InputFile]
 
 
 class CalibrationOverlay(BaseModel):
@@ -49,16 +79,25 @@ class CalibrationOverlay(BaseModel):
     version: Literal[1]
     gpu: ProfileId
     engine: Literal["vllm", "sglang", "trtllm"]
-    precision: Literal["bf16", "fp8", "fp8-block"] | None = None
+    precision: Annotated[str, Field(min_length=1, max_length=64)] | None = None
     model: str | None = None
     tensor_parallel: StrictInt | None = Field(None, ge=1)
     chunk_tokens: StrictInt | None = Field(None, ge=1)
+    fitted_on: FittedOn | None = None
     efficiency: EngineEfficiencyBlock
     fit: dict[str, Any] | None = None
 
     def factors(self) -> dict[str, float]:
         """The plain values the overlay sets (``field -> value``)."""
         return {name: number.value for name, number in self.efficiency if number is not None}
+
+    def fitted_on_dict(self) -> dict[str, Any]:
+        """``fitted_on`` as plain data (from the top-level keys for an overlay without it)."""
+        if self.fitted_on is not None:
+            return self.fitted_on.model_dump()
+        return {"model": self.model, "engine": self.engine, "gpu": self.gpu,
+                "tensor_parallel": self.tensor_parallel, "precision": self.precision,
+                "files": list((self.fit or {}).get("files") or [])}
 
 
 def load_overlay(path: Path) -> CalibrationOverlay:
@@ -97,20 +136,29 @@ def apply_overlay(gpu: GpuSpec, overlay: CalibrationOverlay,
     return dataclasses.replace(gpu, engine_efficiency=engines)
 
 
-def overlay_mismatch(overlay: CalibrationOverlay, gpu_id: str, engine: str) -> str | None:
-    """Why an overlay does not apply to a workload's GPU and engine (None when it does)."""
+def overlay_mismatch(overlay: CalibrationOverlay, gpu_id: str, engine: str,
+                     model_id: str | None = None, precision: str | None = None) -> str | None:
+    """Why an overlay does not apply to a workload's GPU, engine, model and precision (None
+    when it does; a side the overlay does not record is not compared)."""
     if overlay.gpu != gpu_id:
         return (f"the calibration was fitted on GPU '{overlay.gpu}', but the workload uses "
                 f"'{gpu_id}'; calibrate on this GPU or remove the key")
     if overlay.engine != engine:
         return (f"the calibration is for engine '{overlay.engine}', but the workload's engine is "
                 f"'{engine}'")
+    fitted = overlay.fitted_on_dict()
+    if model_id is not None and fitted.get("model") and fitted["model"] != model_id:
+        return (f"the calibration was fitted on model '{fitted['model']}', but the workload "
+                f"serves '{model_id}'; calibrate with this model's runs or remove the key")
+    if precision is not None and fitted.get("precision") and fitted["precision"] != precision:
+        return (f"the calibration was fitted at precision '{fitted['precision']}', but the "
+                f"workload runs '{precision}'; calibrate at this precision or remove the key")
     return None
 
 
 def render_overlay(*, gpu: str, engine: str, precision: str, model: str, tensor_parallel: int,
                    chunk_tokens: int | None, factors: Mapping[str, float], source: str,
-                   fit: Mapping[str, Any]) -> str:
+                   fit: Mapping[str, Any], files: Sequence[Mapping[str, str]] = ()) -> str:
     """The YAML text of an overlay (a commented header, then the validated document)."""
     import yaml
 
@@ -120,6 +168,9 @@ def render_overlay(*, gpu: str, engine: str, precision: str, model: str, tensor_
     document: dict[str, Any] = {
         "version": FORMAT_VERSION, "gpu": gpu, "engine": engine, "precision": precision,
         "model": model, "tensor_parallel": tensor_parallel, "chunk_tokens": chunk_tokens,
+        "fitted_on": {"model": model, "engine": engine, "gpu": gpu,
+                      "tensor_parallel": tensor_parallel, "precision": precision,
+                      "files": [dict(f) for f in files]},
         "efficiency": efficiency, "fit": dict(fit)}
     CalibrationOverlay.model_validate(document)  # never write a file we could not read back
     header = ("# pd-advisor calibration overlay, written by `pd-advisor calibrate`.\n"

@@ -5,9 +5,26 @@ Messages only; the callers attach the locations."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, StrictInt
 
 from advisor.core.expert_parallel import redundant_experts_for
+
+POOL_DEGREE_KEYS: tuple[str, ...] = ("prefill_tensor_parallel", "decode_tensor_parallel",
+                                     "prefill_expert_parallel", "decode_expert_parallel")
+"""Per-pool parallelism keys of a disaggregated deployment."""
+
+ExpertParallel = Annotated[StrictInt | None, Field(
+    None, ge=1, description="Expert-parallel degree of each replica, MoE models only "
+    "(colocated only): the routed experts sharded over this many GPUs (whole nodes) with "
+    "data-parallel attention; instead of tensor_parallel.")]
+PrefillExpertParallel = Annotated[StrictInt | None, Field(
+    None, ge=1, description="Expert-parallel degree of each prefill instance (disaggregated "
+    "only; MoE models).")]
+DecodeExpertParallel = Annotated[StrictInt | None, Field(
+    None, ge=1, description="Expert-parallel degree of each decode instance (disaggregated "
+    "only; MoE models).")]
 
 
 def ep_key_issues(deployment: Any, misplaced: set[str]) -> list[tuple[str, str]]:

@@ -119,6 +119,21 @@ class SourcedOptionalPositive(SourcedNumber):
         return value
 
 
+class SourcedPrice(SourcedPositive):
+    """A public reference price with the date it was listed (ISO ``YYYY-MM`` or
+    ``YYYY-MM-DD``); always an estimate of what a deployment pays."""
+
+    as_of: Annotated[str, Field(pattern=r"^[0-9]{4}-[0-9]{2}(-[0-9]{2})?$")]
+
+    @field_validator("kind")
+    @classmethod
+    def _estimate(cls, value: str) -> str:
+        if value != "estimate":
+            raise ValueError("a price is what one provider listed at one date: kind must be "
+                             "'estimate'")
+        return value
+
+
 class SourcedCount(_Strict):
     """A sourced whole number >= 1 (GPUs per node)."""
 
@@ -179,6 +194,9 @@ class GpuProfile(_Strict):
     """Dense (not sparse) BF16/FP16 tensor peak."""
     fp8_flops_per_s: SourcedOptionalPositive
     """Dense FP8 tensor peak, ``null`` where there are no FP8 tensor cores."""
+    fp4_flops_per_s: SourcedOptionalPositive | None = None
+    """Dense FP4 tensor peak (Blackwell); absent or ``null`` where there are no FP4 tensor
+    cores."""
     memory_bytes: SourcedPositive
     memory_bandwidth_bytes_per_s: SourcedPositive
     gpus_per_node: SourcedCount
@@ -188,6 +206,8 @@ class GpuProfile(_Strict):
     host_link: ProfileId
     """Interconnect id of the GPU-to-host link."""
     tdp_watts: SourcedPositive | None = None
+    price_per_gpu_hour_usd: SourcedPrice | None = None
+    """Public on-demand reference price of one GPU-hour (``kind: estimate``, source, ``as_of``)."""
     efficiency: EfficiencyBlock
     engines: dict[EngineName, EngineEfficiencyBlock] = Field(default_factory=dict)
 
@@ -205,6 +225,9 @@ class GpuProfile(_Strict):
             efficiency=self.efficiency.to_factors(),
             engine_efficiency={engine: block.merged_with(self.efficiency).to_factors()
                                for engine, block in self.engines.items()},
+            fp4_flops_per_s=None if self.fp4_flops_per_s is None else self.fp4_flops_per_s.value,
+            price_per_gpu_hour_usd=(None if self.price_per_gpu_hour_usd is None
+                                    else self.price_per_gpu_hour_usd.value),
         )
 
     def sourced_items(self) -> Iterator[tuple[str, SourcedNumber | SourcedCount]]:

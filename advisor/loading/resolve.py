@@ -22,8 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core import scenario as core
+from advisor.core.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.distributions import LengthDistribution
+from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
+from advisor.loading import model_ids
+from advisor.loading import workload_fields as wf
 from advisor.loading import workload_schema as ws
 from advisor.loading.catalog import (
     EngineVersionError,
@@ -142,6 +146,11 @@ def load_scenario_and_document(path: Path, catalog: ProfileCatalog
     if config_path is not None:
         extras["config"] = str(config_path)
     scenario = _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]
+    try:
+        scenario = solve_closed_loop(scenario)
+    except ClosedLoopError as exc:
+        line, col = document.locate(("traffic",))
+        raise InputError([InputProblem(document.path, line, col, "traffic", str(exc))]) from None
     return scenario, document
 
 
@@ -187,6 +196,7 @@ class _Profiles:
     intra_node: Any = None
     inter_node: Any = None
     engine: Any = None
+    calibration: core.AppliedCalibration | None = None
 
 
 _POSITION_RE = re.compile(r"^(\d+):(\d+): (.*)$", re.DOTALL)
@@ -210,7 +220,9 @@ class _ProfileResolver:
         found.gpu = self._lookup("gpus", cluster.get("gpu"), ("cluster", "gpu"))
         found.engine = self._engine(data.get("engine", "vllm"))
         if found.gpu is not None and isinstance(data.get("calibration"), str):
-            found.gpu = self._calibrated(found.gpu, data["calibration"], found.engine)
+            found.gpu, found.calibration = self._calibrated(
+                found.gpu, data["calibration"], found.engine, found.model,
+                data.get("precision") if isinstance(data.get("precision"), str) else None)
         found.inter_node = self._lookup("interconnects", cluster.get("inter_node"),
                                         ("cluster", "inter_node"))
         intra = cluster.get("intra_node")
@@ -236,9 +248,14 @@ class _ProfileResolver:
             target_path = candidate if candidate.is_absolute() else self.base_dir / candidate
             holds_config = kind == "models" and (target_path / "config.json").is_file()
             if not (target_path.is_file() or holds_config):
+                if kind == "models" and model_ids.looks_like_repo_id(ref):
+                    return self._model_by_id(ref, loc, str(target_path))
                 self._add(loc, f"no {_KIND_LABEL[kind]} file at '{ref}' (looked for {target_path})")
                 return None
             target = str(target_path)
+        elif kind == "models" and model_ids.profile_for(ref, self.catalog.ids("models")) not in (
+                None, ref):
+            return self._model_by_id(ref, loc, None)
         try:
             if kind == "models":
                 return self.catalog.model(target)
@@ -252,6 +269,16 @@ class _ProfileResolver:
                            f"for {_display_path(exc.path)})")
             self.problems += _profile_problems(exc)
         return None
+
+    def _model_by_id(self, ref: str, loc: ws.Loc, looked_for: str | None) -> Any:
+        """The built-in profile a Hugging Face id names (:mod:`advisor.loading.model_ids`),
+        or None with a problem suggesting the closest profiles and the config.json route."""
+        ids = self.catalog.ids("models")
+        profile_id = model_ids.profile_for(ref, ids)
+        if profile_id is None:
+            self._add(loc, model_ids.unknown_model_message(ref, ids, looked_for))
+            return None
+        return self._lookup("models", profile_id, loc)
 
     def _engine(self, ref: Any) -> Any:
         """The engine profile a workload's ``engine:`` names (None, with a problem, if none).
@@ -283,8 +310,10 @@ class _ProfileResolver:
             self.problems += _profile_problems(exc)
         return None
 
-    def _calibrated(self, gpu: Any, ref: str, engine: Any) -> Any:
-        """``gpu`` with the overlay's factors applied (unchanged, with a problem, on failure)."""
+    def _calibrated(self, gpu: Any, ref: str, engine: Any, model: Any, precision: str | None
+                    ) -> tuple[Any, core.AppliedCalibration | None]:
+        """``gpu`` with the overlay's factors applied and what was applied (unchanged and
+        None, with a problem, on failure or when the overlay does not match the workload)."""
         from advisor.loading.calibration_overlay import (
             apply_overlay,
             load_overlay,
@@ -295,21 +324,24 @@ class _ProfileResolver:
         path = path if path.is_absolute() else self.base_dir / path
         if not path.is_file():
             self._add(("calibration",), f"no calibration file at '{ref}' (looked for {path})")
-            return gpu
+            return gpu, None
         try:
             overlay = load_overlay(path)
         except ProfileInvalidError as exc:
             self._add(("calibration",), f"calibration '{ref}' is invalid (see the problems "
                                         f"reported for {_display_path(exc.path)})")
             self.problems += _profile_problems(exc)
-            return gpu
+            return gpu, None
         if engine is None:
-            return gpu  # the engine problem is reported already
-        mismatch = overlay_mismatch(overlay, gpu.id, engine.name)
+            return gpu, None  # the engine problem is reported already
+        mismatch = overlay_mismatch(overlay, gpu.id, engine.name,
+                                    model.id if model is not None else None, precision)
         if mismatch:
             self._add(("calibration",), mismatch)
-            return gpu
-        return apply_overlay(gpu, overlay, engine.efficiency_for(gpu))
+            return gpu, None
+        applied = core.AppliedCalibration(file=ref, fitted_on=overlay.fitted_on_dict(),
+                                          factors=overlay.factors())
+        return apply_overlay(gpu, overlay, engine.efficiency_for(gpu)), applied
 
     def _add(self, loc: ws.Loc, message: str) -> None:
         line, col = self.document.locate(loc)
@@ -384,7 +416,53 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
                    for loc, message in expert_parallel_issues(deployment, cluster, profiles)]
     if traffic is not None and profiles.model is not None:
         issues += _context_issues(traffic, profiles.model)
+    if traffic is not None and traffic.shared_prefix_tokens is not None:
+        issues += _prefix_issues(traffic)
+    limit = deployment.max_model_len if deployment is not None else None
+    if limit is not None and profiles.model is not None:
+        context = profiles.model.max_context_tokens
+        if limit > context:
+            at(("deployment", "max_model_len"), f"{limit} exceeds the context window of "
+                                                f"{profiles.model.id} ({context} tokens)")
+        elif traffic is not None:
+            issues += [ws.SchemaIssue(i.loc, i.key, i.message.replace(
+                           f"the context window of {profiles.model.id} ({limit} tokens)",
+                           f"deployment.max_model_len ({limit})"))
+                       for i in _context_issues(traffic, profiles.model, limit)]
+    precision = check.sections.get("precision")
+    if precision is not None and profiles.gpu is not None:
+        weights, kv_cache = wf.precision_pair(precision)
+        reason = unsupported_reason(Precision(weights, kv_cache), profiles.gpu.name,
+                                    profiles.gpu.has_fp4_compute)
+        if reason:
+            at(("precision", "weights") if isinstance(precision, wf.PrecisionTensors)
+               else ("precision",), reason)
     return issues
+
+
+def _central_tokens(length: Any) -> float | None:
+    """A length's central value (the constant, else its p50 or mean)."""
+    if length is None:
+        return None
+    if isinstance(length, int):
+        return float(length)
+    return next((float(v) for v in (length.p50, length.mean) if v is not None), None)
+
+
+def _prefix_issues(traffic: ws.Traffic) -> list[ws.SchemaIssue]:
+    """A shared prefix must leave tokens to compute in a typical prompt of every phase."""
+    shared = traffic.shared_prefix_tokens
+    lengths = [("traffic", _central_tokens(traffic.prompt_tokens))]
+    lengths += [(f"phase '{p.name}'", _central_tokens(p.prompt_tokens))
+                for p in traffic.phases or () if p.prompt_tokens is not None]
+    for where, central in lengths:
+        if central is not None and shared is not None and shared >= central:
+            loc: ws.Loc = ("traffic", "shared_prefix_tokens")
+            return [ws.SchemaIssue(loc, ws.dotted(loc), (
+                f"{shared} shared tokens cover the typical prompt of {where} ({central:g} "
+                "tokens); a cached prefix must be shorter than the prompts (engines compute "
+                "at least the last token)"))]
+    return []
 
 
 def _is_power_of_two(value: int) -> bool:
@@ -392,9 +470,10 @@ def _is_power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
-def _context_issues(traffic: ws.Traffic, model: Any) -> list[ws.SchemaIssue]:
-    """Prompts that cannot fit in the model's context window."""
-    limit = model.max_context_tokens
+def _context_issues(traffic: ws.Traffic, model: Any,
+                    limit: int | None = None) -> list[ws.SchemaIssue]:
+    """Prompts that cannot fit in the model's context window (or in ``limit`` tokens)."""
+    limit = model.max_context_tokens if limit is None else limit
     places: list[tuple[ws.Loc, Any]] = [(("traffic", "prompt_tokens"), traffic.prompt_tokens)]
     for index, phase in enumerate(traffic.phases or ()):
         places.append((("traffic", "phases", index, "prompt_tokens"), phase.prompt_tokens))
@@ -426,25 +505,60 @@ def _length(spec: Any) -> LengthDistribution:
                                   max_tokens=spec.max)
 
 
+def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
+    """The prefix-cache hit rate: given, or a shared prefix's share of the mean prompt."""
+    if traffic.prefix_cache_hit_rate is not None:
+        return float(traffic.prefix_cache_hit_rate)
+    if traffic.shared_prefix_tokens:
+        return prompt.mean_capped(float(traffic.shared_prefix_tokens)) / prompt.mean
+    return 0.0
+
+
+def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
+    """(rate, concurrency) of a phase: its own arrival key replaces the traffic's (a closed
+    loop gets a placeholder rate of 1 req/s until ``core.closed_loop`` solves it)."""
+    source: Any = own if own is not None and (own.rate_rps is not None
+                                              or own.concurrency is not None) else traffic
+    if source.concurrency is not None:
+        return 1.0, int(source.concurrency)
+    return float(source.rate_rps), None  # validated: one of the two is set
+
+
 def _phases(traffic: ws.Traffic) -> tuple[core.TrafficPhase, ...]:
     """The phases with inherited values filled in (one phase 'all' when none are given)."""
     if not traffic.phases:
+        rate, clients = _arrivals(None, traffic)
+        prompt_dist = _length(traffic.prompt_tokens)
         return (core.TrafficPhase(
-            name="all", share=1.0, rate_rps=float(traffic.rate_rps),  # type: ignore[arg-type]
+            name="all", share=1.0, rate_rps=rate,
             burstiness=float(traffic.burstiness),
-            prompt_tokens=_length(traffic.prompt_tokens),
-            output_tokens=_length(traffic.output_tokens)),)
+            prompt_tokens=prompt_dist,
+            output_tokens=_length(traffic.output_tokens),
+            prefix_cache_hit_rate=_hit_rate(traffic, prompt_dist), concurrency=clients),)
     phases = []
     for phase in traffic.phases:
-        rate = phase.rate_rps if phase.rate_rps is not None else traffic.rate_rps
+        rate, clients = _arrivals(phase, traffic)
         burstiness = phase.burstiness if phase.burstiness is not None else traffic.burstiness
         prompt = phase.prompt_tokens if phase.prompt_tokens is not None else traffic.prompt_tokens
         output = phase.output_tokens if phase.output_tokens is not None else traffic.output_tokens
+        prompt_dist = _length(prompt)
         phases.append(core.TrafficPhase(
-            name=phase.name, share=float(phase.share), rate_rps=float(rate),  # type: ignore[arg-type]
-            burstiness=float(burstiness), prompt_tokens=_length(prompt),
-            output_tokens=_length(output)))
+            name=phase.name, share=float(phase.share), rate_rps=rate,
+            burstiness=float(burstiness), prompt_tokens=prompt_dist,
+            output_tokens=_length(output), prefix_cache_hit_rate=_hit_rate(traffic, prompt_dist),
+            concurrency=clients))
     return tuple(phases)
+
+
+def with_max_num_seqs(engine: Any, max_num_seqs: int | None) -> Any:
+    """The engine spec with a launch's running-sequence cap replacing its defaults (every
+    memory tier and the fallback), so memory plans, the logits reserve and ``--emit`` all
+    use it."""
+    if max_num_seqs is None:
+        return engine
+    tiers = tuple(dataclasses.replace(t, max_num_seqs=max_num_seqs)
+                  for t in engine.token_budget_tiers)
+    return dataclasses.replace(engine, token_budget_tiers=tiers, default_max_num_seqs=max_num_seqs)
 
 
 def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, Any],
@@ -452,9 +566,14 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
     """Apply defaults and assemble the frozen scenario."""
     cluster = model.cluster
     deployment = None
+    engine = profiles.engine
+    limits: dict[str, Any] = {}
     if model.deployment is not None:
         deployment = core.Deployment(**model.deployment.model_dump())
-    policy = core.Policy(**{**config_policy, **_overrides(model.policy)})
+        engine = with_max_num_seqs(engine, deployment.max_num_seqs)
+        if deployment.gpu_memory_utilization is not None:
+            limits["memory_fraction"] = deployment.gpu_memory_utilization
+    policy = core.Policy(**{**config_policy, **_overrides(model.policy), **limits})
     try:
         phases = _phases(model.traffic)
     except (ValueError, ArithmeticError) as exc:  # a fit the statistics do not allow
@@ -463,14 +582,15 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
                                        f"cannot fit the length statistics: {exc}")]) from None
     return core.Scenario(
         model=profiles.model,
-        precision=model.precision,
-        engine=profiles.engine,
+        precision=Precision(*wf.precision_pair(model.precision)),
+        engine=engine,
         cluster=core.Cluster(
             gpu=profiles.gpu,
             gpus=cluster.gpus,
             gpus_per_node=cluster.gpus_per_node or profiles.gpu.gpus_per_node,
             intra_node=profiles.intra_node,
             inter_node=profiles.inter_node,
+            price_per_gpu_hour=cluster.price_per_gpu_hour,
         ),
         phases=phases,
         slo=core.Slo(ttft_ms=model.slo.ttft_ms, tpot_ms=model.slo.tpot_ms,
@@ -479,6 +599,7 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         deployment=deployment,
         policy=policy,
         name=model.name,
-        chunk_tokens=deployment_token_budget(deployment, profiles.engine, profiles.gpu),
+        chunk_tokens=deployment_token_budget(deployment, engine, profiles.gpu),
         extras=extras,
+        calibration=profiles.calibration,
     )

@@ -48,7 +48,8 @@ from advisor.core.limits import (  # the limits of the model's domain
     MIN_RATE_RPS,
 )
 from advisor.core.scenario import Policy
-from advisor.loading.expert_parallel_input import ep_key_issues
+from advisor.loading import expert_parallel_input as epi
+from advisor.loading import workload_fields as wf
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Workload/config format versions this release reads."""
@@ -90,7 +91,8 @@ _TAG_TOKENS = "tokens:int"
 _TAG_STATS = "tokens:stats"
 _TAG_ENGINE_NAME = "engine:name"
 _TAG_ENGINE_REF = "engine:ref"
-_UNION_TAGS = frozenset({_TAG_TOKENS, _TAG_STATS, _TAG_ENGINE_NAME, _TAG_ENGINE_REF})
+_UNION_TAGS = frozenset({_TAG_TOKENS, _TAG_STATS, _TAG_ENGINE_NAME, _TAG_ENGINE_REF,
+                         *wf.PRECISION_TAGS})
 
 
 def _length_tag(value: Any) -> str | None:
@@ -166,6 +168,7 @@ class Cluster(_Model):
     inter_node: str | None = Field(
         None, min_length=1, description="Per-GPU NIC between nodes (e.g. ib-ndr-400). "
         "Omitted means the deployment must fit on one node.")
+    price_per_gpu_hour: wf.PricePerGpuHour = None
 
 
 class TrafficPhase(_Model):
@@ -177,6 +180,7 @@ class TrafficPhase(_Model):
     rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
                                    description="Mean arrival rate in this phase, "
                                    "requests/s (default: traffic.rate_rps).")
+    concurrency: wf.Concurrency = None
     burstiness: float | None = Field(None, ge=0, le=MAX_BURSTINESS,
                                      description="Coefficient of variation of "
                                      "inter-arrival times (default: traffic.burstiness).")
@@ -191,7 +195,10 @@ class Traffic(_Model):
 
     rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
                                    description="Mean arrival rate, requests/s. "
-                                   "Required unless every phase gives its own.")
+                                   "Required (or concurrency) unless every phase gives its own.")
+    concurrency: wf.Concurrency = None
+    prefix_cache_hit_rate: wf.PrefixHitRate = None
+    shared_prefix_tokens: wf.SharedPrefixTokens = None
     burstiness: float = Field(1.0, ge=0, le=MAX_BURSTINESS,
                               description="Coefficient of variation of inter-arrival "
                               "times: 0 = evenly spaced, 1 = Poisson, >1 = bursty.")
@@ -247,16 +254,12 @@ class Deployment(_Model):
     decode_tensor_parallel: StrictInt | None = Field(
         None, ge=1, description="Tensor-parallel degree of each decode instance "
         "(disaggregated only).")
-    expert_parallel: StrictInt | None = Field(
-        None, ge=1, description="Expert-parallel degree of each replica, MoE models only "
-        "(colocated only): the routed experts sharded over this many GPUs (whole nodes) with "
-        "data-parallel attention; instead of tensor_parallel.")
-    prefill_expert_parallel: StrictInt | None = Field(
-        None, ge=1, description="Expert-parallel degree of each prefill instance (disaggregated "
-        "only; MoE models).")
-    decode_expert_parallel: StrictInt | None = Field(
-        None, ge=1, description="Expert-parallel degree of each decode instance (disaggregated "
-        "only; MoE models).")
+    expert_parallel: epi.ExpertParallel = None
+    prefill_expert_parallel: epi.PrefillExpertParallel = None
+    decode_expert_parallel: epi.DecodeExpertParallel = None
+    max_num_seqs: wf.MaxNumSeqs = None
+    max_model_len: wf.MaxModelLen = None
+    gpu_memory_utilization: wf.GpuMemoryUtilization = None
 
 
 # --------------------------------------------------------------------------- policy
@@ -322,10 +325,7 @@ class WorkloadV1(_Model):
     model: str = Field(min_length=1, description="Model profile id (see `pd-advisor profiles "
                        "list`), path to a model profile YAML, or path to a Hugging Face "
                        "config.json (or a folder holding one), relative to this file.")
-    precision: Literal["bf16", "fp8", "fp8-block"] = Field(
-        description="Precision of weights and KV cache: bf16; fp8 (per-tensor FP8 weights and "
-        "an FP8 KV cache); fp8-block (block-scaled FP8 weights such as DeepSeek-V3 or "
-        "Qwen/*-FP8 checkpoints, 16-bit KV cache).")
+    precision: wf.PrecisionChoice
     engine: EngineChoice = Field(
         "vllm", description="Serving engine: vllm, sglang or trtllm (its current engine "
         "profile), an engine profile id (see `pd-advisor profiles list engines`), or "
@@ -610,7 +610,8 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
 
     (The consistency of each length's statistics is checked by :class:`LengthStats` itself.)
     """
-    issues: list[SchemaIssue] = []
+    issues: list[SchemaIssue] = [SchemaIssue(at, dotted(at), message)
+                                 for at, message in wf.traffic_issues(traffic, loc)]
     rated = [((*loc, "rate_rps"), traffic.rate_rps)] + [
         ((*loc, "phases", index, "rate_rps"), phase.rate_rps)
         for index, phase in enumerate(traffic.phases or ())]
@@ -623,6 +624,8 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
     inherited = ("rate_rps", "prompt_tokens", "output_tokens")
     if not traffic.phases:
         for name in inherited:
+            if name == "rate_rps" and not wf.missing_arrivals(traffic):
+                continue
             if getattr(traffic, name) is None:
                 issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}'"))
         return issues
@@ -640,15 +643,13 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
         else:
             first_index[phase.name] = index
         for name in inherited:
+            if name == "rate_rps" and not wf.phase_arrivals_missing(phase, traffic):
+                continue
             if getattr(phase, name) is None and getattr(traffic, name) is None:
                 issues.append(SchemaIssue(phase_loc, dotted(phase_loc),
                                           f"missing required key '{name}' (traffic.{name} is not "
                                           "set, so every phase must give it)"))
     return issues
-
-
-def _is_power_of_two(value: int) -> bool:
-    return value > 0 and value & (value - 1) == 0
 
 
 def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
@@ -658,8 +659,7 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
     def at(name: str, message: str) -> None:
         issues.append(SchemaIssue((*loc, name), dotted((*loc, name)), message))
 
-    pool_keys = ("prefill_gpus", "decode_gpus", "prefill_tensor_parallel", "decode_tensor_parallel",
-                 "prefill_expert_parallel", "decode_expert_parallel")
+    pool_keys = ("prefill_gpus", "decode_gpus", *epi.POOL_DEGREE_KEYS)
     misplaced: set[str] = set()
     if deployment.mode == "colocated":
         for name in pool_keys:
@@ -676,17 +676,17 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
             if getattr(deployment, name) is None:
                 issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}' "
                                                             "(mode is disaggregated)"))
-    for name, message in ep_key_issues(deployment, misplaced):
+    for name, message in epi.ep_key_issues(deployment, misplaced):
         at(name, message)
     for name in ("tensor_parallel", "prefill_tensor_parallel", "decode_tensor_parallel"):
         degree = getattr(deployment, name)
-        if degree is not None and name not in misplaced and not _is_power_of_two(degree):
+        if degree is not None and name not in misplaced and not wf.is_power_of_two(degree):
             at(name, f"must be a power of two (1, 2, 4, 8, ...), got {degree}")
     if deployment.mode == "disaggregated":
         for pool in ("prefill", "decode"):
             gpus = getattr(deployment, f"{pool}_gpus")
             degree = getattr(deployment, f"{pool}_tensor_parallel")
-            if gpus is None or degree is None or not _is_power_of_two(degree):
+            if gpus is None or degree is None or not wf.is_power_of_two(degree):
                 continue
             if degree > gpus:
                 at(f"{pool}_tensor_parallel", f"{degree} exceeds {pool}_gpus ({gpus})")

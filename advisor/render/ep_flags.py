@@ -20,7 +20,8 @@ sgl-project/sglang ``docs/advanced_features/expert_parallelism.md`` and
   --all2all-backend deepep_high_throughput|deepep_low_latency --enable-eplb
   --eplb-config '{"num_redundant_experts":R}' --enable-dbo``; node 0 serves HTTP
   (``--api-server-count L``), the others run ``--data-parallel-start-rank k·L --headless``;
-  all share ``--data-parallel-address`` and ``--data-parallel-rpc-port``. Batched-DP MoE
+  all share ``--data-parallel-address`` and ``--data-parallel-rpc-port`` (the launch script
+  writes these per node, from its node rank). Batched-DP MoE
   shrinks vLLM's default token budget and running sequences to 256 per rank, so both are set
   explicitly.
 """
@@ -44,40 +45,46 @@ def vllm_all2all_backend(role: str) -> str:
     return "deepep_high_throughput" if role == "prefill" else "deepep_low_latency"
 
 
-def sglang_ep_flags(expert_parallel: int, role: str, redundant_experts: int) -> list[str]:
-    """SGLang flags of an instance of ``expert_parallel`` GPUs with DP attention."""
+def sglang_ep_flags(expert_parallel: int, role: str, redundant_experts: int,
+                    attention_tensor_parallel: int = 1) -> list[str]:
+    """SGLang flags of an instance of ``expert_parallel`` GPUs with DP attention in
+    ``expert_parallel / attention_tensor_parallel`` ranks (no ``--attn-dp-size`` and dense
+    layers TP over the instance when attention is TP over all of it)."""
     n = str(expert_parallel)
-    flags = ["--tp-size", n, "--attn-dp-size", n, "--ep-size", n,
-             "--moe-a2a-backend", "deepep", "--deepep-mode", sglang_deepep_mode(role),
-             "--moe-dense-tp-size", "1", "--enable-two-batch-overlap"]
+    ranks = expert_parallel // max(attention_tensor_parallel, 1)
+    flags = ["--tp-size", n]
+    if ranks > 1:
+        flags += ["--attn-dp-size", str(ranks)]
+    flags += ["--ep-size", n, "--moe-a2a-backend", "deepep",
+              "--deepep-mode", sglang_deepep_mode(role)]
+    if ranks > 1:
+        flags += ["--moe-dense-tp-size", "1"]
+    flags += ["--enable-two-batch-overlap"]
     if redundant_experts > 0:
         flags += ["--enable-eplb", "--ep-num-redundant-experts", str(redundant_experts)]
     return flags
 
 
 def vllm_ep_flags(expert_parallel: int, gpus_per_node: int, role: str,
-                  redundant_experts: int) -> list[str]:
-    """vLLM flags shared by every node of an instance of ``expert_parallel`` GPUs."""
-    local = min(expert_parallel, gpus_per_node)
-    flags = ["--tensor-parallel-size", "1", "--data-parallel-size", str(expert_parallel),
+                  redundant_experts: int, attention_tensor_parallel: int = 1) -> list[str]:
+    """vLLM flags shared by every node of an instance of ``expert_parallel`` GPUs: attention
+    TP ``attention_tensor_parallel`` inside each of ``expert_parallel / attention TP`` DP
+    ranks (EP = TP × DP). Values are plain words: the script writer quotes them."""
+    tp = max(attention_tensor_parallel, 1)
+    ranks = expert_parallel // tp
+    local = max(1, min(expert_parallel, gpus_per_node) // tp)
+    flags = ["--tensor-parallel-size", str(tp), "--data-parallel-size", str(ranks),
              "--data-parallel-size-local", str(local), "--enable-expert-parallel",
-             "--all2all-backend", vllm_all2all_backend(role), "--enable-dbo"]
+             "--all2all-backend", vllm_all2all_backend(role)]
+    if ranks > 1:  # dual batch overlap needs DP > 1
+        flags += ["--enable-dbo"]
     if redundant_experts > 0:
         config = json.dumps({"num_redundant_experts": redundant_experts}, separators=(",", ":"))
-        flags += ["--enable-eplb", "--eplb-config", f"'{config}'"]
+        flags += ["--enable-eplb", "--eplb-config", config]
     return flags
 
 
-def vllm_node_flags(node_rank: int, gpus_per_node: int, head_host: str,
-                    expert_parallel: int) -> list[str]:
-    """vLLM flags of one node of a multi-node EP instance (node 0 serves HTTP)."""
-    local = min(expert_parallel, gpus_per_node)
-    flags = ["--data-parallel-address", head_host, "--data-parallel-rpc-port", str(DP_RPC_PORT)]
-    if node_rank == 0:
-        return [*flags, "--api-server-count", str(local)]
-    return [*flags, "--data-parallel-start-rank", str(node_rank * local), "--headless"]
-
-
-def per_rank(running_sequences: int, expert_parallel: int) -> int:
-    """An instance's running-sequence cap per DP-attention rank (engines apply it per rank)."""
-    return max(1, running_sequences // max(expert_parallel, 1))
+def per_rank(running_sequences: int, ranks: int) -> int:
+    """An instance-wide count (running sequences, token budget) per DP-attention rank (vLLM
+    applies ``--max-num-seqs`` and ``--max-num-batched-tokens`` per rank)."""
+    return max(1, running_sequences // max(ranks, 1))

@@ -2,8 +2,9 @@
 
 Pure functions of a :class:`~advisor.core.trace_fit.FittedTraffic` and a description of the
 log. The workload text has every fitted number commented with how it was measured; prefix
-reuse, which the workload format cannot hold yet (issue #16 adds
-``traffic.prefix_cache_hit_rate``), is written as a comment and reported in the JSON/table.
+reuse is written as a commented-out ``traffic.prefix_cache_hit_rate`` (an upper bound: an
+unbounded cache; the user opts in, since ``simulate`` does not model prefix caching) and is
+reported in the JSON/table.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any
 from advisor.core.trace_fit import FittedPhase, FittedTraffic, LengthSummary
 
 SCHEMA_VERSION = 1
-PREFIX_NOTE = ("the workload format has no prefix-cache field yet (issue #16 adds "
-               "traffic.prefix_cache_hit_rate): reported here, not used by the model")
+PREFIX_NOTE = ("an upper bound (an unbounded prefix cache); the written workload carries it "
+               "as a commented-out traffic.prefix_cache_hit_rate, to opt in")
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def _phase_lines(ph: FittedPhase, log: LogInfo, indent: str, limit: int,
     lines += _stat_lines(indent, "output_tokens", ph.output, limit)
     if ph.prefix_reuse is not None:
         lines.append(f"{indent}# prefix reuse: {ph.prefix_reuse * 100:.1f} % of prompt tokens "
-                     "(hash_ids; not used yet, see the top)")
+                     "(hash_ids; the whole log's is the prefix_cache_hit_rate line above)")
     return lines
 
 
@@ -201,9 +202,9 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
         head += [(f"# Prefix reuse: {fit.prefix_reuse * 100:.1f} % of prompt tokens "
                   f"({(fit.prefix_block_reuse or 0) * 100:.1f} % of the "
                   f"{fit.block_tokens}-token hash_ids blocks) repeat a prefix seen in an"),
-                 "# earlier request (an upper bound: an unbounded prefix cache). The workload",
-                 "# format has no prefix-cache field yet (issue #16 adds",
-                 "# traffic.prefix_cache_hit_rate); recorded here only."]
+                 "# earlier request (an upper bound: an unbounded prefix cache). traffic: has",
+                 "# it as a commented-out prefix_cache_hit_rate: uncomment it to model the",
+                 "# cache (`simulate` does not model one)."]
     for note in fit.notes:
         head.append(f"# Note: {note}.")
     body = [
@@ -220,6 +221,9 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
     if target.inter_node:
         body.append(f"  inter_node: {target.inter_node}")
     body += ["", "traffic:"]
+    if fit.prefix_reuse is not None:
+        body.append(f"  # prefix_cache_hit_rate: {min(fit.prefix_reuse, 0.99):.3f}  # the log's "
+                    "prefix reuse (hash_ids): uncomment to model it, see the top")
     limit = target.context_tokens
     if len(fit.phases) == 1:
         body += _phase_lines(fit.phases[0], log, "  ", limit, as_phase=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, assert_never
 
 Renderer = Callable[[Mapping[str, Any]], str]
@@ -22,6 +23,7 @@ class Format(str, enum.Enum):
     github = "github"
     sarif = "sarif"
     junit = "junit"
+    html = "html"
 
 
 class RecommendFormat(str, enum.Enum):
@@ -30,6 +32,19 @@ class RecommendFormat(str, enum.Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
+    html = "html"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """The recommendation's figure, for the renderers that show it."""
+
+    svg: str | None = None
+    """The ``<svg>`` element the HTML report inlines."""
+    path: str | None = None
+    """Where ``--plot`` wrote the image (the markdown report links it)."""
+    note: str | None = None
+    """Shown by the HTML report in place of a missing SVG (why it is missing)."""
 
 
 RECOMMEND_FORMATS: tuple[Format, ...] = tuple(Format(f.value) for f in RecommendFormat)
@@ -51,9 +66,11 @@ def render_json(doc: Mapping[str, Any]) -> str:
 
 
 def renderer(fmt: Format, width: int = 100, color: bool = False,
-             srcroot: str | None = None) -> Renderer:
+             srcroot: str | None = None, figure: Figure | None = None) -> Renderer:
     """The renderer for ``fmt`` (``width`` and ``color`` apply to the table only, ``srcroot``,
-    the directory relative workload paths are relative to, to SARIF only)."""
+    the directory relative workload paths are relative to, to SARIF only, ``figure`` to
+    markdown and HTML)."""
+    fig = figure or Figure()
     if fmt is Format.table:
         from advisor.render.table import render_table
 
@@ -63,7 +80,7 @@ def renderer(fmt: Format, width: int = 100, color: bool = False,
     if fmt is Format.markdown:
         from advisor.render.markdown import render_markdown
 
-        return render_markdown
+        return lambda doc: render_markdown(doc, figure=fig.path)
     if fmt is Format.github:
         from advisor.render.github import render_github
 
@@ -76,10 +93,14 @@ def renderer(fmt: Format, width: int = 100, color: bool = False,
         from advisor.render.junit import render_junit
 
         return render_junit
+    if fmt is Format.html:
+        from advisor.render.html import render_html
+
+        return lambda doc: render_html(doc, fig.svg, fig.note)
     assert_never(fmt)
 
 
 def render(doc: Mapping[str, Any], fmt: Format, width: int = 100, color: bool = False,
-           srcroot: str | None = None) -> str:
+           srcroot: str | None = None, figure: Figure | None = None) -> str:
     """Render ``doc`` in ``fmt``."""
-    return renderer(fmt, width=width, color=color, srcroot=srcroot)(doc)
+    return renderer(fmt, width=width, color=color, srcroot=srcroot, figure=figure)(doc)

@@ -1,45 +1,50 @@
-"""Launch commands for a launch plan, on vLLM or SGLang: a pure function of the plan.
+"""Launch script for a launch plan, on vLLM or SGLang: a pure function of the plan.
 
 :func:`launch_commands` spells out a :class:`~advisor.usecases.launch.LaunchPlan` (every
-number decided there, from the recommendation) as shell lines — ``#`` comments and one
-command per engine process:
+number decided there, from the recommendation) as the lines of one bash script:
 
-* **chunked prefill** (colocated pool): one serve command per instance with its tensor-parallel
-  size (and pipeline stages when an instance spans nodes), token budget
+* ``bash launch.sh`` (``NODE_RANK=k`` on machine ``k`` of a multi-node plan) starts that node's
+  engine processes; ``bash launch.sh router`` starts the router. The machines are listed in a
+  hosts file (``$HOSTS_FILE``, default ``hosts.txt``: one host per line, line ``k`` = node rank
+  ``k``); each distinct node layout is written once, with the node's rank and host as shell
+  variables, so a 128-node plan is as long as a 2-node one.
+* **chunked prefill** (colocated pool): one server per instance with its tensor-parallel size
+  (pipeline stages and ``--nnodes``/``--node-rank`` when an instance spans nodes), token budget
   (vLLM ``--max-num-batched-tokens``, SGLang ``--chunked-prefill-size``), running-sequence cap
-  (``--max-num-seqs`` / ``--max-running-requests``) and memory fraction
-  (``--gpu-memory-utilization`` / ``--mem-fraction-static``); with several instances, the
-  endpoints to balance (SGLang: a router command);
-* **disaggregation**: one prefill and one decode command per instance with the KV transfer
-  settings — vLLM's NixlConnector (``--kv-transfer-config``,
-  ``VLLM_NIXL_SIDE_CHANNEL_HOST``/``PORT``, ``UCX_NET_DEVICES``; vLLM docs, "NixlConnector
-  usage guide"), SGLang's ``--disaggregation-mode`` with the Mooncake transfer backend and one
-  bootstrap port per prefill server (SGLang docs, "PD disaggregation") — and the router that
-  pairs them (vLLM's NIXL proxy, ``sglang_router.launch_router --pd-disaggregation``);
-* ``--max-model-len`` / ``--context-length`` when the plan bounds the request length; the KV
-  cache in FP8 when the workload's precision is fp8.
+  (``--max-num-seqs`` / ``--max-running-requests``), memory fraction
+  (``--gpu-memory-utilization`` / ``--mem-fraction-static``), maximum length
+  (``--max-model-len`` / ``--context-length``) and KV dtype (``--kv-cache-dtype``); with several
+  instances, a router over them.
+* **disaggregation**: prefill and decode servers with the KV transfer settings — vLLM's
+  NixlConnector (``--kv-transfer-config``, ``VLLM_NIXL_SIDE_CHANNEL_HOST``/``PORT``,
+  ``UCX_NET_DEVICES``; vLLM docs, "NixlConnector usage guide"), SGLang's
+  ``--disaggregation-mode`` with the Mooncake transfer backend and one bootstrap port per
+  prefill server, prefill and decode TP chosen independently (SGLang docs, "PD
+  disaggregation") — and the engine's PD router: the vLLM Router (``vllm-router
+  --vllm-pd-disaggregation``, vllm-project/router) or the SGLang Model Gateway
+  (``python -m sglang_router.launch_router --pd-disaggregation``), its worker URLs built from
+  the hosts file.
 
-With more than :data:`MAX_LISTED` instances, only the first node of each role is spelled out
-and a comment says how the pattern repeats; router commands always list every endpoint.
+Everything interpolated is quoted with :func:`shlex.quote`; comment text has its control
+characters escaped, so no value can end a comment or a command.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import textwrap
 from dataclasses import dataclass
 
-from advisor.render.ep_flags import (
-    per_rank,
-    sglang_ep_flags,
-    vllm_ep_flags,
-    vllm_node_flags,
-)
+from advisor.render.ep_flags import DP_RPC_PORT, per_rank, sglang_ep_flags, vllm_ep_flags
 from advisor.render.formats import EmitEngine
 
-MAX_LISTED = 64
-"""More instances than this: spell out the first node of each role only."""
 CONTINUATION = " \\\n    "
+ROUTER_PORT = 8000
+MASTER_PORT = 29501
+"""vLLM multi-node (``--master-port``) and SGLang ``--dist-init-addr`` port of a spanning
+instance's head node."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,7 @@ class Slot:
 
     @property
     def host(self) -> str:
-        """Host name of its (first) node as printed: ``node<N>``, for the user to map to a
-        real host (the plan knows node numbers, not machines)."""
+        """Name of its (first) node in comments: ``node<N>``."""
         return f"node{self.nodes[0]}"
 
 
@@ -75,12 +79,13 @@ class Pool:
     pipeline_stages: int
     token_budget: int | None
     """Tokens per step (colocated: None = chunking off; decode: None, not set)."""
-    running_sequences: int | None
-    """Running-sequence cap per instance (prefill: None, not set)."""
+    running_sequences: int
+    """Running-sequence cap per instance (an EP instance: over all its attention ranks)."""
     expert_parallel: int = 1
-    """EP degree with DP attention (1: none); the instance then has this many GPUs."""
+    """EP degree (1: none). An EP instance has this many GPUs; ``tensor_parallel`` is then the
+    attention TP inside each of its :attr:`attention_ranks` DP-attention ranks."""
     redundant_experts: int = 0
-    """Redundant experts for the balancer (EPLB) when ``expert_parallel`` > 1."""
+    """Redundant experts for the balancer (EPLB) of an EP instance."""
 
     @property
     def gpus_per_instance(self) -> int:
@@ -88,6 +93,24 @@ class Pool:
         if self.expert_parallel > 1:
             return self.expert_parallel
         return self.tensor_parallel * self.pipeline_stages
+
+    @property
+    def attention_ranks(self) -> int:
+        """DP-attention ranks of one instance (1 without expert parallelism)."""
+        if self.expert_parallel > 1:
+            return max(1, self.expert_parallel // self.tensor_parallel)
+        return 1
+
+    @property
+    def shape(self) -> str:
+        """``TP8``, ``TP8 x PP2``, ``EP32 (DP attention)`` or ``EP8 (TP8 attention)``."""
+        if self.expert_parallel > 1:
+            ep, tp = self.expert_parallel, self.tensor_parallel
+            if self.attention_ranks == 1:
+                return f"EP{ep} (TP{tp} attention)"
+            return f"EP{ep} (DP attention{f' x TP{tp}' if tp > 1 else ''})"
+        pp = self.pipeline_stages
+        return f"TP{self.tensor_parallel}" + (f" x PP{pp}" if pp > 1 else "")
 
 
 @dataclass(frozen=True)
@@ -103,7 +126,9 @@ class LaunchPlan:
     """GPU profile id (comments only)."""
     gpus_per_node: int
     memory_fraction: float
-    max_model_len: int | None
+    max_model_len: int
+    max_model_len_note: str
+    """Where ``max_model_len`` comes from (a comment)."""
     fp8: bool
     pools: tuple[Pool, ...]
     """One pool (colocated) or prefill then decode."""
@@ -113,16 +138,17 @@ class LaunchPlan:
     kv_link: str | None
     """The interconnect the KV cache crosses (disaggregated)."""
     slo_met: bool
+    warnings: tuple[str, ...] = ()
+    """Pools that fail the start-up memory check with the emitted flags."""
 
+
+class Raw(str):
+    """Shell text written as it is (built here from quoted parts and shell variables)."""
 
 
 def launch_commands(plan: LaunchPlan) -> list[str]:
-    """Shell lines (comments and commands) that launch ``plan``."""
-    ctx = _Context(plan)
-    lines = ctx.colocated() if plan.mode == "colocated" else ctx.disaggregated()
-    if not plan.slo_met:
-        lines.insert(1, "# WARNING: the report says this plan misses the SLOs on these GPUs.")
-    return lines
+    """The lines of the launch script of ``plan``."""
+    return _Script(plan).lines()
 
 
 def render_launch(plan: LaunchPlan) -> str:
@@ -130,371 +156,402 @@ def render_launch(plan: LaunchPlan) -> str:
     return "\n".join(launch_commands(plan)) + "\n"
 
 
-def _command(words: list[str], env: list[str] | None = None, width: int = 88) -> str:
-    """Join a command, one backslash-continued line per group of options.
+# --------------------------------------------------------------------------- shell text
+def _word(word: str) -> str:
+    return str(word) if isinstance(word, Raw) else shlex.quote(word)
 
-    Environment assignments get the first line; the program and its positional words start
-    the next; each option travels with its values, and a line is broken before an option once
-    it would exceed ``width`` characters.
-    """
-    groups: list[str] = []
+
+def _command(words: list[str], env: list[str] | None = None, width: int = 88,
+             indent: str = "", background: bool = False) -> list[str]:
+    """One command: quoted words, one backslash-continued line per option group (an option
+    travels with its values; a long value list wraps too)."""
+    groups: list[list[str]] = []
     for word in words:
-        if not groups or (word.startswith("--") and groups[-1] != ""):
-            groups.append(word)
+        option = not isinstance(word, Raw) and word.startswith("--")
+        if not groups or option:
+            groups.append([_word(word)])
         else:
-            groups[-1] += " " + word
-    # the program's own words (before the first option) form the first group
-    first_option = next((i for i, g in enumerate(groups) if g.startswith("--")), len(groups))
-    head = " ".join(groups[:first_option])
+            groups[-1].append(_word(word))
+    head_end = next((i for i, g in enumerate(groups) if g[0].startswith("--")), len(groups))
     lines = [" ".join(env)] if env else []
-    current = head
-    for group in groups[first_option:]:
-        if len(current) + 1 + len(group) <= width:
-            current += " " + group
+    current = " ".join(w for g in groups[:head_end] for w in g)
+    for group in groups[head_end:]:
+        text = " ".join(group)
+        if len(current) + 1 + len(text) <= width:
+            current += " " + text
             continue
         lines.append(current)
         current = ""
-        for word in group.split(" "):  # a long value list wraps too
-            if current and len(current) + 1 + len(word) > width:
+        for token in group:
+            if current and len(current) + 1 + len(token) > width:
                 lines.append(current)
-                current = word
+                current = token
             else:
-                current = f"{current} {word}" if current else word
+                current = f"{current} {token}" if current else token
+    if background:
+        current += " &"
     lines.append(current)
-    return CONTINUATION.join(lines)
+    # a quoted value may hold a newline: indent the continuation lines only, never split
+    return [indent + CONTINUATION.replace("\n", "\n" + indent).join(lines)]
 
 
-def _comment(text: str) -> list[str]:
-    """A ``#`` comment wrapped at 98 columns (continuation lines indented)."""
-    return textwrap.wrap(text, width=98, initial_indent="# ", subsequent_indent="#   ",
-                         break_on_hyphens=False, break_long_words=False)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-class _Context:
-    """Everything the per-engine builders share."""
+def _comment(text: str, indent: str = "") -> list[str]:
+    """A ``#`` comment wrapped at 98 columns; control characters (a newline in a model path)
+    are escaped so that the text cannot leave the comment."""
+    safe = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return textwrap.wrap(safe, width=98, initial_indent=f"{indent}# ",
+                         subsequent_indent=f"{indent}#   ", break_on_hyphens=False,
+                         break_long_words=False)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One instance's share of a node."""
+
+    role: str
+    gpus: tuple[int, ...]
+    local: int
+    span: int
+    """Nodes the instance spans (1: inside the node)."""
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Consecutive nodes running the same processes."""
+
+    first: int
+    last: int
+    entries: tuple[_Entry, ...]
+
+
+def _layouts(slots: tuple[Slot, ...]) -> list[_Layout]:
+    per_node: dict[int, list[_Entry]] = {}
+    for slot in slots:
+        for node in slot.nodes:
+            per_node.setdefault(node, []).append(
+                _Entry(slot.role, slot.gpus, slot.local, len(slot.nodes)))
+    layouts: list[_Layout] = []
+    for node in sorted(per_node):
+        entries = tuple(per_node[node])
+        if layouts and layouts[-1].entries == entries and layouts[-1].last == node - 1:
+            layouts[-1] = _Layout(layouts[-1].first, node, entries)
+        else:
+            layouts.append(_Layout(node, node, entries))
+    return layouts
+
+
+def _pool_text(pool: Pool) -> str:
+    return f"{pool.instances} x {pool.shape} ({pool.instances * pool.gpus_per_instance} GPUs)"
+
+
+class _Script:
+    """The launch script of one plan."""
 
     def __init__(self, plan: LaunchPlan) -> None:
         self.plan = plan
-        self.engine = plan.engine
-        self.checkpoint = plan.checkpoint
-        self.gpu = plan.gpu
-        self.gpus_per_node = plan.gpus_per_node
-        self.fp8 = plan.fp8
-        self.memory_fraction = plan.memory_fraction
-        self.max_len = plan.max_model_len
+        self.vllm = plan.engine is EmitEngine.vllm
         self.pools = {p.role: p for p in plan.pools}
+        self.layouts = _layouts(plan.slots)
 
-    # ---- shared flags ----------------------------------------------------------------------
-    def _common_flags(self) -> list[str]:
-        flags: list[str] = []
-        if self.engine is EmitEngine.vllm:
-            flags += ["--gpu-memory-utilization", f"{self.memory_fraction:g}"]
-            if self.max_len is not None:
-                flags += ["--max-model-len", str(self.max_len)]
-            if self.fp8:
-                flags += ["--kv-cache-dtype", "fp8"]
+    # ---- the whole script ------------------------------------------------------------------
+    def lines(self) -> list[str]:
+        plan = self.plan
+        lines = self._header()
+        lines += ["", "set -euo pipefail"]
+        if plan.nodes > 1:
+            lines += [
+                'HOSTS_FILE=${HOSTS_FILE:-hosts.txt}',
+                'mapfile -t HOSTS < "$HOSTS_FILE"',
+                f'if (( ${{#HOSTS[@]}} < {plan.nodes} )); then',
+                f'    echo "$HOSTS_FILE: {plan.nodes} hosts needed, one per line" >&2; exit 2',
+                "fi"]
         else:
-            flags += ["--mem-fraction-static", f"{self.memory_fraction:g}"]
-            if self.max_len is not None:
-                flags += ["--context-length", str(self.max_len)]
-            if self.fp8:
-                flags += ["--kv-cache-dtype", "fp8_e4m3"]
-        return flags
+            lines.append('HOSTS=("${HOST:-localhost}")')
+        lines += ["", "start_node() {", "    local rank=$1", '    local host=${HOSTS[rank]}']
+        for number, layout in enumerate(self.layouts):
+            keyword = "if" if number == 0 else "elif"
+            lines.append(f"    {keyword} (( rank >= {layout.first} && rank <= {layout.last} ));"
+                         " then")
+            lines += self._layout_commands(layout)
+        lines += ["    else",
+                  f'        echo "node rank $rank: the plan has nodes 0..{plan.nodes - 1}" >&2',
+                  "        exit 2", "    fi", "    wait", "}", ""]
+        router = self._router()
+        if router:
+            lines += ["start_router() {", *router, "}", ""]
+        rank = ('"${NODE_RANK:?set NODE_RANK to the line of this machine in $HOSTS_FILE, from 0}"'
+                if plan.nodes > 1 else '"${NODE_RANK:-0}"')
+        lines += ['case "${1:-node}" in', f"    node) start_node {rank} ;;"]
+        if router:
+            lines.append("    router) start_router ;;")
+        lines += ['    *) echo "usage: bash launch.sh [node' + ("|router" if router else "")
+                  + ']" >&2; exit 2 ;;', "esac"]
+        return lines
 
-    def _header(self, title: str, detail: list[str]) -> list[str]:
-        text = [*detail, (f"Model: {self.checkpoint}. Hosts node0, node1, ... stand for your "
-                "machines; run each command in its own shell or service unit.")]
-        if self.fp8:
-            text.append("Precision fp8: serve an FP8 checkpoint, or add --quantization fp8 for "
-                        "online FP8 weight quantization.")
-        if self.engine is EmitEngine.sglang and any(p.expert_parallel > 1
-                                                   for p in self.plan.pools):
-            text.append("Expert parallel with DP attention: SGLang <= 0.5.18 spells "
-                        "--attn-dp-size N as --dp-size N --enable-dp-attention.")
-        lines = [f"# pd-advisor launch plan ({self.engine.value}): {title}"]
-        for paragraph in text:
+    def _header(self) -> list[str]:
+        plan = self.plan
+        if plan.mode == "colocated":
+            [pool] = plan.pools
+            budget = pool.token_budget
+            title = ("chunked prefill on a colocated pool" if budget
+                     else "colocated pool, unchunked")
+            chunking = (f"token budget {budget} per step" if budget
+                        else "chunking off (whole prompts per step)")
+            summary = [f"{_pool_text(pool)} x {plan.gpu}; {chunking}, up to "
+                       f"{pool.running_sequences} running sequences per instance."]
+        else:
+            prefill, decode = self.pools["prefill"], self.pools["decode"]
+            transfer = "NixlConnector" if self.vllm else "the Mooncake transfer engine"
+            link = f" over {plan.kv_link}" if plan.kv_link else ""
+            title = "prefill/decode disaggregation"
+            summary = [f"prefill: {_pool_text(prefill)}, token budget {prefill.token_budget}, "
+                       f"up to {prefill.running_sequences} running sequences each; decode: "
+                       f"{_pool_text(decode)}, up to {decode.running_sequences} running "
+                       f"sequences each; {plan.gpu}; KV cache moved by {transfer}{link}."]
+            if (not self.vllm and prefill.tensor_parallel != decode.tensor_parallel
+                    and prefill.expert_parallel == decode.expert_parallel == 1):
+                summary.append(f"Prefill TP{prefill.tensor_parallel} and decode "
+                               f"TP{decode.tensor_parallel} differ: SGLang >= 0.5.18 maps "
+                               "the KV between attention-TP layouts itself (no extra flag).")
+        summary += [
+            f"Model: {plan.checkpoint}. Memory fraction {plan.memory_fraction:g}; KV cache "
+            f"{'fp8' if plan.fp8 else 'in the model dtype (auto)'}.",
+            f"Maximum request length {plan.max_model_len} tokens: {plan.max_model_len_note}.",
+        ]
+        if any(p.expert_parallel > 1 for p in plan.pools):
+            summary.append(
+                "Expert parallel (DeepEP all-to-all, EPLB, two-batch overlap): running "
+                "sequences and token budgets above are per instance; "
+                + ("vLLM applies --max-num-seqs and --max-num-batched-tokens per DP rank, so "
+                   "they are written divided by the ranks; one `vllm serve` per node, node 0 "
+                   "of an instance serves HTTP." if self.vllm else
+                   "SGLang divides --max-running-requests and --chunked-prefill-size by the "
+                   "attention-DP size itself; SGLang <= 0.5.18 spells --attn-dp-size N as "
+                   "--dp-size N --enable-dp-attention."))
+        if plan.fp8:
+            summary.append("Precision fp8: serve an FP8 checkpoint, or add --quantization fp8 "
+                           "for online FP8 weight quantization.")
+        if plan.nodes > 1:
+            summary.append(
+                f"{plan.nodes} nodes of {plan.gpus_per_node} GPUs: list them in $HOSTS_FILE "
+                "(default hosts.txt; one host per line, line k = node rank k, from 0); run "
+                "`NODE_RANK=k bash launch.sh` on node k and `bash launch.sh router` on the "
+                "router's machine.")
+        else:
+            summary.append("One node: `bash launch.sh` starts the servers ($HOST, default "
+                           "localhost, is the name clients use); `bash launch.sh router` "
+                           "starts the router, if any.")
+        lines = ["#!/usr/bin/env bash",
+                 f"# pd-advisor launch plan ({plan.engine.value}): {title}"]
+        for paragraph in summary:
             lines += _comment(paragraph)
+        if not plan.slo_met:
+            lines += _comment("WARNING: the report says this plan misses the SLOs on these "
+                              "GPUs.")
+        for warning in plan.warnings:
+            lines += _comment(f"WARNING: {warning}")
         return lines
 
-    def _listed(self, slots: list[Slot]) -> tuple[list[Slot], list[str]]:
-        """The slots to spell out, and comments for the ones left out."""
-        if len(slots) <= MAX_LISTED:
-            return slots, []
-        shown: list[Slot] = []
-        notes: list[str] = []
-        for role in dict.fromkeys(s.role for s in slots):
-            of_role = [s for s in slots if s.role == role]
-            first = of_role[0].nodes[0]
-            head = [s for s in of_role if s.nodes[0] == first]
-            shown += head
-            nodes = sorted({n for s in of_role for n in s.nodes})
-            if len(of_role) > len(head):
-                notes += _comment(
-                    f"... {role}: the same commands with the host name changed on "
-                    f"node{nodes[1] if len(nodes) > 1 else nodes[0]} ... node{nodes[-1]} "
-                    f"({len(of_role)} {role} instances in total; GPU ids and ports repeat "
-                    "per node)")
-        return shown, notes
-
-    # ---- colocated -----------------------------------------------------------------------
-    def colocated(self) -> list[str]:
-        [pool] = self.plan.pools
-        tp, pp, n = pool.tensor_parallel, pool.pipeline_stages, pool.instances
-        budget = pool.token_budget
-        seqs = pool.running_sequences or 1
-        slots = list(self.plan.slots)
-        nodes = self.plan.nodes
-        chunking = (f"token budget {budget} per step" if budget else
-                    "chunking off (whole prompts per step)")
-        lines = self._header(
-            "chunked prefill on a colocated pool" if budget else "colocated pool, unchunked",
-            [(f"{n} instance{'s' * (n != 1)} x {_shape(pool)} = "
-             f"{n * pool.gpus_per_instance} x {self.gpu} on {nodes} node{'s' * (nodes != 1)}; "
-             f"{chunking}, up to "
-             f"{seqs} running sequences and memory fraction {self.memory_fraction:g} per "
-             "instance.")])
-        shown, notes = self._listed(slots)
-        lines.append("")
-        for slot in shown:
-            lines += self._colocated_command(slot, tp, pp, budget, seqs)
-        lines += notes
-        endpoints = [f"http://{s.host}:{self._port('colocated', s)}" for s in slots]
-        if len(slots) > 1:
-            lines.append("")
-            if self.engine is EmitEngine.sglang:
-                lines.append("# router: one OpenAI-compatible endpoint over every instance")
-                lines.append(_command(["python", "-m", "sglang_router.launch_router",
-                                       "--worker-urls", *endpoints, "--host", "0.0.0.0",
-                                       "--port", "8000"]))
-            else:
-                lines += _comment(f"balance requests over the {len(slots)} endpoints with "
-                                  "any HTTP load balancer: " + " ".join(endpoints))
+    # ---- one node layout --------------------------------------------------------------------
+    def _layout_commands(self, layout: _Layout) -> list[str]:
+        indent = " " * 8
+        lines: list[str] = []
+        nodes = layout.last - layout.first + 1
+        roles = ", ".join(dict.fromkeys(e.role for e in layout.entries))
+        lines += _comment(f"node{layout.first}"
+                          + (f"..node{layout.last} ({nodes} nodes)" if nodes > 1 else "")
+                          + f": {roles}", indent)
+        for entry in layout.entries:
+            pool = self.pools[entry.role]
+            if entry.span > 1:
+                lines += _comment(f"one {entry.role} instance spans {entry.span} nodes; this "
+                                  "node's rank inside it:", indent)
+                lines.append(f"{indent}local span_rank=$(( (rank - {layout.first}) % "
+                             f"{entry.span} ))")
+                lines.append(f"{indent}local head=${{HOSTS[rank - span_rank]}} headless=()")
+                if self.vllm and pool.expert_parallel > 1:  # one DP-rank group per node
+                    local = pool.attention_ranks * self.plan.gpus_per_node // pool.gpus_per_instance
+                    lines += [f"{indent}if (( span_rank > 0 )); then",
+                              f'{indent}    headless=(--data-parallel-start-rank '
+                              f'"$(( span_rank * {local} ))" --headless)',
+                              f"{indent}else",
+                              f"{indent}    headless=(--api-server-count {local})",
+                              f"{indent}fi"]
+                elif self.vllm:  # only the head node serves HTTP
+                    lines.append(f"{indent}if (( span_rank > 0 )); then headless=(--headless); "
+                                 "fi")
+            words, env = self._server(pool, entry)
+            lines += _command(words, env, indent=indent, background=True)
         return lines
 
-    def _port(self, role: str, slot: Slot) -> int:
-        if self.engine is EmitEngine.vllm:
-            base = {"colocated": 8000, "prefill": 8100, "decode": 8200}[role]
+    def _port(self, role: str, local: int) -> int:
+        if self.vllm:
+            base = {"colocated": 8100, "prefill": 8100, "decode": 8200}[role]
         else:
             base = {"colocated": 30000, "prefill": 30000, "decode": 31000}[role]
-        return base + slot.local
+        return base + local
 
-    def _colocated_command(self, slot: Slot, tp: int, pp: int, budget: int | None,
-                           seqs: int) -> list[str]:
-        port = str(self._port("colocated", slot))
-        if self.pools["colocated"].expert_parallel > 1:
-            return self._ep_command(slot, self.pools["colocated"], port, budget, seqs)
-        if self.engine is EmitEngine.vllm:
-            words = ["vllm", "serve", self.checkpoint, "--port", port,
-                     "--tensor-parallel-size", str(tp)]
-            if pp > 1:
-                words += ["--pipeline-parallel-size", str(pp)]
-            if budget:
-                words += ["--max-num-batched-tokens", str(budget)]
-            else:
+    def _bootstrap_port(self, local: int) -> int:
+        return 8998 + local
+
+    def _server(self, pool: Pool, entry: _Entry) -> tuple[list[str], list[str]]:
+        """The argument vector and environment of one server process."""
+        plan = self.plan
+        port = str(self._port(pool.role, entry.local))
+        gpus = ",".join(str(g) for g in entry.gpus)
+        env: list[str] = []
+        if self.vllm and pool.expert_parallel > 1:
+            return self._vllm_ep_server(pool, entry)
+        if self.vllm:
+            words = ["vllm", "serve", plan.checkpoint, "--port", port,
+                     "--tensor-parallel-size", str(pool.tensor_parallel)]
+            if pool.pipeline_stages > 1:
+                words += ["--pipeline-parallel-size", str(pool.pipeline_stages)]
+            if pool.token_budget:
+                words += ["--max-num-batched-tokens", str(pool.token_budget)]
+            elif pool.role == "colocated":
                 words += ["--no-enable-chunked-prefill"]
-            words += ["--max-num-seqs", str(seqs), *self._common_flags()]
-            return self._vllm_placed(slot, words, [])
-        words = ["python", "-m", "sglang.launch_server", "--model-path", self.checkpoint,
-                 "--host", "0.0.0.0", "--port", port, "--tp-size", str(tp)]
-        if pp > 1:
-            words += ["--pp-size", str(pp)]
-        words += ["--chunked-prefill-size", str(budget) if budget else "-1",
-                  "--max-running-requests", str(seqs), *self._common_flags()]
-        return self._sglang_placed(slot, words)
-
-    def _vllm_placed(self, slot: Slot, words: list[str], env: list[str]) -> list[str]:
-        """A vLLM command on its node(s) (Ray when an instance spans nodes)."""
-        if len(slot.nodes) > 1:
-            head = slot.host
-            return [*_comment(f"{slot.role} instance {slot.index}: spans node{slot.nodes[0]}"
-                              f"..node{slot.nodes[-1]}; start Ray there first (`ray start "
-                              f"--head` on {head}, `ray start --address={head}:6379` on the "
-                              f"others), then on {head}:"),
-                    _command([*words, "--distributed-executor-backend", "ray"], env)]
-        gpus = ",".join(str(g) for g in slot.gpus)
-        return [f"# {slot.role} instance {slot.index} on {slot.host}, GPUs {gpus}",
-                _command(words, [f"CUDA_VISIBLE_DEVICES={gpus}", *env])]
-
-    def _sglang_placed(self, slot: Slot, words: list[str]) -> list[str]:
-        """An SGLang command on its node(s) (one process per node when it spans nodes)."""
-        if len(slot.nodes) > 1:
-            lines = [(f"# {slot.role} instance {slot.index}: spans node{slot.nodes[0]}..node"
-                     f"{slot.nodes[-1]}; one process per node")]
-            for rank, node in enumerate(slot.nodes):
-                lines.append(f"# on node{node}:")
-                lines.append(_command([*words, "--nnodes", str(len(slot.nodes)), "--node-rank",
-                                       str(rank), "--dist-init-addr", f"{slot.host}:5000"]))
-            return lines
-        gpus = ",".join(str(g) for g in slot.gpus)
-        return [f"# {slot.role} instance {slot.index} on {slot.host}, GPUs {gpus}",
-                _command([*words, "--base-gpu-id", str(slot.gpus[0])])]
-
-    # ---- disaggregated --------------------------------------------------------------------
-    def disaggregated(self) -> list[str]:
-        prefill, decode = self.plan.pools
-        p_tp, d_tp = prefill.tensor_parallel, decode.tensor_parallel
-        p_pp, d_pp = prefill.pipeline_stages, decode.pipeline_stages
-        p_n, d_n = prefill.instances, decode.instances
-        d_seqs = decode.running_sequences or 1
-        p_budget = _budget(prefill)
-        slots = list(self.plan.slots)
-        nodes = self.plan.nodes
-        transfer = ("NixlConnector" if self.engine is EmitEngine.vllm
-                    else "Mooncake transfer engine")
-        link = f" over {self.plan.kv_link}" if self.plan.kv_link else ""
-        lines = self._header("prefill/decode disaggregation", [
-            (f"prefill: {p_n} x {_shape(prefill)} ({p_n * prefill.gpus_per_instance} GPUs), "
-             f"token budget {p_budget}; decode: {d_n} x {_shape(decode)} "
-             f"({d_n * decode.gpus_per_instance} GPUs), up to {d_seqs} running sequences each;"),
-            (f"{nodes} node{'s' * (nodes != 1)} of {self.gpus_per_node} x {self.gpu}; KV cache "
-            f"moved by {transfer}{link}; memory fraction {self.memory_fraction:g}.")])
-        if self.engine is EmitEngine.sglang and p_tp != d_tp and max(
-                prefill.expert_parallel, decode.expert_parallel) == 1:
-            lines += _comment(
-                f"WARNING: SGLang disaggregation requires the same tensor parallelism on prefill "
-                f"and decode unless one side runs large expert parallelism (NVIDIA "
-                f"aiconfigurator require_same_tp, ai-dynamo/dynamo#5870); this plan uses TP{p_tp} "
-                f"/ TP{d_tp}: launch it with vLLM (--emit vllm) or re-plan with equal TPs.")
-        shown, notes = self._listed(slots)
-        lines.append("")
-        for slot in shown:
-            if slot.role == "prefill":
-                lines += self._prefill_command(slot, p_tp, p_pp, p_budget)
+            words += ["--max-num-seqs", str(pool.running_sequences),
+                      "--max-model-len", str(plan.max_model_len),
+                      "--gpu-memory-utilization", f"{plan.memory_fraction:g}",
+                      "--kv-cache-dtype", "fp8" if plan.fp8 else "auto"]
+            if pool.role != "colocated":
+                config = {"kv_connector": "NixlConnector",
+                          "kv_role": "kv_producer" if pool.role == "prefill" else "kv_consumer"}
+                words += ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
+                env += [Raw('VLLM_NIXL_SIDE_CHANNEL_HOST="$host"'),
+                        f"VLLM_NIXL_SIDE_CHANNEL_PORT={5600 + entry.gpus[0]}",
+                        "UCX_NET_DEVICES=all"]
+            if entry.span > 1:
+                words += ["--nnodes", str(entry.span), "--node-rank", Raw('"$span_rank"'),
+                          "--master-addr", Raw('"$head"'), "--master-port", str(MASTER_PORT),
+                          Raw('"${headless[@]}"')]
             else:
-                lines += self._decode_command(slot, d_tp, d_pp, d_seqs)
-        lines += notes
-        lines.append("")
-        lines += self._router(slots)
+                env.insert(0, f"CUDA_VISIBLE_DEVICES={gpus}")
+            return words, [_word(e) for e in env]
+        words = ["python", "-m", "sglang.launch_server", "--model-path", plan.checkpoint]
+        if pool.role != "colocated":
+            words += ["--disaggregation-mode", pool.role]
+        words += ["--host", "0.0.0.0", "--port", port]
+        if pool.expert_parallel > 1:
+            words += sglang_ep_flags(pool.expert_parallel, pool.role, pool.redundant_experts,
+                                     pool.tensor_parallel)
+        else:
+            words += ["--tp-size", str(pool.tensor_parallel)]
+        if pool.pipeline_stages > 1:
+            words += ["--pp-size", str(pool.pipeline_stages)]
+        if pool.role != "decode":
+            words += ["--chunked-prefill-size",
+                      str(pool.token_budget) if pool.token_budget else "-1"]
+        words += ["--max-running-requests", str(pool.running_sequences),
+                  "--context-length", str(plan.max_model_len),
+                  "--mem-fraction-static", f"{plan.memory_fraction:g}",
+                  "--kv-cache-dtype", "fp8_e4m3" if plan.fp8 else "auto"]
+        if pool.role != "colocated":
+            words += ["--disaggregation-transfer-backend", "mooncake"]
+        if pool.role == "prefill":
+            words += ["--disaggregation-bootstrap-port", str(self._bootstrap_port(entry.local))]
+        if entry.span > 1:
+            words += ["--nnodes", str(entry.span), "--node-rank", Raw('"$span_rank"'),
+                      "--dist-init-addr", Raw(f'"$head":{MASTER_PORT}')]
+        else:
+            words += ["--base-gpu-id", str(entry.gpus[0])]
+        return words, env
+
+    def _vllm_ep_server(self, pool: Pool, entry: _Entry) -> tuple[list[str], list[str]]:
+        """One node's ``vllm serve`` of an expert-parallel instance: its DP ranks on this
+        node (:mod:`advisor.render.ep_flags`), budgets per DP rank."""
+        plan = self.plan
+        ranks = pool.attention_ranks
+        port = str(self._port(pool.role, entry.local))
+        words = ["vllm", "serve", plan.checkpoint, "--port", port,
+                 *vllm_ep_flags(pool.expert_parallel, plan.gpus_per_node, pool.role,
+                                pool.redundant_experts, pool.tensor_parallel)]
+        seqs = per_rank(pool.running_sequences, ranks)
+        if pool.token_budget:
+            words += ["--max-num-batched-tokens", str(per_rank(pool.token_budget, ranks))]
+        elif pool.role == "colocated":  # whole prompts: the budget holds the longest one
+            words += ["--no-enable-chunked-prefill",
+                      "--max-num-batched-tokens", str(max(plan.max_model_len, seqs))]
+        else:  # batched-DP MoE would default both to 256 per rank
+            words += ["--max-num-batched-tokens", str(max(seqs, 256))]
+        words += ["--max-num-seqs", str(seqs),
+                  "--max-model-len", str(plan.max_model_len),
+                  "--gpu-memory-utilization", f"{plan.memory_fraction:g}",
+                  "--kv-cache-dtype", "fp8" if plan.fp8 else "auto"]
+        env: list[str] = []
+        if pool.role != "colocated":  # vLLM's wide-EP P/D example: kv_both on both sides
+            config = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+            words += ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
+            env += [Raw('VLLM_NIXL_SIDE_CHANNEL_HOST="$host"'),
+                    f"VLLM_NIXL_SIDE_CHANNEL_PORT={5600 + entry.gpus[0]}",
+                    "UCX_NET_DEVICES=all"]
+        if entry.span > 1:
+            words += ["--data-parallel-address", Raw('"$head"'),
+                      "--data-parallel-rpc-port", str(DP_RPC_PORT), Raw('"${headless[@]}"')]
+        else:
+            words += ["--api-server-count", str(max(1, len(entry.gpus) // pool.tensor_parallel))]
+            env.insert(0, f"CUDA_VISIBLE_DEVICES={','.join(str(g) for g in entry.gpus)}")
+        return words, [_word(e) for e in env]
+
+    # ---- router -----------------------------------------------------------------------------
+    def _router(self) -> list[str]:
+        """The body of ``start_router`` (empty: one instance, no router)."""
+        plan = self.plan
+        if plan.mode == "colocated" and len(plan.slots) < 2:
+            return []
+        indent = " " * 4
+        lines = [f"{indent}local args=() rank"]
+        for layout in self.layouts:
+            span = max(e.span for e in layout.entries)
+            step = f"rank += {span}" if span > 1 else "rank++"
+            lines.append(f"{indent}for (( rank = {layout.first}; rank <= {layout.last}; "
+                         f"{step} )); do")
+            items: list[str] = []
+            for entry in layout.entries:
+                url = f'"http://${{HOSTS[rank]}}:{self._port(entry.role, entry.local)}"'
+                if entry.role == "colocated":
+                    items.append(url)
+                elif entry.role == "prefill":
+                    items.append(f"--prefill {url}"
+                                 + ("" if self.vllm else f" {self._bootstrap_port(entry.local)}"))
+                else:
+                    items.append(f"--decode {url}")
+            lines.append(f"{indent}    args+=(")
+            lines += [f"{indent}        {item}" for item in items]
+            lines.append(f"{indent}    )")
+            lines.append(f"{indent}done")
+        if plan.mode == "colocated":
+            if self.vllm:
+                lines += _comment("vLLM Router (pip install vllm-router; vllm-project/router): "
+                                  "one OpenAI-compatible endpoint over every instance", indent)
+                words = ["vllm-router", "--worker-urls", Raw('"${args[@]}"'), "--policy",
+                         "power_of_two"]
+            else:
+                lines += _comment("SGLang Model Gateway (pip install sglang-router): one "
+                                  "OpenAI-compatible endpoint over every instance", indent)
+                words = ["python", "-m", "sglang_router.launch_router", "--worker-urls",
+                         Raw('"${args[@]}"'), "--policy", "cache_aware"]
+        elif self.vllm:
+            lines += _comment(
+                "vLLM Router (pip install vllm-router; vllm-project/router) pairs the prefill "
+                "and decode servers; on Kubernetes it can find them itself instead "
+                "(--service-discovery --vllm-pd-disaggregation --prefill-selector K=V "
+                "--decode-selector K=V)", indent)
+            words = ["vllm-router", "--vllm-pd-disaggregation", Raw('"${args[@]}"'),
+                     "--prefill-policy", "cache_aware", "--decode-policy", "power_of_two"]
+        else:
+            lines += _comment(
+                "SGLang Model Gateway (pip install sglang-router) pairs the prefill servers "
+                "(URL and bootstrap port) with the decode servers; on Kubernetes it can find "
+                "them itself instead (--service-discovery --prefill-selector K=V "
+                "--decode-selector K=V, bootstrap port from the pod annotation "
+                "sglang.ai/bootstrap-port)", indent)
+            words = ["python", "-m", "sglang_router.launch_router", "--pd-disaggregation",
+                     Raw('"${args[@]}"')]
+        words += ["--host", "0.0.0.0", "--port", str(ROUTER_PORT)]
+        lines += _command(words, indent=indent)
         return lines
-
-    def _nixl_env(self, slot: Slot) -> list[str]:
-        return [f"VLLM_NIXL_SIDE_CHANNEL_HOST={slot.host}",
-                f"VLLM_NIXL_SIDE_CHANNEL_PORT={5600 + slot.gpus[0]}", "UCX_NET_DEVICES=all"]
-
-    def _kv_config(self, role: str) -> str:
-        config = {"kv_connector": "NixlConnector", "kv_role": role}
-        return "'" + json.dumps(config, separators=(",", ":")) + "'"
-
-    def _prefill_command(self, slot: Slot, tp: int, pp: int, budget: int) -> list[str]:
-        port = str(self._port("prefill", slot))
-        if self.pools["prefill"].expert_parallel > 1:
-            return self._ep_command(slot, self.pools["prefill"], port, budget, None)
-        if self.engine is EmitEngine.vllm:
-            words = ["vllm", "serve", self.checkpoint, "--port", port,
-                     "--tensor-parallel-size", str(tp)]
-            if pp > 1:
-                words += ["--pipeline-parallel-size", str(pp)]
-            words += ["--max-num-batched-tokens", str(budget), *self._common_flags(),
-                      "--kv-transfer-config", self._kv_config("kv_producer")]
-            return self._vllm_placed(slot, words, self._nixl_env(slot))
-        words = ["python", "-m", "sglang.launch_server", "--model-path", self.checkpoint,
-                 "--disaggregation-mode", "prefill", "--host", "0.0.0.0", "--port", port,
-                 "--tp-size", str(tp)]
-        if pp > 1:
-            words += ["--pp-size", str(pp)]
-        words += ["--chunked-prefill-size", str(budget), *self._common_flags(),
-                  "--disaggregation-transfer-backend", "mooncake",
-                  "--disaggregation-bootstrap-port", str(8998 + slot.local)]
-        return self._sglang_placed(slot, words)
-
-    def _decode_command(self, slot: Slot, tp: int, pp: int, seqs: int) -> list[str]:
-        port = str(self._port("decode", slot))
-        if self.pools["decode"].expert_parallel > 1:
-            return self._ep_command(slot, self.pools["decode"], port, None, seqs)
-        if self.engine is EmitEngine.vllm:
-            words = ["vllm", "serve", self.checkpoint, "--port", port,
-                     "--tensor-parallel-size", str(tp)]
-            if pp > 1:
-                words += ["--pipeline-parallel-size", str(pp)]
-            words += ["--max-num-seqs", str(seqs), *self._common_flags(),
-                      "--kv-transfer-config", self._kv_config("kv_consumer")]
-            return self._vllm_placed(slot, words, self._nixl_env(slot))
-        words = ["python", "-m", "sglang.launch_server", "--model-path", self.checkpoint,
-                 "--disaggregation-mode", "decode", "--host", "0.0.0.0", "--port", port,
-                 "--tp-size", str(tp)]
-        if pp > 1:
-            words += ["--pp-size", str(pp)]
-        words += ["--max-running-requests", str(seqs), *self._common_flags(),
-                  "--disaggregation-transfer-backend", "mooncake"]
-        return self._sglang_placed(slot, words)
-
-    def _ep_command(self, slot: Slot, pool: Pool, port: str, budget: int | None,
-                    seqs: int | None) -> list[str]:
-        """An expert-parallel instance (DP attention) with the flags of
-        :mod:`advisor.render.ep_flags`; one process per node."""
-        role, ep = pool.role, pool.expert_parallel
-        if self.engine is EmitEngine.sglang:
-            words = ["python", "-m", "sglang.launch_server", "--model-path", self.checkpoint]
-            if role != "colocated":
-                words += ["--disaggregation-mode", role]
-            words += ["--host", "0.0.0.0", "--port", port,
-                      *sglang_ep_flags(ep, role, pool.redundant_experts)]
-            if role != "decode":
-                words += ["--chunked-prefill-size", str(budget) if budget else "-1"]
-            if seqs is not None:
-                words += ["--max-running-requests", str(seqs)]
-            words += self._common_flags()
-            if role != "colocated":
-                words += ["--disaggregation-transfer-backend", "mooncake"]
-            if role == "prefill":
-                words += ["--disaggregation-bootstrap-port", str(8998 + slot.local)]
-            return self._sglang_placed(slot, words)
-        words = ["vllm", "serve", self.checkpoint, "--port", port,
-                 *vllm_ep_flags(ep, self.gpus_per_node, role, pool.redundant_experts)]
-        rank_budget = per_rank(budget or 0, ep) if budget else None
-        rank_seqs = per_rank(seqs, ep) if seqs is not None else None
-        if rank_budget is not None:
-            words += ["--max-num-batched-tokens", str(rank_budget)]
-        if rank_seqs is not None:
-            words += ["--max-num-seqs", str(rank_seqs)]
-            if rank_budget is None:  # batched-DP MoE defaults both to 256 per rank
-                words += ["--max-num-batched-tokens", str(max(rank_seqs, 256))]
-        words += self._common_flags()
-        if role != "colocated":
-            words += ["--kv-transfer-config", self._kv_config("kv_both")]
-        lines = _comment(f"{role} instance {slot.index}: EP{ep} with DP attention over "
-                         f"node{slot.nodes[0]}..node{slot.nodes[-1]}; one command per node "
-                         f"(only node{slot.nodes[0]} serves HTTP)")
-        for rank, node in enumerate(slot.nodes):
-            env = self._nixl_env(Slot(role, slot.index, (node,), slot.gpus, slot.local)) \
-                if role != "colocated" else []
-            lines.append(f"# on node{node}:")
-            lines.append(_command([*words, *vllm_node_flags(rank, self.gpus_per_node,
-                                                            slot.host, ep)], env))
-        return lines
-
-    def _router(self, slots: list[Slot]) -> list[str]:
-        prefill = [s for s in slots if s.role == "prefill"]
-        decode = [s for s in slots if s.role == "decode"]
-        if self.engine is EmitEngine.vllm:
-            return [
-                *_comment(f"router: pairs the {len(prefill)} prefill and {len(decode)} decode "
-                          "instances (vLLM's NIXL proxy; run it from a vLLM source checkout)"),
-                _command(["python", "tests/v1/kv_connector/nixl_integration/toy_proxy_server.py",
-                          "--host", "0.0.0.0", "--port", "8000",
-                          "--prefiller-hosts", *[s.host for s in prefill],
-                          "--prefiller-ports", *[str(self._port("prefill", s)) for s in prefill],
-                          "--decoder-hosts", *[s.host for s in decode],
-                          "--decoder-ports", *[str(self._port("decode", s)) for s in decode]])]
-        words = ["python", "-m", "sglang_router.launch_router", "--pd-disaggregation"]
-        for s in prefill:
-            words += ["--prefill", f"http://{s.host}:{self._port('prefill', s)}",
-                      str(8998 + s.local)]
-        for s in decode:
-            words += ["--decode", f"http://{s.host}:{self._port('decode', s)}"]
-        words += ["--host", "0.0.0.0", "--port", "8000"]
-        return [f"# router: pairs the {len(prefill)} prefill and {len(decode)} decode instances",
-                _command(words)]
-
-
-def _shape(pool: Pool) -> str:
-    """``TP8``, ``TP8 x PP2`` or ``EP32 (DP attention)``."""
-    if pool.expert_parallel > 1:
-        return f"EP{pool.expert_parallel} (DP attention)"
-    pp = pool.pipeline_stages
-    return f"TP{pool.tensor_parallel}" + (f" x PP{pp}" if pp > 1 else "")
-
-
-def _budget(pool: Pool) -> int:
-    assert pool.token_budget is not None  # the plan sets the prefill budget
-    return pool.token_budget

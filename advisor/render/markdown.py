@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from advisor.render import text as t
+from advisor.render.headline import headline
 
 MARKER = "<!-- pd-advisor -->"
 """First line of every markdown document."""
@@ -94,6 +95,11 @@ def _comparison(doc: Mapping[str, Any]) -> list[str]:
         ["meets the SLOs", _mark(c["meets_slo"] if c else None),
          _mark(d["meets_slo"] if d else None)],
     ]
+    if doc["inputs"]["cluster"].get("usd_per_gpu_hour") is not None:  # cost (#16)
+        for label, key in (("USD/hour", "usd_per_hour"),
+                           ("USD/M output tokens", "usd_per_million_output_tokens")):
+            rows.append([label, *(v(p, t.DASH if not p or p.get(key) is None
+                                    else f"${p[key]:,.2f}") for p in (c, d))])
     return _table(["", "colocated (chunked)", "disaggregated"], rows, right=(1, 2)) + [""]
 
 
@@ -123,6 +129,9 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
     rows += [["SLO", t.slo_text(inputs["slo"])],
              ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
              ["deployment", t.deployment_text(inputs.get("deployment"))]]
+    calibration = t.calibration_text(doc.get("calibration"))
+    if calibration:
+        rows.append(["calibration", calibration])
     out += _details("Inputs", _table(["", ""], rows))
 
     d = doc.get("disaggregated")
@@ -206,17 +215,28 @@ def _deployed(doc: Mapping[str, Any], heading: str) -> list[str]:
     return lines + [""]
 
 
-def recommendation_body(doc: Mapping[str, Any], level: int = 2) -> list[str]:
-    """The recommendation without the marker; headings start at ``level``."""
+def headline_line(doc: Mapping[str, Any]) -> str:
+    """The one-line verdict (verdict, gain, deciding reason), escaped."""
+    head = headline(doc)
+    unmet = " (no plan meets the SLOs)" if not head.slo_met else ""
+    reason = f" · because {cell(head.reason)}" if head.reason else ""
+    return f"**Verdict: `{head.verdict}`**{unmet} · {cell(head.gain)}{reason}"
+
+
+def recommendation_body(doc: Mapping[str, Any], level: int = 2, figure: str | None = None,
+                        details: bool = True) -> list[str]:
+    """The recommendation without the marker; headings start at ``level``. ``figure`` is
+    the path (or URL) of the ``--plot`` image to show under the verdict; ``details=False``
+    leaves out the folded detail blocks."""
     h = "#" * level
     name = f" · {cell(doc['name'])}" if doc.get("name") else ""
-    lines = [f"{h} pd-advisor: {t.verdict_title(doc['verdict'])}", "",
+    lines = [f"{h} pd-advisor: {t.verdict_title(doc['verdict'])}", "", headline_line(doc), "",
              f"`{cell(doc['input']['path'])}`{name}", ""]
     if not doc["slo_met"]:
         lines += _slo_unmet(doc)
-    lines += [f"**Verdict: `{doc['verdict']}`**"
-              + (" (no plan meets the SLOs)" if not doc["slo_met"] else "")
-              + f" — {cell(doc['summary'])}", ""]
+    lines += [cell(doc["summary"]), ""]
+    if figure:
+        lines += [f"![latency-load curves, P:D split and TTFT parts]({_link(figure)})", ""]
     lines += [f"{h}# Why", ""] + [f"- {cell(r)}" for r in doc["reasons"]] + [""]
     lines += [f"{h}# Colocated vs disaggregated", ""] + _comparison(doc)
     lines += [f"{h}# Preconditions for disaggregation", ""] + _preconditions(doc)
@@ -228,8 +248,34 @@ def recommendation_body(doc: Mapping[str, Any], level: int = 2) -> list[str]:
     if doc["measure_next"]:
         lines += [f"{h}# Measure next", ""] + [f"- {cell(m)}" for m in doc["measure_next"]]
         lines.append("")
-    lines += _details_blocks(doc)
+    if details:
+        lines += _details_blocks(doc)
     return lines
+
+
+def _link(target: str) -> str:
+    """A link target safe inside ``(...)``: spaces and parentheses percent-encoded."""
+    from urllib.parse import quote
+
+    return quote(target, safe="/:.#?=&%~+-_@!,;")
+
+
+def _fit_comment(lines: list[str]) -> list[str]:
+    """``lines`` within :data:`COMMENT_BUDGET` characters (GitHub rejects comments over
+    65,536): cut at a line boundary with a note when they are not."""
+    if sum(len(line) + 1 for line in lines) <= COMMENT_BUDGET:
+        return lines
+    note = ["", "_Report cut to fit a PR comment; `pd-advisor recommend --format html` or "
+                "`--format json` has all of it._"]
+    out: list[str] = []
+    used = sum(len(line) + 1 for line in note)
+    for line in lines:
+        line = line if len(line) <= COMMENT_BUDGET // 4 else line[:COMMENT_BUDGET // 4] + "…"
+        if used + len(line) + 1 > COMMENT_BUDGET:
+            break
+        out.append(line)
+        used += len(line) + 1
+    return out + note
 
 
 # --------------------------------------------------------------------------- check run
@@ -281,9 +327,19 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_markdown(doc: Mapping[str, Any]) -> str:
-    """The markdown document for a recommendation or a check run, marker first."""
-    body = check_body(doc) if doc.get("kind") == "check" else recommendation_body(doc)
+def render_markdown(doc: Mapping[str, Any], figure: str | None = None) -> str:
+    """The markdown document for a recommendation or a check run, marker first (within a PR
+    comment's size: the folded details go first, then the tail is cut with a note).
+    ``figure``: the ``--plot`` image a recommendation shows under its verdict."""
+    if doc.get("kind") == "check":
+        body = check_body(doc)
+    else:
+        body = recommendation_body(doc, figure=figure)
+        if sum(len(line) + 1 for line in body) > COMMENT_BUDGET:
+            body = [*recommendation_body(doc, figure=figure, details=False),
+                    "_Details left out to fit a PR comment; `--format html` or `--format json` "
+                    "has them._"]
+        body = _fit_comment(body)
     while body and body[-1] == "":
         body.pop()
     return "\n".join([MARKER, *body]) + "\n"

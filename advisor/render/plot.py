@@ -80,14 +80,15 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 
 def plot_sweep(result: SweepResult, path: Path | str, current: dict[str, Any] | None = None,
-               title: str | None = None) -> tuple[int, int]:
-    """Draw ``result`` to a PNG at ``path``; returns its size in pixels."""
+               title: str | None = None, cost: bool = False) -> tuple[int, int]:
+    """Draw ``result`` to a PNG at ``path``; returns its size in pixels. ``cost``: a line
+    plots USD per million output tokens instead of goodput per GPU (needs a GPU price)."""
     plt = require_matplotlib()
     current = current or {}
     fig = plt.figure(figsize=FIGSIZE, dpi=DPI)
     try:
         if len(result.axes) == 1:
-            _plot_line(fig, result, current, title)
+            _plot_line(fig, result, current, title, cost)
         else:
             _plot_map(fig, result, current, title)
         fig.savefig(str(path), dpi=DPI, format="png")
@@ -96,7 +97,8 @@ def plot_sweep(result: SweepResult, path: Path | str, current: dict[str, Any] | 
     return PIXELS
 
 
-def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: str | None) -> None:
+def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: str | None,
+               cost: bool = False) -> None:
     from matplotlib.patches import Patch
 
     axis = result.axes[0]
@@ -109,8 +111,9 @@ def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: st
     edges = _edges(x, log)
     for a, b in _runs(dis):
         ax.axvspan(edges[a], edges[b + 1], color=COLORS["disagg_region"], alpha=0.12, lw=0)
-    coloc = np.asarray(m["colocated_goodput_per_gpu"], dtype=float)
-    disagg = np.asarray(m["disaggregated_goodput_per_gpu"], dtype=float)
+    metric = "usd_per_million_output_tokens" if cost else "goodput_per_gpu"
+    coloc = np.asarray(m[f"colocated_{metric}"], dtype=float)
+    disagg = np.asarray(m[f"disaggregated_{metric}"], dtype=float)
     loss = np.asarray(m["rounding_loss"], dtype=float) * 100.0
     style = {"marker": "o", "ms": 3} if len(x) <= 40 else {}
     l1, = ax.plot(x, coloc, color=COLORS["colocated"], lw=1.6,
@@ -156,7 +159,8 @@ def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: st
         ax.set_xticklabels(axis.labels, rotation=30, ha="right")
     ax.set_xlim(edges[0], edges[-1])
     ax.set_xlabel(axis.key)
-    ax.set_ylabel("goodput per GPU (req/s at the SLOs)")
+    ax.set_ylabel("USD per M output tokens" if cost
+                  else "goodput per GPU (req/s at the SLOs)")
     ax2.set_ylabel("rounding loss of the integer P:D split (%)")
     top = np.nanmax(np.concatenate([coloc, disagg])) if coloc.size else 1.0
     ax.set_ylim(0, (top if math.isfinite(top) and top > 0 else 1.0) * 1.25)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
+from advisor.core.cost import plan_cost
 from advisor.core.distributions import LengthDistribution
 from advisor.core.kv_transfer import KvTransfer
 from advisor.core.results import (
@@ -41,8 +42,8 @@ from advisor.core.results import (
     Interference,
     PhaseResult,
 )
+from advisor.core.scenario import Scenario, TrafficPhase
 from advisor.core.verdict.rules import Assessment, Finding
-from advisor.core.scenario import Scenario
 
 if TYPE_CHECKING:
     from advisor.core.verdict.boundaries import Boundary
@@ -126,6 +127,15 @@ def finding_check(finding_id: str) -> str:
     return "deployment-slo"
 
 
+def _closed_loop(phase: TrafficPhase) -> dict[str, Any] | None:
+    loop = phase.closed_loop
+    if loop is None:
+        return None
+    return {"concurrency": loop.concurrency, "equivalent_rate_rps": loop.rate_rps,
+            "ttft_ms_p50": loop.ttft_ms, "tpot_ms_p50": loop.tpot_ms, "e2e_s": loop.e2e_s,
+            "plan": loop.plan}
+
+
 def _length(dist: LengthDistribution) -> dict[str, Any]:
     return {"mean": dist.mean, "p50": dist.quantile(0.5), "p95": dist.quantile(0.95),
             "max": dist.max_tokens}
@@ -139,7 +149,10 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
         "name": sc.name,
         "model": {"id": sc.model.id, "name": sc.model.name,
                   "total_params": round(sc.model.total_params)},  # a count: exact
-        "precision": sc.precision,
+        "precision": str(sc.precision),
+        "precision_tensors": {"weights": sc.precision.weights,
+                              "kv_cache": sc.precision.kv_cache,
+                              "compute": cl.gpu.compute_format(sc.precision)},
         "engine": sc.engine.name,
         "engine_profile": {"id": sc.engine.id, "name": sc.engine.title,
                            "versions": sc.engine.versions},
@@ -151,10 +164,15 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
             "inter_node": None if cl.inter_node is None else {
                 "id": cl.inter_node.id,
                 "bandwidth_bytes_per_s": cl.inter_node.bandwidth_bytes_per_s},
+            "usd_per_gpu_hour": cl.usd_per_gpu_hour,
+            "price_source": cl.price_source,
         },
         "traffic": [{"name": p.name, "share": p.share, "rate_rps": p.rate_rps,
                      "burstiness": p.burstiness, "prompt_tokens": _length(p.prompt_tokens),
-                     "output_tokens": _length(p.output_tokens)} for p in sc.phases],
+                     "output_tokens": _length(p.output_tokens),
+                     "prefix_cache_hit_rate": p.prefix_cache_hit_rate,
+                     "concurrency": p.concurrency,
+                     "closed_loop": _closed_loop(p)} for p in sc.phases],
         "slo": {"ttft_ms": sc.slo.ttft_ms, "tpot_ms": sc.slo.tpot_ms,
                 "percentile": sc.slo.percentile},
         "autoscaling": sc.autoscaling,
@@ -163,7 +181,9 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
             "chunk_tokens": dep.chunk_tokens, "tensor_parallel": dep.tensor_parallel,
             "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
             "prefill_tensor_parallel": dep.prefill_tensor_parallel,
-            "decode_tensor_parallel": dep.decode_tensor_parallel, **_pinned_ep(sc)},
+            "decode_tensor_parallel": dep.decode_tensor_parallel,
+            "max_num_seqs": dep.max_num_seqs, "max_model_len": dep.max_model_len,
+            "gpu_memory_utilization": dep.gpu_memory_utilization, **_pinned_ep(sc)},
     }
 
 
@@ -186,6 +206,16 @@ def _interference(i: Interference | None) -> dict[str, Any] | None:
             "chunked_safe_rate_rps": i.chunked_safe_rate_rps}
 
 
+def _cost(sc: Scenario, max_goodput_rps: float | None, phase: str | None) -> dict[str, Any]:
+    """``usd_per_hour`` and ``usd_per_million_output_tokens`` of a plan (core/cost.py): every
+    cluster GPU billed, tokens at the plan's max goodput and its phase's mean output."""
+    ph = next((p for p in sc.phases if p.name == phase), sc.peak_phase)
+    cost = plan_cost(sc.cluster.gpus, sc.cluster.usd_per_gpu_hour, max_goodput_rps,
+                     ph.output_tokens.mean)
+    return {"usd_per_hour": cost.usd_per_hour,
+            "usd_per_million_output_tokens": cost.usd_per_million_output_tokens}
+
+
 def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> dict[str, Any] | None:
     if plan is None:
         return None
@@ -200,6 +230,7 @@ def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> d
         "overloaded": plan.overloaded, "meets_slo": plan.meets(sc.slo),
         "decode_batch": plan.decode_batch, "max_running_sequences": plan.max_running_sequences,
         "phase": phase,
+        **_cost(sc, plan.max_goodput_rps, phase),
         "interference": _interference(plan.interference),
         **({"expert_parallel": plan.expert_parallel, "dp_attention": plan.dp_attention,
             "all_to_all_share": plan.all_to_all_share,
@@ -257,6 +288,7 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         "prefill_rate_per_instance_rps": plan.prefill_rate_per_instance_rps,
         "decode_rate_per_instance_rps": plan.decode_rate_per_instance_rps,
         "phase": phase,
+        **_cost(sc, plan.max_goodput_rps, phase),
         "alternatives": [_allocation(a, sc.model.is_moe) for a in plan.alternatives],
         **({"prefill_all_to_all_share": plan.prefill_all_to_all_share,
             "decode_all_to_all_share": plan.decode_all_to_all_share,
@@ -323,6 +355,7 @@ def _deployed(sc: Scenario, pred: DeployedPrediction | None,
             "tpot_ms": pred.tpot_ms, "overloaded": pred.overloaded, "meets_slo": pred.meets_slo,
             "feasible": pred.feasible, "reason": pred.reason, "phase": pred.phase,
             "best_split_prefill_gpus": pred.best_split_prefill_gpus})
+    base.update(_cost(sc, base["max_goodput_rps"], base["phase"]))
     base["findings"] = [_finding(f) for f in findings]
     return base
 
@@ -338,6 +371,14 @@ def _boundary(b: Boundary) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- documents
+def _calibration(sc: Scenario) -> dict[str, Any] | None:
+    """The calibration overlay the numbers use (None: the profiles' factors alone)."""
+    cal = sc.calibration
+    if cal is None:
+        return None
+    return {"file": cal.file, "fitted_on": dict(cal.fitted_on), "factors": dict(cal.factors)}
+
+
 def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
                  input_bytes: bytes, boundaries: Sequence[Boundary] | None = None
                  ) -> dict[str, Any]:
@@ -368,6 +409,7 @@ def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
         "disagg_gain": gain,
         "disagg_gain_unbounded": gain is not None and math.isinf(gain) and gain > 0,
         "inputs": _inputs(sc),
+        "calibration": _calibration(sc),
         "policy": _policy(sc),
         "colocated": _colocated(m.colocated, sc, m.colocated_phase),
         "unchunked": _colocated(m.unchunked, sc, None),

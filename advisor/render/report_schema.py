@@ -79,17 +79,33 @@ def _inputs() -> Schema:
     return obj({
         "name": null(STR),
         "model": obj({"id": STR, "name": STR, "total_params": NONNEG}),
-        "precision": {"enum": ["bf16", "fp8", "fp8-block"]},
+        "precision": STR,
+        "precision_tensors": obj({
+            "weights": {"enum": ["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]},
+            "kv_cache": {"enum": ["bf16", "fp16", "fp8"]},
+            "compute": {"enum": ["bf16", "fp8", "fp4"]}},
+            description="Formats of the weights and KV cache, and the tensor-core format the "
+                        "matmuls run in on this GPU (bf16 = 16-bit, incl. weight-only kernels)."),
         "engine": STR,
         "engine_profile": obj({"id": STR, "name": STR, "versions": STR},
                               description="The engine profile (version family) whose "
                                           "constants the numbers use."),
         "cluster": obj({"gpu": obj({"id": STR, "name": STR}), "gpus": COUNT,
                         "gpus_per_node": COUNT, "nodes": COUNT, "intra_node": _link(),
-                        "inter_node": null(_link())}),
+                        "inter_node": null(_link()), "usd_per_gpu_hour": null(NONNEG),
+                        "price_source": {"enum": ["workload", "gpu-profile", None]}}),
         "traffic": array(obj({"name": STR, "share": FRACTION, "rate_rps": NONNEG,
                               "burstiness": NONNEG, "prompt_tokens": _length(),
-                              "output_tokens": _length()})),
+                              "output_tokens": _length(), "prefix_cache_hit_rate": FRACTION,
+                              "concurrency": {**null(COUNT), "description": (
+                                  "Closed-loop clients; rate_rps is then the equivalent "
+                                  "rate (Little's law).")},
+                              "closed_loop": null(obj({
+                                  "concurrency": COUNT, "equivalent_rate_rps": NONNEG,
+                                  "ttft_ms_p50": NONNEG, "tpot_ms_p50": NONNEG, "e2e_s": NONNEG,
+                                  "plan": {"enum": ["deployed", "colocated", "disaggregated"]}},
+                                  description="The fixed point λ·e2e_s = concurrency, on the "
+                                              "model's median latencies of `plan`."))})),
         "slo": obj({"ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "percentile": NONNEG}),
         "autoscaling": BOOL,
         "deployment": null(obj({
@@ -97,7 +113,9 @@ def _inputs() -> Schema:
             "chunk_tokens": null(COUNT), "tensor_parallel": null(COUNT),
             "prefill_gpus": null(COUNT), "decode_gpus": null(COUNT),
             "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT),
-            **_PINNED_EP}, optional=tuple(_PINNED_EP))),
+            "max_num_seqs": null(COUNT), "max_model_len": null(COUNT),
+            "gpu_memory_utilization": null(FRACTION), **_PINNED_EP},
+            optional=tuple(_PINNED_EP))),
     }, description="The resolved scenario the numbers were computed for.")
 
 
@@ -122,6 +140,15 @@ _MOE_ALLOCATION: dict[str, Schema] = {
 _MOE_DISAGGREGATED: dict[str, Schema] = {
     **_MOE_ALLOCATION, "prefill_all_to_all_share": FRACTION,
     "decode_all_to_all_share": FRACTION, "decode_batch_per_gpu": null(NONNEG)}
+"""Keys a disaggregated plan of a mixture-of-experts model adds (absent for dense models)."""
+
+_COST: dict[str, Schema] = {
+    "usd_per_hour": {**null(NONNEG), "description": "Every cluster GPU billed at the price in "
+                     "force (inputs.cluster.usd_per_gpu_hour); null without a price."},
+    "usd_per_million_output_tokens": {
+        **null(NONNEG), "description": "usd_per_hour over the output tokens an hour carries "
+        "at max_goodput_rps; null without a price or without goodput."},
+}
 
 
 def _colocated() -> Schema:
@@ -132,7 +159,7 @@ def _colocated() -> Schema:
         "percentile": NONNEG, "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG),
         "best_ttft_ms": null(NONNEG), "best_tpot_ms": null(NONNEG),
         "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
-        "max_running_sequences": COUNT, "phase": null(STR),
+        "max_running_sequences": COUNT, "phase": null(STR), **_COST,
         "interference": null(ref("interference")),
         **_MOE_COLOCATED,
     }, optional=tuple(_MOE_COLOCATED),
@@ -161,7 +188,7 @@ def _disaggregated() -> Schema:
         "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
         "decode_max_running_sequences": COUNT, "prefill_saturating_tokens": NONNEG,
         "prefill_rate_per_instance_rps": NONNEG, "decode_rate_per_instance_rps": NONNEG,
-        "phase": null(STR), "alternatives": array(ref("allocation")),
+        "phase": null(STR), **_COST, "alternatives": array(ref("allocation")),
         **_MOE_DISAGGREGATED,
     }, optional=tuple(_MOE_DISAGGREGATED),
         description="Prefill and decode pools with the best integer split (null fields when "
@@ -205,11 +232,25 @@ def _deployed() -> Schema:
         "max_goodput_rps": null(NONNEG), "rate_rps": null(NONNEG), "percentile": NONNEG,
         "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "overloaded": null(BOOL),
         "meets_slo": BOOL, "feasible": BOOL, "reason": STR, "phase": null(STR),
-        "best_split_prefill_gpus": null(COUNT), "findings": array(ref("finding")),
+        "best_split_prefill_gpus": null(COUNT), **_COST, "findings": array(ref("finding")),
         **_PINNED_EP,
     }, optional=tuple(_PINNED_EP),
         description="The model's prediction for exactly the declared deployment (what `check` "
                     "judges).")
+
+
+def _calibration() -> Schema:
+    return obj({
+        "file": STR,
+        "fitted_on": obj({
+            "model": null(STR), "engine": {"enum": ["vllm", "sglang", "trtllm"]}, "gpu": STR,
+            "tensor_parallel": null({"type": "integer", "minimum": 1}),
+            "precision": null({"enum": ["bf16", "fp8", "fp8-block"]}),
+            "files": array(obj({"path": STR, "sha256": STR}))}),
+        "factors": {"type": "object", "additionalProperties": NUM},
+    }, description="The calibration overlay (`calibration:` in the workload) whose factors "
+                   "the numbers use, what it was fitted on and the factors it sets; null when "
+                   "none is active.")
 
 
 def _tool() -> Schema:
@@ -236,6 +277,7 @@ def _recommendation() -> Schema:
         "disagg_gain": null(NUM),
         "disagg_gain_unbounded": BOOL,
         "inputs": _inputs(),
+        "calibration": null(_calibration()),
         "policy": {"type": "object", "additionalProperties": NUM},
         "colocated": null(ref("colocated")),
         "unchunked": null(ref("colocated")),

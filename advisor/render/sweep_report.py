@@ -71,6 +71,9 @@ def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
                  "rounding_loss", "kv_utilization", "kv_transfer_share_of_ttft",
                  "static_mix_loss"):
         out[name] = _num(m[name][index])
+    for arch in ("colocated", "disaggregated"):  # None without a GPU price
+        name = f"{arch}_usd_per_million_output_tokens"
+        out[name] = _num(m[name][index]) if name in m else None
     out["failing"] = list(result.failing(index))
     pg, dg = int(m["prefill_gpus"][index]), int(m["decode_gpus"][index])
     out["split"] = {"prefill_gpus": pg, "decode_gpus": dg} if pg or dg else None

@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.render import text as t
+from advisor.render.headline import headline
 
 OK = "✓"
 BAD = "✗"
@@ -109,13 +110,28 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
     for phase in inputs["traffic"]:
         label = "traffic" if len(inputs["traffic"]) == 1 else f"phase {phase['name']}"
         share = "" if len(inputs["traffic"]) == 1 else f"{t.pct(phase['share'])} of the day, "
-        grid.add_row(label, f"{share}{t.rps(phase['rate_rps'])}, prompt "
+        loop = phase.get("closed_loop")
+        rate = t.rps(phase["rate_rps"])
+        if loop is not None:
+            rate = (f"{loop['concurrency']:,} concurrent clients ≙ {rate} (Little's law on the "
+                    f"{loop['plan']} plan's median TTFT {loop['ttft_ms_p50']:,.0f} ms, TPOT "
+                    f"{loop['tpot_ms_p50']:,.1f} ms: {loop['e2e_s']:,.2f} s per request)")
+        cached = phase.get("prefix_cache_hit_rate") or 0.0
+        hits = f", {t.pct(cached)} of prompt tokens from the prefix cache" if cached else ""
+        grid.add_row(label, f"{share}{rate}, prompt "
                             f"{t.length_text(phase['prompt_tokens'])}, output "
-                            f"{t.length_text(phase['output_tokens'])} tokens")
+                            f"{t.length_text(phase['output_tokens'])} tokens{hits}")
     grid.add_row("SLO", t.slo_text(inputs["slo"]))
     grid.add_row("autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)")
     grid.add_row("deployment", t.deployment_text(inputs.get("deployment")))
+    calibration = t.calibration_text(doc.get("calibration"))
+    if calibration:
+        grid.add_row("calibration", calibration)
     return grid
+
+
+def _usd(value: float | None) -> str:
+    return t.DASH if value is None else f"${value:,.2f}"
 
 
 def _comparison(doc: Mapping[str, Any]) -> RenderableType:
@@ -164,8 +180,25 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
                   cell(u, t.num(u and u["output_tokens_per_s_per_gpu"])))
     table.add_row("meets the SLOs", *(_mark(p and p["meets_slo"]) if p else Text(t.DASH)
                                       for p in (c, d, u)))
+    cluster = doc["inputs"]["cluster"]
+    price = cluster.get("usd_per_gpu_hour")
+    if price is not None:
+        table.add_row("USD/hour", *(cell(p, _usd(p and p.get("usd_per_hour"))) for p in (c, d, u)))
+        table.add_row("USD/M output tokens",
+                      *(cell(p, _usd(p and p.get("usd_per_million_output_tokens")))
+                        for p in (c, d, u)))
     notes = [("Latencies at the workload's rate (of the binding phase when there are "
              "several); goodput is the largest rate meeting the SLOs.")]
+    if price is None:
+        notes.append("No GPU price: set cluster.price_per_gpu_hour (USD) in the workload, or "
+                     "price_per_gpu_hour_usd in the GPU profile, for USD/hour and USD per "
+                     "million output tokens.")
+    else:
+        source = ("the workload's cluster.price_per_gpu_hour"
+                  if cluster.get("price_source") == "workload"
+                  else "the GPU profile's public reference price, an estimate")
+        notes.append(f"Cost: all {cluster['gpus']:,} GPUs at ${price:,.2f}/GPU-hour ({source}); "
+                     "per-token cost at each plan's goodput.")
     gain = doc.get("disagg_gain")
     if doc.get("disagg_gain_unbounded"):
         notes.append("Disaggregation gain: unbounded (colocated carries nothing within the SLOs).")
@@ -343,7 +376,8 @@ def recommendation_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
     path = doc["input"]["path"]
     out: list[RenderableType] = [
         Text.assemble(("pd-advisor", "bold"), " · ", (doc.get("name") or path, "bold"),
-                      f" ({path})" if doc.get("name") else "")]
+                      f" ({path})" if doc.get("name") else ""),
+        Text(headline(doc).line(), style="bold red" if not doc["slo_met"] else "bold")]
     if not doc["slo_met"]:
         out.append(_slo_unmet(doc))
     sections: list[tuple[str, RenderableType | None]] = [
@@ -382,6 +416,8 @@ def check_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
             head.append(f"  verdict {report['verdict']}")
             if report.get("deployed"):
                 head.append(f", deployed {report['deployed']['mode']}")
+            if report.get("calibration"):
+                head.append(f", calibrated with {report['calibration']['file']}")
         out.append(head)
         items: list[str] = []
         for finding in f["findings"]:

@@ -188,9 +188,12 @@ def deployment_text(dep: Mapping[str, Any] | None) -> str:
     if dep.get("chunked_prefill"):
         chunk = (f"chunked prefill, {num(dep['chunk_tokens'])}-token budget"
                  if dep.get("chunk_tokens") else "chunked prefill, the engine's default budget")
+    limits = "".join(f", {label} {value:g}" for label, value in (
+        ("max_num_seqs", dep.get("max_num_seqs")), ("max_model_len", dep.get("max_model_len")),
+        ("gpu_memory_utilization", dep.get("gpu_memory_utilization"))) if value is not None)
     if dep["mode"] == "colocated":
         tp = shape(dep.get("tensor_parallel") or 1, 1, dep.get("expert_parallel"), True)
-        return f"colocated, {tp}, {chunk}"
+        return f"colocated, {tp}, {chunk}{limits}"
     ptp: int | str | None = dep.get("prefill_tensor_parallel")
     dtp: int | str | None = dep.get("decode_tensor_parallel")
     if dep.get("prefill_expert_parallel"):
@@ -199,7 +202,7 @@ def deployment_text(dep: Mapping[str, Any] | None) -> str:
         dtp = f"EP{dep['decode_expert_parallel']}·DPA"
     return (f"disaggregated, {dep.get('prefill_gpus')} prefill GPUs"
             f"{f' ({_pool_shape(ptp)})' if ptp else ''} + {dep.get('decode_gpus')} decode GPUs"
-            f"{f' ({_pool_shape(dtp)})' if dtp else ''}")
+            f"{f' ({_pool_shape(dtp)})' if dtp else ''}{limits}")
 
 
 def _pool_shape(value: int | str) -> str:
@@ -213,6 +216,28 @@ def engine_text(inputs: Mapping[str, Any]) -> str:
     if not profile:
         return str(inputs["engine"])
     return f"{profile['name']} ({profile['id']}, {profile['versions']})"
+
+
+def calibration_text(calibration: Mapping[str, Any] | None) -> str | None:
+    """``cal.yaml: decode bandwidth efficiency 0.71, ... (fitted on llama-3.1-8b, vllm,
+    h100-sxm, TP1, bf16; 2 benchmark files)``; None when no overlay is active."""
+    if not calibration:
+        return None
+    fitted = calibration["fitted_on"]
+    factors = ", ".join(
+        f"{name.removesuffix('_s').replace('_', ' ')} {value * 1000:.3g} ms"
+        if name.endswith("_s")
+        else f"{name.replace('_', ' ')} {value:.4g}"
+        for name, value in calibration["factors"].items())
+    on = ", ".join(str(v) for v in (fitted.get("model"), fitted.get("engine"),
+                                   fitted.get("gpu")) if v)
+    if fitted.get("tensor_parallel"):
+        on += f", TP{fitted['tensor_parallel']}"
+    if fitted.get("precision"):
+        on += f", {fitted['precision']}"
+    files = len(fitted.get("files") or [])
+    return (f"{calibration['file']}: {factors} (fitted on {on}; {files} benchmark "
+            f"file{'s' * (files != 1)})")
 
 
 def cluster_text(inputs: Mapping[str, Any]) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from advisor.core.figure_data import FigureData
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.yaml_source import YamlDocument
 
@@ -20,6 +22,15 @@ def internal_error(exc: BaseException) -> str:
             "(run with --debug for the traceback)")
 
 
+@dataclass(frozen=True)
+class Recommendation:
+    """One workload's report, its parsed YAML and (when asked) the figure's data."""
+
+    report: dict[str, Any]
+    document: YamlDocument
+    figure: FigureData | None = None
+
+
 def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None,
                       boundaries: bool = True) -> tuple[dict[str, Any], YamlDocument]:
     """Load, evaluate and assess one workload; return its report and parsed YAML.
@@ -28,6 +39,15 @@ def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None =
     ``boundaries`` adds the verdict boundaries (``check`` skips them). Raises
     ``InputError`` for anything wrong with the file or the profiles it names.
     """
+    rec = build_recommendation(path, catalog, display, boundaries)
+    return rec.report, rec.document
+
+
+def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | None = None,
+                         boundaries: bool = True, figure: bool = False) -> Recommendation:
+    """:func:`build_file_report`, and with ``figure`` the data of the report's figure
+    (``core.figure_data``; its curves use the phase that binds the recommended
+    architecture)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
     from advisor.core.verdict.boundaries import verdict_boundaries
@@ -42,7 +62,15 @@ def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None =
     assessment = assess(scenario, model)
     bounds = verdict_boundaries(scenario, model, caps) if boundaries else None
     shown = str(path) if display is None else display
-    return build_report(scenario, assessment, shown, data, bounds), document
+    report = build_report(scenario, assessment, shown, data, bounds)
+    fig = None
+    if figure:
+        from advisor.core.figure_data import figure_data
+
+        phase = (model.disaggregated_phase if assessment.verdict == "disaggregate"
+                 else model.colocated_phase)
+        fig = figure_data(scenario, model, caps, phase)
+    return Recommendation(report, document, fig)
 
 
 def locator(document: YamlDocument) -> Locator:

@@ -125,7 +125,8 @@ CASES: dict[str, list[str]] = {
         "of qwen3-32b (40960 tokens)"),
     ],
     "several-problems.yaml": [
-        "3:12: error: precision: must be 'bf16', 'fp8' or 'fp8-block', got 'bf17' (string)",
+        "3:12: error: precision: must be 'bf16', 'fp16', 'fp8', 'fp8-block', 'fp4', 'mxfp4' or "
+        "'int4', got 'bf17' (string)",
         "7:3: error: cluster: duplicate key 'gpus' (first defined at line 6)",
         "9:13: error: traffic.rate_rps: must be greater than 0, got -3 (integer)",
         ("10:36: error: traffic.prompt_tokens.p95: p95 (500) is below mean (1000); "

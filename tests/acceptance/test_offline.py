@@ -108,7 +108,9 @@ def _commands(tmp_path: Path) -> list[tuple[list[str], int]]:
         (["profiles", "show", f"{ECOSYSTEM}/hf/llama-3.1-8b/config.json"], 0),
         (["sweep", EXAMPLES[0], "--vary", "traffic.rate_rps=1:40:5", "--format", "json"], 0),
         (["simulate", EXAMPLES[0], "--requests", "100", "--no-progress", "--format", "json"], 0),
+        # fixture A alone needs the GPU's peak prefill efficiency (refused since #18)
         (["calibrate", f"{ECOSYSTEM}/bench/vllm-fixture-a.json",
+          f"{ECOSYSTEM}/bench/vllm-appended.json",
           "--workload", f"{ECOSYSTEM}/workloads/llama-8b-h100.yaml",
           "-o", str(tmp_path / "calibration.yaml")], 0),
         (["init", "--model", "llama-3.1-8b", "-o", str(tmp_path / "workload.yaml")], 0),

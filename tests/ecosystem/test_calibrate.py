@@ -103,8 +103,8 @@ def _sglang_line(run: cal.BenchmarkRun, pred: cal.RunPrediction) -> str:
     duration = n * run.output_tokens / pred.output_tokens_per_s
     ttft_ms, tpot_ms = pred.ttft_s * 1000, pred.tpot_s * 1000
     e2e_ms = ttft_ms + (run.output_tokens - 1) * tpot_ms
-    record = {
-        "backend": "sglang", "dataset_name": "random", "request_rate": run.request_rate_rps,
+    record = {  # SGLang's bench_serving run against the workload's vLLM server
+        "backend": "vllm", "dataset_name": "random", "request_rate": run.request_rate_rps,
         "max_concurrency": run.max_concurrency, "sharegpt_output_len": None,
         "random_input_len": int(run.prompt_tokens), "random_output_len": int(run.output_tokens),
         "random_range_ratio": 1.0, "duration": duration, "completed": n,
@@ -230,7 +230,10 @@ def test_round_trip_recovers_factors_within_5_percent(
         assert "least-squares fit to 5 benchmark runs" in fitted["source"]
         assert fitted["value"] == pytest.approx(value, rel=0.05)
     assert overlay["fit"]["runs"] == 5 and overlay["fit"]["measurements"] == 15
-    assert [f["path"] for f in overlay["fit"]["files"]] == [str(p) for p in synthetic_files]
+    assert overlay["fitted_on"] == {
+        "model": "llama-3.1-8b", "engine": "vllm", "gpu": "h100-sxm", "tensor_parallel": 1,
+        "precision": "bf16", "files": overlay["fitted_on"]["files"]}
+    assert [f["path"] for f in overlay["fitted_on"]["files"]] == [str(p) for p in synthetic_files]
     # the before/after table: one block per run, three metrics each
     table = result.stdout
     assert "factor" in table and "before" in table and "after" in table
@@ -276,8 +279,12 @@ def test_illustrative_fixtures_calibrate(run_cli: Callable[..., Any], tmp_path: 
     files = [BENCH / n for n in ("vllm-fixture-a.json", "vllm-appended.json",
                                  "sglang-fixture-b.jsonl", "vllm-old-format.json")]
     result = run_cli("calibrate", *files, "-w", WORKLOAD, "-o", tmp_path / "c.yaml",
-                     "--tensor-parallel", "1", "--chunk-tokens", "8192", exit_code=0)
+                     "--tensor-parallel", "1", "--chunk-tokens", "8192", "--allow-mismatch",
+                     exit_code=0)
     assert "6 runs from 4 files" in result.stdout
+    # fixture B was served by SGLang; the workload runs vLLM: fitted only when allowed
+    assert ("sglang-fixture-b.jsonl#1: the run was served by engine 'sglang' (backend), but "
+            f"{WORKLOAD} runs engine 'vllm' (--allow-mismatch)") in result.stderr
     assert load_overlay(tmp_path / "c.yaml").gpu == "h100-sxm"
 
 
@@ -304,7 +311,8 @@ def test_model_that_does_not_fit_the_given_tp_exits_2(run_cli: Callable[..., Any
     workload = tmp_path / "w.yaml"
     workload.write_text(WORKLOAD.read_text().replace("llama-3.1-8b", "llama-3.1-70b"))
     result = run_cli("calibrate", BENCH / "vllm-fixture-a.json", "-w", workload,
-                     "--tensor-parallel", "1", "-o", tmp_path / "c.yaml", exit_code=2)
+                     "--tensor-parallel", "1", "-o", tmp_path / "c.yaml", "--allow-mismatch",
+                     exit_code=2)
     assert "TP1 cannot serve the runs" in result.stderr
 
 
@@ -373,3 +381,139 @@ def test_calibration_key_is_in_the_published_schema() -> None:
     assert committed == workload_schema()
     assert "calibration" in committed["properties"]
     assert "config.json" in committed["properties"]["model"]["description"]
+
+
+# --------------------------------------------------------------------------- provenance (#18)
+def _with_metadata(synthetic_files: list[Path], folder: Path, **metadata: Any) -> Path:
+    """The synthetic vLLM file with ``--metadata`` keys added to every run (values are
+    strings, as vLLM saves them) or keys of its own replaced."""
+    text = synthetic_files[0].read_text()
+    decoder, objects, position = json.JSONDecoder(), [], 0
+    while position < len(text.rstrip()):
+        obj, position = decoder.raw_decode(text, position)
+        while position < len(text) and text[position].isspace():
+            position += 1
+        objects.append({**obj, **metadata})
+    path = folder / "vllm-meta.json"
+    path.write_text("\n".join(json.dumps(o) for o in objects) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("metadata", "message"), [
+    ({"model_id": "meta-llama/Llama-3.1-70B-Instruct"},
+     "vllm-meta.json#1: the run served model 'meta-llama/Llama-3.1-70B-Instruct', but {w} "
+     "serves 'llama-3.1-8b' (Llama 3.1 8B)"),
+    ({"engine": "sglang"},
+     "vllm-meta.json#1: the run was served by engine 'sglang' (engine), but {w} runs engine "
+     "'vllm'"),
+    ({"gpu": "NVIDIA A100-SXM4-80GB"},
+     "vllm-meta.json#1: the run was measured on GPU 'NVIDIA A100-SXM4-80GB', but {w} uses "
+     "'h100-sxm'"),
+    ({"tp": "2"},
+     "vllm-meta.json#1: the run used TP2, but {w} (deployment.tensor_parallel or "
+     "--tensor-parallel) says TP1"),
+    ({"gpus": "4"},
+     "vllm-meta.json#1: the run used 4 GPUs, but {w} says 1 instance x TP1 = 1 GPUs"),
+])
+def test_mismatched_result_files_exit_2(synthetic_files: list[Path], tmp_path: Path,
+                                        run_cli: Callable[..., Any], metadata: dict[str, str],
+                                        message: str) -> None:
+    bench = _with_metadata(synthetic_files, tmp_path, **metadata)
+    out = tmp_path / "c.yaml"
+    result = run_cli("calibrate", bench, "-w", WORKLOAD, "-o", out, exit_code=2)
+    assert f"pd-advisor: error: {message.format(w=WORKLOAD)}" in result.stderr
+    assert ("3 differences between the benchmark files and the workload; nothing fitted "
+            "(pass --allow-mismatch to fit anyway)") in result.stderr
+    assert not out.exists()
+    # allowed: each difference is a warning and the overlay is written
+    allowed = run_cli("calibrate", bench, "-w", WORKLOAD, "-o", out, "--allow-mismatch",
+                      exit_code=0)
+    assert f"warning: {message.format(w=WORKLOAD)} (--allow-mismatch)" in allowed.stderr
+    assert out.exists()
+
+
+def test_matching_result_files_write_the_overlay(synthetic_files: list[Path], tmp_path: Path,
+                                                 run_cli: Callable[..., Any]) -> None:
+    bench = _with_metadata(synthetic_files, tmp_path, engine="vllm", tp="1", gpus="1",
+                           gpu="NVIDIA H100 80GB HBM3")
+    out = tmp_path / "c.yaml"
+    result = run_cli("calibrate", bench, "-w", WORKLOAD, "-o", out, exit_code=0)
+    assert "warning" not in result.stderr
+    fitted_on = load_overlay(out).fitted_on
+    assert fitted_on is not None
+    assert (fitted_on.model, fitted_on.engine, fitted_on.gpu, fitted_on.tensor_parallel,
+            fitted_on.precision) == ("llama-3.1-8b", "vllm", "h100-sxm", 1, "bf16")
+    assert [f.path for f in fitted_on.files] == [str(bench)]
+
+
+def test_recorded_tp_is_used_when_the_workload_gives_none(
+        synthetic_files: list[Path], tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    workload = tmp_path / "w.yaml"
+    workload.write_text(WORKLOAD.read_text().replace("  tensor_parallel: 1\n", ""))
+    bench = _with_metadata(synthetic_files, tmp_path, tp="2", gpus="2")
+    run_cli("calibrate", bench, "-w", workload, "-o", tmp_path / "c.yaml", exit_code=0)
+    assert load_overlay(tmp_path / "c.yaml").tensor_parallel == 2
+
+
+def test_physically_impossible_fit_is_refused(tmp_path: Path,
+                                              run_cli: Callable[..., Any]) -> None:
+    """The 8B fixture runs fitted to a 70B workload (the issue's case): prefill and weight
+    streaming would need the GPU's peak or more; refused, nothing written."""
+    workload = tmp_path / "w.yaml"
+    workload.write_text(WORKLOAD.read_text().replace("llama-3.1-8b", "llama-3.1-70b")
+                        .replace("precision: bf16", "precision: fp8")
+                        .replace("tensor_parallel: 1", "tensor_parallel: 2"))
+    out = tmp_path / "c.yaml"
+    files = [BENCH / n for n in ("vllm-fixture-a.json", "vllm-appended.json",
+                                 "vllm-old-format.json")]
+    result = run_cli("calibrate", *files, "-w", workload, "-o", out, "--allow-mismatch",
+                     exit_code=2)
+    assert "the fitted factors are outside physical bounds" in result.stderr
+    assert "prefill_compute_efficiency_fp8 = 1 " in result.stderr
+    assert "(the fit's upper bound, 1 = the GPU's peak)" in result.stderr
+    assert "nothing written" in result.stderr and not out.exists()
+
+
+def test_existing_output_needs_force(synthetic_files: list[Path], tmp_path: Path,
+                                     run_cli: Callable[..., Any]) -> None:
+    out = tmp_path / "c.yaml"
+    out.write_text("# mine\n")
+    result = run_cli("calibrate", *synthetic_files, "-w", WORKLOAD, "-o", out, exit_code=2)
+    assert f"{out} exists; pass --force to replace it" in result.stderr
+    assert out.read_text() == "# mine\n"
+    run_cli("calibrate", *synthetic_files, "-w", WORKLOAD, "-o", out, "--force", exit_code=0)
+    assert load_overlay(out).engine == "vllm"
+
+
+def test_recommend_shows_the_active_overlay(synthetic_files: list[Path], tmp_path: Path,
+                                            run_cli: Callable[..., Any]) -> None:
+    run_cli("calibrate", *synthetic_files, "-w", WORKLOAD, "-o", tmp_path / "cal.yaml",
+            exit_code=0)
+    workload = _workload_with(tmp_path, None)
+    report = json.loads(run_cli("recommend", workload, "-f", "json", exit_code=0).stdout)
+    calibration = report["calibration"]
+    assert calibration["file"] == "cal.yaml"
+    assert calibration["fitted_on"]["model"] == "llama-3.1-8b"
+    assert calibration["fitted_on"]["tensor_parallel"] == 1
+    for field, value in TRUE.items():
+        assert calibration["factors"][field] == pytest.approx(value, rel=0.05)
+    table = run_cli("recommend", workload, exit_code=0).stdout
+    assert "calibration" in table and "cal.yaml: prefill compute efficiency bf16" in table
+    assert "fitted on llama-3.1-8b, vllm, h100-sxm, TP1, bf16; 2 benchmark files" in table
+    markdown = run_cli("recommend", workload, "-f", "markdown", exit_code=0).stdout
+    assert "| calibration | cal.yaml:" in markdown
+    html = run_cli("recommend", workload, "-f", "html", exit_code=0).stdout
+    assert "<td>calibration</td><td>cal.yaml: prefill compute efficiency bf16" in html
+    checked = json.loads(run_cli("check", workload, "-f", "json", exit_code=None).stdout)
+    assert checked["files"][0]["report"]["calibration"]["file"] == "cal.yaml"
+    assert "calibrated with cal.yaml" in run_cli("check", workload, exit_code=None).stdout
+    plain = json.loads(run_cli("recommend", WORKLOAD, "-f", "json", exit_code=0).stdout)
+    assert plain["calibration"] is None
+
+
+def test_overlay_of_another_model_is_refused(tmp_path: Path, catalog: ProfileCatalog) -> None:
+    text = _overlay_text().replace("model: llama-3.1-8b", "model: llama-3.1-70b")
+    with pytest.raises(InputError) as info:
+        load_scenario(_workload_with(tmp_path, text), catalog)
+    assert ("calibration: the calibration was fitted on model 'llama-3.1-70b', but the "
+            "workload serves 'llama-3.1-8b'") in info.value.format()

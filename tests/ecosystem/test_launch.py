@@ -1,4 +1,4 @@
-"""Launch commands for the recommended plan (issue #7, item 3).
+"""Launch commands for the recommended plan (issue #7, item 3; issue #18, item 1).
 
 Flags as documented by vLLM (vllm-project/vllm @ 026c83f9 docs/features/nixl_connector_usage.md,
 @ 00620f91 docs/configuration/optimization.md) and SGLang (sgl-project/sglang @ 08edc506
@@ -7,13 +7,15 @@ router.md); docs/sources.md#engines.
 
 Two kinds of test: hand-made recommendation documents with known numbers (exact flags), and
 documents built from real workloads, where every number in the commands must be the plan's.
+The commands are what bash passes to recording stubs when it runs the emitted script on every
+node (tests/ecosystem/launch_harness.py).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import shlex
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +27,36 @@ from advisor.render.formats import EmitEngine
 from advisor.usecases.launch import (
     HF_REPOSITORIES,
     LaunchError,
+    LaunchMemory,
     checkpoint_from_workload,
     plan_launch,
 )
+from tests.ecosystem.launch_harness import emitted_servers
 
 WORKLOADS = Path(__file__).resolve().parent.parent / "data" / "ecosystem" / "workloads"
+
+
+def _memory(report: dict[str, Any], engine: EmitEngine | str) -> LaunchMemory:
+    """The memory check of a hand-made report: its model, GPU and precision from the
+    built-in profiles, launched on ``engine``."""
+    catalog = ProfileCatalog(env={})
+    inputs = report["inputs"]
+    gpu = catalog.gpu(inputs["cluster"]["gpu"]["id"])
+    return LaunchMemory(catalog.model(inputs["model"]["id"] if inputs["model"]["id"]
+                                      in HF_REPOSITORIES else "llama-3.1-8b"),
+                        gpu, inputs["precision"], catalog.engine(EmitEngine(engine).value),
+                        catalog.link(gpu.intra_node_link_id), catalog.link("ib-ndr-400"))
 
 
 def launch_commands(report: dict[str, Any], engine: EmitEngine | str, model: str | None = None,
                     mode: str | None = None) -> list[str]:
     """The lines ``--emit`` prints: the plan decided from the report, then rendered."""
-    return render.launch_commands(plan_launch(report, engine, model, mode))
+    return render.launch_commands(plan_launch(report, engine, _memory(report, engine), model,
+                                              mode))
 
 
 def render_launch(report: dict[str, Any], engine: EmitEngine | str) -> str:
-    return render.render_launch(plan_launch(report, engine))
+    return render.render_launch(plan_launch(report, engine, _memory(report, engine)))
 
 
 def _report(**overrides: Any) -> dict[str, Any]:
@@ -73,9 +90,11 @@ def _report(**overrides: Any) -> dict[str, Any]:
 
 
 def _commands(lines: list[str]) -> list[list[str]]:
-    """The non-comment lines as argument vectors (backslash continuations joined)."""
-    return [shlex.split(line.replace("\\\n", " ")) for line in lines
-            if line and not line.startswith("#")]
+    """Every engine and router process the script starts, on every node (argv, preceded by
+    the ``NAME=value`` engine variables it saw)."""
+    servers, routers = emitted_servers("\n".join(lines) + "\n", Path(tempfile.mkdtemp()),
+                                       keep_env=True, every_node=True)
+    return servers + routers
 
 
 def _comments(lines: list[str]) -> str:
@@ -95,20 +114,27 @@ def _env(words: list[str]) -> dict[str, str]:
 # --------------------------------------------------------------------------- hand-made plans
 def test_vllm_colocated_flags() -> None:
     lines = launch_commands(_report(), "vllm")
-    assert lines[0] == "# pd-advisor launch plan (vllm): chunked prefill on a colocated pool"
-    serves = [c for c in _commands(lines) if "serve" in c]
+    assert lines[:2] == ["#!/usr/bin/env bash",
+                         "# pd-advisor launch plan (vllm): chunked prefill on a colocated pool"]
+    commands = _commands(lines)
+    serves = [c for c in commands if "serve" in c]
     assert len(serves) == 4
     for i, words in enumerate(serves):
         assert _env(words)["CUDA_VISIBLE_DEVICES"] == f"{2 * i},{2 * i + 1}"
         assert words[words.index("serve") + 1] == "meta-llama/Llama-3.1-8B-Instruct"
-        assert _flag(words, "--port") == str(8000 + i)
+        assert _flag(words, "--port") == str(8100 + i)
         assert _flag(words, "--tensor-parallel-size") == "2"
         assert _flag(words, "--max-num-batched-tokens") == "1024"
         # the model's running sequences per instance at the plan's goodput
         assert _flag(words, "--max-num-seqs") == "30"
         assert _flag(words, "--gpu-memory-utilization") == "0.85"
-        assert "--kv-cache-dtype" not in words and "--max-model-len" not in words
-    assert "http://node0:8003" in _comments(lines)
+        assert _flag(words, "--kv-cache-dtype") == "auto"
+        # no max length in the workload: the model's context, which the memory holds
+        assert _flag(words, "--max-model-len") == "131072"
+    assert "the model's full context" in _comments(lines)
+    [router] = [c for c in commands if c[0] == "vllm-router"]
+    assert router[router.index("--worker-urls") + 1:router.index("--policy")] == [
+        f"http://localhost:{8100 + i}" for i in range(4)]
 
 
 def test_sglang_colocated_flags_and_router() -> None:
@@ -129,8 +155,8 @@ def test_sglang_colocated_flags_and_router() -> None:
         assert _flag(words, "--kv-cache-dtype") == "fp8_e4m3"
         assert _flag(words, "--context-length") == "10000"
     [router] = [c for c in commands if "sglang_router.launch_router" in c]
-    urls = router[router.index("--worker-urls") + 1: router.index("--host")]
-    assert urls == [f"http://node0:{30000 + i}" for i in range(4)]
+    urls = router[router.index("--worker-urls") + 1: router.index("--policy")]
+    assert urls == [f"http://localhost:{30000 + i}" for i in range(4)]
 
 
 def test_vllm_running_sequences_never_exceed_the_token_budget() -> None:
@@ -168,7 +194,7 @@ def test_overloaded_plan_is_flagged_and_keeps_the_model_figure() -> None:
     report = _report(slo_met=False)
     report["colocated"].update(overloaded=True, max_running_sequences=412)
     lines = launch_commands(report, "sglang")
-    assert "WARNING" in lines[1]
+    assert "WARNING: the report says this plan misses the SLOs" in _comments(lines)
     [first, *_] = [c for c in _commands(lines) if "sglang.launch_server" in c]
     assert _flag(first, "--max-running-requests") == "412"
 
@@ -186,7 +212,7 @@ def test_unchunked_plan_switches_chunking_off() -> None:
 def test_vllm_disaggregated_nixl() -> None:
     report = _report(verdict="disaggregate")
     lines = launch_commands(report, "vllm")
-    assert lines[0] == "# pd-advisor launch plan (vllm): prefill/decode disaggregation"
+    assert lines[1] == "# pd-advisor launch plan (vllm): prefill/decode disaggregation"
     commands = _commands(lines)
     serves = [c for c in commands if "serve" in c]
     prefill = [c for c in serves if "kv_producer" in _flag(c, "--kv-transfer-config")]
@@ -195,7 +221,7 @@ def test_vllm_disaggregated_nixl() -> None:
     for i, words in enumerate(prefill):
         env = _env(words)
         assert env["CUDA_VISIBLE_DEVICES"] == str(i)
-        assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == "node0"
+        assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == "localhost"
         assert env["VLLM_NIXL_SIDE_CHANNEL_PORT"] == str(5600 + i)
         assert env["UCX_NET_DEVICES"] == "all"
         assert json.loads(_flag(words, "--kv-transfer-config")) == {
@@ -203,18 +229,20 @@ def test_vllm_disaggregated_nixl() -> None:
         assert _flag(words, "--tensor-parallel-size") == "1"
         assert _flag(words, "--max-num-batched-tokens") == "4096"  # p95 2500 -> 4096
         assert _flag(words, "--port") == str(8100 + i)
+        assert int(_flag(words, "--max-num-seqs")) <= 4096  # within the token budget
     [dec] = decode
     assert _env(dec)["CUDA_VISIBLE_DEVICES"] == "3,4,5,6"
     assert _env(dec)["VLLM_NIXL_SIDE_CHANNEL_PORT"] == "5603"  # unique on the shared host
     assert _flag(dec, "--tensor-parallel-size") == "4"
     # decode batch 30 at 10 req/s per instance, goodput 20 req/s per instance, +25 %
     assert _flag(dec, "--max-num-seqs") == "75"
-    [proxy] = [c for c in commands if "toy_proxy_server.py" in c[1]]
-    assert proxy[proxy.index("--prefiller-hosts") + 1:proxy.index("--prefiller-ports")] == \
-        ["node0"] * 3
-    assert proxy[proxy.index("--prefiller-ports") + 1:proxy.index("--decoder-hosts")] == \
-        ["8100", "8101", "8102"]
-    assert proxy[proxy.index("--decoder-ports") + 1:] == ["8200"]
+    # the vLLM Router in PD mode (vllm-project/router), not the toy proxy of vLLM's tests
+    [router] = [c for c in commands if c[0] == "vllm-router"]
+    assert "--vllm-pd-disaggregation" in router
+    assert [router[i + 1] for i, w in enumerate(router) if w == "--prefill"] == [
+        f"http://localhost:{8100 + i}" for i in range(3)]
+    assert [router[i + 1] for i, w in enumerate(router) if w == "--decode"] == [
+        "http://localhost:8200"]
 
 
 def test_sglang_disaggregated_bootstrap_ports_and_router() -> None:
@@ -233,8 +261,8 @@ def test_sglang_disaggregated_bootstrap_ports_and_router() -> None:
     assert "--pd-disaggregation" in router
     text = " ".join(router)
     for i in range(3):
-        assert f"--prefill http://node0:{30000 + i} {8998 + i}" in text
-    assert "--decode http://node0:31000" in text
+        assert f"--prefill http://localhost:{30000 + i} {8998 + i}" in text
+    assert "--decode http://localhost:31000" in text
 
 
 def test_instances_larger_than_a_node() -> None:
@@ -242,26 +270,31 @@ def test_instances_larger_than_a_node() -> None:
     report["colocated"].update(tensor_parallel=8, pipeline_stages=2, instances=2, gpus=32)
     lines = launch_commands(report, "vllm")
     serves = [c for c in _commands(lines) if "serve" in c]
-    assert len(serves) == 2
+    assert len(serves) == 4  # one process per node (vLLM's multi-node mp executor)
     assert all(_flag(c, "--pipeline-parallel-size") == "2" for c in serves)
-    assert all(_flag(c, "--distributed-executor-backend") == "ray" for c in serves)
-    assert "spans node2..node3" in _comments(lines)
+    assert [_flag(c, "--node-rank") for c in serves] == ["0", "1", "0", "1"]
+    assert [_flag(c, "--master-addr") for c in serves] == ["host-0.example"] * 2 + \
+        ["host-2.example"] * 2
+    assert ["--headless" in c for c in serves] == [False, True, False, True]
     sglang = [c for c in _commands(launch_commands(report, "sglang"))
               if "sglang.launch_server" in c]
     assert [_flag(c, "--node-rank") for c in sglang] == ["0", "1", "0", "1"]
-    assert [_flag(c, "--dist-init-addr") for c in sglang] == ["node0:5000"] * 2 + \
-        ["node2:5000"] * 2
+    assert [_flag(c, "--dist-init-addr") for c in sglang] == ["host-0.example:29501"] * 2 + \
+        ["host-2.example:29501"] * 2
 
 
-def test_large_plans_spell_out_the_first_node_only() -> None:
+def test_large_plans_write_each_node_layout_once() -> None:
     report = _report(verdict="disaggregate")
     report["inputs"]["cluster"]["gpus"] = 256
     report["disaggregated"].update(prefill_instances=100, decode_instances=20,
                                    prefill_tensor_parallel=2, decode_tensor_parallel=2)
     lines = launch_commands(report, "sglang")
+    text = "\n".join(lines)
+    # layouts: 25 nodes of 4 prefill, 5 nodes of 4 decode: 4 + 4 commands written
+    assert text.count("sglang.launch_server") == 8
+    assert "rank >= 0 && rank <= 24" in text and "rank >= 25 && rank <= 29" in text
     servers = [c for c in _commands(lines) if "sglang.launch_server" in c]
-    assert len(servers) == 4 + 4  # node0 has 4 prefill; the first decode node has 4 decode
-    assert "100 prefill instances in total" in _comments(lines)
+    assert len(servers) == 120
     [router] = [c for c in _commands(lines) if "sglang_router.launch_router" in c]
     assert router.count("--prefill") == 100 and router.count("--decode") == 20
 
@@ -283,7 +316,8 @@ def test_model_names() -> None:
     assert set(HF_REPOSITORIES) <= set(catalog.ids("models"))
     report = _report()
     report["inputs"]["model"]["id"] = "my-model"
-    assert any(" my-model " in line for line in launch_commands(report, "vllm"))
+    serves = [c for c in _commands(launch_commands(report, "vllm")) if "serve" in c]
+    assert {c[c.index("serve") + 1] for c in serves} == {"my-model"}
 
 
 def test_checkpoint_from_workload() -> None:
@@ -352,11 +386,35 @@ def test_real_disaggregated_plan_numbers_come_from_the_report(engine: str) -> No
         _comments(lines)
 
 
-def test_sglang_warns_when_prefill_and_decode_tp_differ() -> None:
-    """SGLang PD needs equal TP on both sides (NVIDIA aiconfigurator @ 095f58a51c4c
-    ``require_same_tp``, citing ai-dynamo/dynamo#5870): say so, loudly."""
+def test_sglang_launches_different_prefill_and_decode_tp() -> None:
+    """SGLang >= 0.5.18 maps the KV between different attention-TP layouts itself
+    (sgl-project/sglang PR #5922; the 0.5.2-only --disaggregation-decode-tp flag is gone from
+    the 0.5.18 and 0.5.23 CLIs): launch TP1 prefill with TP4 decode, no warning."""
     lines = launch_commands(_report(verdict="disaggregate"), "sglang")
-    assert any("WARNING: SGLang disaggregation requires the same tensor parallelism" in line
-               for line in lines)
-    assert not any("WARNING: SGLang" in line for line in launch_commands(
-        _report(verdict="disaggregate"), "vllm"))
+    assert not any("WARNING" in line for line in lines)
+    servers = [c for c in _commands(lines) if "sglang.launch_server" in c]
+    assert {(_flag(c, "--disaggregation-mode"), _flag(c, "--tp-size")) for c in servers} == {
+        ("prefill", "1"), ("decode", "4")}
+    assert not any("--disaggregation-decode-tp" in c for c in servers)
+
+
+def test_deployment_pins_replace_the_computed_flags() -> None:
+    """deployment.max_num_seqs / max_model_len / gpu_memory_utilization (the workload format
+    gets them in #16) replace the plan's numbers, in one place; a pin that fails the memory
+    check is named in a WARNING."""
+    import dataclasses
+
+    from advisor.usecases.launch import LaunchOverrides
+
+    report = _report()
+    memory = dataclasses.replace(_memory(report, "vllm"), overrides=LaunchOverrides(
+        max_num_seqs=64, max_model_len=8192, gpu_memory_utilization=0.8))
+    lines = render.launch_commands(plan_launch(report, "vllm", memory))
+    serves = [c for c in _commands(lines) if "serve" in c]
+    assert {(_flag(c, "--max-num-seqs"), _flag(c, "--max-model-len"),
+             _flag(c, "--gpu-memory-utilization")) for c in serves} == {("64", "8192", "0.8")}
+    assert "as the workload's deployment.max_model_len pins it" in _comments(lines)
+    assert "WARNING" not in _comments(lines)
+    too_long = dataclasses.replace(memory, overrides=LaunchOverrides(max_model_len=10_000_000))
+    text = _comments(render.launch_commands(plan_launch(report, "vllm", too_long)))
+    assert "WARNING: colocated instances (TP2) fail the start-up memory check" in text

@@ -30,7 +30,8 @@ def _commands(text: str) -> list[list[str]]:
 def test_format_none_prints_only_the_commands(run_cli: Callable[..., Any]) -> None:
     result = run_cli("recommend", WORKLOADS / "chat-8b.yaml", "--emit", "vllm", "--format",
                      "none", exit_code=0)
-    assert result.stdout.startswith("# pd-advisor launch plan (vllm): chunked prefill")
+    assert result.stdout.startswith("#!/usr/bin/env bash\n"
+                                    "# pd-advisor launch plan (vllm): chunked prefill")
     serves = [c for c in _commands(result.stdout) if "serve" in c]
     assert serves and all(c[c.index("serve") + 1] == "meta-llama/Llama-3.1-8B-Instruct"
                           for c in serves)

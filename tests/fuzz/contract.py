@@ -21,6 +21,7 @@ For any file, whatever it holds:
 from __future__ import annotations
 
 import functools
+import html
 import json
 import math
 import re
@@ -187,6 +188,8 @@ def render_everything(doc: dict[str, Any], kind: str, user: list[str]) -> None:
     from advisor.render.formats import RECOMMEND_FORMATS, Format, render
 
     formats = RECOMMEND_FORMATS if kind == "recommendation" else tuple(Format)
+    # markdown and HTML show user strings escaped (``&lt;``): those are user text too
+    user = [*user, *(html.escape(u, quote=q) for u in user for q in (False, True))]
     for fmt in formats:
         if fmt is Format.json:
             continue

@@ -85,11 +85,12 @@ def test_every_bundled_profile_loads(catalog: ProfileCatalog, kind: str, path: P
 
 
 def _walk_numbers(node: Any, where: str, in_architecture: bool = False) -> list[str]:
-    """Problems: numbers outside a {value, kind, source} mapping, or missing provenance."""
+    """Problems: numbers outside a {value, kind, source} mapping (prices add ``as_of``), or
+    missing provenance."""
     problems: list[str] = []
     if isinstance(node, dict):
         if "value" in node:
-            if set(node) != {"value", "kind", "source"}:
+            if set(node) - {"as_of"} != {"value", "kind", "source"}:  # as_of: prices (#16)
                 problems.append(f"{where}: keys {sorted(node)}")
             if node.get("kind") not in VALUE_KINDS:
                 problems.append(f"{where}: kind {node.get('kind')!r}")

@@ -99,8 +99,34 @@ def test_minimal_workload_gets_defaults() -> None:
                                       "write true or false"))),
     ("operations.autoscaling", 1, ("operations.autoscaling",
                                    "must be a valid boolean, got 1 (integer)")),
-    ("precision", "int4", ("precision", "must be 'bf16', 'fp8' or 'fp8-block', got 'int4' "
-                                        "(string)")),
+    ("precision", "int3", ("precision", "must be 'bf16', 'fp16', 'fp8', 'fp8-block', 'fp4', "
+                                        "'mxfp4' or 'int4', got 'int3' (string)")),
+    ("precision", {"weights": "fp6"}, ("precision.weights", "must be 'bf16', 'fp16', 'fp8', "
+                                       "'fp8-block', 'fp4', 'mxfp4' or 'int4', got 'fp6' "
+                                       "(string)")),
+    ("precision", {"weights": "fp8", "kv_cache": "int4"},
+     ("precision.kv_cache", "must be 'bf16', 'fp16' or 'fp8', got 'int4' (string)")),
+    ("precision", 8, ("precision", "expected a precision word (bf16, fp16, fp8, fp8-block, "
+                                   "fp4, mxfp4, int4) or a mapping {weights, kv_cache}")),
+    ("traffic.concurrency", 0, ("traffic.concurrency",
+                                "must be greater than or equal to 1, got 0 (integer)")),
+    ("traffic.prefix_cache_hit_rate", 1.0, ("traffic.prefix_cache_hit_rate",
+                                            "must be less than 1, got 1 (number)")),
+    ("traffic.prefix_cache_hit_rate", -0.1, ("traffic.prefix_cache_hit_rate",
+                                             "must be greater than or equal to 0, got -0.1 "
+                                             "(number)")),
+    ("traffic.shared_prefix_tokens", -1, ("traffic.shared_prefix_tokens",
+                                          "must be greater than or equal to 0, got -1 "
+                                          "(integer)")),
+    ("deployment.max_num_seqs", 0, ("deployment.max_num_seqs",
+                                    "must be greater than or equal to 1, got 0 (integer)")),
+    ("deployment.max_model_len", "4k", ("deployment.max_model_len",
+                                        "must be a valid integer, got '4k' (string)")),
+    ("deployment.gpu_memory_utilization", 1.2, ("deployment.gpu_memory_utilization",
+                                                "must be less than or equal to 1, got 1.2 "
+                                                "(number)")),
+    ("cluster.price_per_gpu_hour", 0, ("cluster.price_per_gpu_hour",
+                                       "must be greater than 0, got 0 (integer)")),
     ("engine", {"name": "tgi"}, ("engine.name", "must be 'vllm', 'sglang' or 'trtllm', got "
                                                 "'tgi' (string)")),
     ("engine", {"name": "vllm", "version": 0.1}, (

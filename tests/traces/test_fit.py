@@ -91,7 +91,13 @@ def test_fit_writes_a_workload_recommend_evaluates(run_cli: Callable[..., Any],
     assert "phase-1" in table and "prefix reuse: 18." in table and f"wrote {out}" in table
     text = out.read_text(encoding="utf-8")
     assert "# CV (std/mean) of the" in text and "# 95th percentile" in text
-    assert "prefix_cache_hit_rate" in text and "issue #16" in text
+    assert "\n  # prefix_cache_hit_rate: 0.184  # the log's prefix reuse" in text  # opt-in
+    assert "uncomment it to model the" in text
+    opted_in = tmp_path.parent / f"{tmp_path.name}-opted-in.yaml"
+    opted_in.write_text(text.replace("  # prefix_cache_hit_rate:", "  prefix_cache_hit_rate:"),
+                        encoding="utf-8")
+    assert load_scenario(opted_in, ProfileCatalog()).phases[1].prefix_cache_hit_rate == \
+        pytest.approx(0.184)
     scenario = load_scenario(out, ProfileCatalog())
     assert [p.name for p in scenario.phases] == ["phase-1", "phase-2"]
     assert scenario.phases[0].rate_rps == pytest.approx(8.0, rel=0.05)

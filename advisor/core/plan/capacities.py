@@ -233,8 +233,8 @@ class Capacities:
                                     dtype=float),
                 p95_bytes=np.array([s95 * s.instance.kv_bytes_per_token_wire for s in shapes],
                                    dtype=float),
-                own_prefill_s=np.array([float(s.instance.prefill_time_s(s95)) for s in shapes],
-                                       dtype=float),
+                own_prefill_s=np.array([float(s.instance.prefill_time_s(
+                    ph.computed_prompt_tokens.quantile(0.95))) for s in shapes], dtype=float),
                 pooled=pooled, prefill_fraction=float(frac), pairs=pairs))
         chunks = (np.array([float(sc.chunk_tokens)] if sc.chunk_tokens else CHUNK_CANDIDATES)
                   if shapes else None)

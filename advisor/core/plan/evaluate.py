@@ -154,7 +154,7 @@ def _interference(sc: Scenario, shape: Shape, chunk: int, ph: TrafficPhase,
                   plan: ColocatedPlan) -> Interference:
     inst = shape.instance
     seqs = shape.max_sequences[ph.name]
-    s95 = ph.prompt_tokens.quantile(0.95)
+    s95 = ph.computed_prompt_tokens.quantile(0.95)  # the prompt tokens a prefill computes
     ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
     b = max(plan.decode_batch if not plan.overloaded else seqs, 1.0)
     b = min(b, float(seqs))
@@ -274,7 +274,7 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
     pc, dc = pools.prefill_caps[a.prefill_option], pools.decode_caps[a.decode_option]
     rate_p = ph.rate_rps / a.prefill_instances
     rate_d = ph.rate_rps / a.decode_instances
-    own = float(pshape.instance.prefill_time_s(ph.prompt_tokens.quantile(0.95)))
+    own = float(pshape.instance.prefill_time_s(ph.computed_prompt_tokens.quantile(0.95)))
     link = grp.link
     kv = _kv_transfer(link, pshape.instance, a.prefill_gpus, ph, own)
     ttft, rho, _ = prefill_ttft(pshape.instance, ph, np.array(rate_p), sc.slo.quantile, link,

@@ -48,6 +48,8 @@ def instance_shapes(sc: Scenario) -> tuple[list[Shape], list[ExcludedInstance]]:
     max_request = max(p.prompt_tokens.upper_tokens + p.output_tokens.upper_tokens
                       for p in sc.phases)
     max_request = min(max_request, float(sc.model.max_context_tokens))
+    if sc.deployment is not None and sc.deployment.max_model_len is not None:
+        max_request = float(sc.deployment.max_model_len)  # engines reserve room for one
     shapes: list[Shape] = []
     excluded: list[ExcludedInstance] = []
     candidates = [build_instance(sc.model, cl.gpu, sc.precision, sc.engine, tp, pp,

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from advisor.core.cost import SECONDS_PER_HOUR
 from advisor.core.hardware import LinkSpec
 from advisor.core.limits import MAX_SWEEP_POINTS
 from advisor.core.plan.capacities import Capacities
@@ -45,6 +46,11 @@ class Crossover:
     (None if it does not end there); it can lie above ``value`` when the verdict alternates
     (rounding loss jumps from one GPU count to the next)."""
     stable_label: str | None = None
+
+
+COST_METRIC = "usd_per_million_output_tokens"
+"""Suffix of the per-architecture cost metrics (present when the workload has a GPU price):
+every GPU billed, tokens at the goodput per GPU and the peak phase's mean output."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,7 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
     cheap = [i for i, a in enumerate(axes) if not KEYS[a.key].capacity]
     costly = [i for i, a in enumerate(axes) if KEYS[a.key].capacity]
     flat: dict[str, np.ndarray] = {}
+    out_mean = np.zeros(total)  # mean output tokens of the peak phase, per point (cost)
     grids = np.meshgrid(*[np.arange(len(a)) for a in axes], indexing="ij")
     flat_idx = [g.ravel() for g in grids]
     done = [0]
@@ -192,8 +199,16 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
             if name not in flat:
                 flat[name] = np.zeros(total, dtype=res[name].dtype)
             flat[name][sel] = res[name]
+        out_mean[sel] = base.peak_phase.output_tokens.mean
+    price = sc.cluster.usd_per_gpu_hour
+    if price is not None:  # USD per million output tokens (core/cost.py), NaN without goodput
+        for arch in ("colocated", "disaggregated"):
+            tokens_per_gpu_hour = flat[f"{arch}_goodput_per_gpu"] * out_mean * SECONDS_PER_HOUR
+            flat[f"{arch}_{COST_METRIC}"] = np.divide(
+                price * 1e6, tokens_per_gpu_hour, out=np.full(total, np.nan),
+                where=tokens_per_gpu_hour > 0)
     metrics: dict[str, np.ndarray] = {}
-    for name in FIELDS:
+    for name in flat:
         arr = flat[name].reshape(shape)
         arr.setflags(write=False)
         metrics[name] = arr

@@ -15,9 +15,17 @@ from typing import Any
 
 import numpy as np
 
+from advisor.core.closed_loop import solve_closed_loop
 from advisor.core.distributions import LengthDistribution
 from advisor.core.hardware import LinkSpec
-from advisor.core.limits import MAX_BURSTINESS, MAX_GPUS, MAX_RATE_RPS, MAX_TOKENS, MIN_RATE_RPS
+from advisor.core.limits import (
+    MAX_BURSTINESS,
+    MAX_CONCURRENCY,
+    MAX_GPUS,
+    MAX_RATE_RPS,
+    MAX_TOKENS,
+    MIN_RATE_RPS,
+)
 from advisor.core.scenario import Scenario, TrafficPhase
 
 
@@ -46,6 +54,9 @@ KEYS: dict[str, KeyInfo] = {k.name: k for k in (
             help="GPUs in the cluster"),
     KeyInfo("traffic.rate_rps", "float", False, "req/s", MIN_RATE_RPS, MAX_RATE_RPS,
             help="arrival rate of the peak phase (other phases scale with it)"),
+    KeyInfo("traffic.concurrency", "int", True, "clients", 1, MAX_CONCURRENCY,
+            help="closed-loop clients of the peak phase (other closed-loop phases scale with "
+                 "it); each value's equivalent rate is solved again (Little's law)"),
     KeyInfo("traffic.prompt_tokens", "float", True, "tokens", 1.0, MAX_TOKENS,
             help="mean prompt length of the peak phase (distributions keep their shape; "
                  "other phases scale with it)"),
@@ -107,6 +118,8 @@ def current_value(sc: Scenario, key: str) -> Any:
         return sc.cluster.gpus
     if key == "traffic.rate_rps":
         return peak.rate_rps
+    if key == "traffic.concurrency":
+        return peak.concurrency
     if key == "traffic.prompt_tokens":
         return peak.prompt_tokens.mean
     if key == "traffic.output_tokens":
@@ -141,6 +154,14 @@ def apply_value(sc: Scenario, key: str, value: Any) -> Scenario:
         return replace(sc, phases=tuple(replace(ph, rate_rps=r)
                                         for ph, r in zip(sc.phases, rates, strict=True)))
     peak = peak_index(sc.phases)
+    if key == "traffic.concurrency":
+        base_n = sc.phases[peak].concurrency or int(value)
+        clients = tuple(int(value) if k == peak else (
+            None if ph.concurrency is None else max(1, round(ph.concurrency * int(value) / base_n)))
+            for k, ph in enumerate(sc.phases))
+        return solve_closed_loop(replace(sc, phases=tuple(
+            replace(ph, concurrency=n, closed_loop=None)
+            for ph, n in zip(sc.phases, clients, strict=True))))
     if key in ("traffic.prompt_tokens", "traffic.output_tokens"):
         attr = key.split(".")[1]
         base = getattr(sc.phases[peak], attr).mean

@@ -1,0 +1,102 @@
+"""Closed-loop traffic: N clients that each wait for their answer → an equivalent arrival rate.
+
+A benchmark run with ``--max-concurrency N`` (or a load test of N users) keeps N requests in
+the system. By Little's law (docs/model.md §2.2) the arrival rate it generates is
+
+    λ = N / E[end-to-end latency](λ),    E2E(λ) = TTFT(λ) + (Ō − 1)·TPOT(λ),
+
+a fixed point, because the latencies grow with the rate. ``g(λ) = λ·E2E(λ) − N`` is negative
+near 0 and non-negative at ``N / E2E(0⁺)`` (latencies only grow with load), so a root lies in
+between; :func:`scipy.optimize.brentq` finds it. The latencies are the model's own, from
+:func:`advisor.core.plan.evaluate.evaluate` on the phase alone, at the median (the model has no
+separate mean latency; the median stands in for it), of the plan the clients would hit: the
+declared deployment when there is one, else the plan that carries more (colocated or
+disaggregated). An overloaded plan (no finite latency) counts as an infinite E2E.
+
+Each phase with ``concurrency`` is solved on its own; its ``rate_rps`` becomes the equivalent
+rate and everything downstream (plans, SLO checks, phases, sweeps over the rate) uses it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from scipy import optimize
+
+from advisor.core.plan.evaluate import evaluate
+from advisor.core.results import ColocatedPlan, DeployedPrediction, DisaggregatedPlan
+from advisor.core.scenario import ClosedLoop, Scenario, TrafficPhase
+
+LIGHT_RATE_SHARE = 1e-6
+"""The 'light-load' probe rate as a share of the first guess N / E2E: low enough that no
+queue forms."""
+RELATIVE_TOLERANCE = 1e-5
+"""brentq's relative tolerance on λ."""
+OVERLOADED_E2E_S = 1e9
+"""The end-to-end seconds an overloaded plan counts as (finite, so brentq can bracket it)."""
+
+
+class ClosedLoopError(ValueError):
+    """No plan serves the phase even at light load (no equivalent rate exists)."""
+
+
+def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float
+               ) -> tuple[float, float, float, str]:
+    """(TTFT s, TPOT s, E2E s, plan) of the phase alone at ``rate_rps`` (medians)."""
+    probe = replace(sc, phases=(replace(phase, share=1.0, rate_rps=rate_rps),),
+                    slo=replace(sc.slo, percentile=50.0))
+    result = evaluate(probe)
+    plan: DeployedPrediction | ColocatedPlan | DisaggregatedPlan
+    if sc.deployment is not None and result.deployed is not None:
+        plan, name = result.deployed, "deployed"
+    else:
+        options = [(p, n) for p, n in ((result.colocated, "colocated"),
+                                       (result.disaggregated, "disaggregated")) if p is not None]
+        if not options:
+            return math.inf, math.inf, math.inf, "none"
+        plan, name = max(options, key=lambda o: o[0].max_goodput_rps)
+    if plan.ttft_ms is None or plan.tpot_ms is None or plan.overloaded:
+        return math.inf, math.inf, math.inf, name
+    ttft, tpot = plan.ttft_ms / 1e3, plan.tpot_ms / 1e3
+    e2e = ttft + max(phase.output_tokens.mean - 1.0, 0.0) * tpot
+    return ttft, tpot, e2e, name
+
+
+def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> ClosedLoop:
+    """Solve λ·E2E(λ) = concurrency for one phase (module docstring)."""
+    first = _latencies(sc, phase, 1e-9)[2]
+    if not math.isfinite(first):
+        raise ClosedLoopError(f"phase '{phase.name}': no plan serves a single request, so "
+                              f"{concurrency} clients have no equivalent rate")
+    high = concurrency / first
+    low = high * LIGHT_RATE_SHARE
+
+    def excess(rate: float) -> float:
+        e2e = _latencies(sc, phase, rate)[2]
+        return rate * min(e2e, OVERLOADED_E2E_S) - concurrency
+
+    if excess(high) <= 0.0:  # latencies flat up to N / E2E(0): no queueing at all
+        rate = high
+    else:
+        rate = float(optimize.brentq(excess, low, high, rtol=RELATIVE_TOLERANCE))
+    ttft, tpot, e2e, name = _latencies(sc, phase, rate)
+    if not math.isfinite(e2e):  # the root sits on the overload edge: step just below it
+        rate *= 1.0 - 1e-6
+        ttft, tpot, e2e, name = _latencies(sc, phase, rate)
+    return ClosedLoop(concurrency, rate, ttft * 1e3, tpot * 1e3, e2e, name)
+
+
+def solve_closed_loop(sc: Scenario) -> Scenario:
+    """The scenario with every closed-loop phase's ``rate_rps`` set to its equivalent rate
+    (and its :class:`ClosedLoop` attached); open-loop scenarios come back unchanged."""
+    if all(p.concurrency is None for p in sc.phases):
+        return sc
+    phases = []
+    for phase in sc.phases:
+        if phase.concurrency is None:
+            phases.append(phase)
+            continue
+        loop = equivalent_rate(sc, phase, phase.concurrency)
+        phases.append(replace(phase, rate_rps=loop.rate_rps, closed_loop=loop))
+    return replace(sc, phases=tuple(phases))

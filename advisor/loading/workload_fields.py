@@ -1,0 +1,144 @@
+"""Workload-format field types added by #16: precision per tensor, closed-loop traffic,
+prefix caching, engine limits and the GPU-hour price.
+
+Kept apart from :mod:`advisor.loading.workload_schema` (which uses them) so that module stays
+within its size limit; the cross-field rules for these keys are here too and return
+``(loc, message)`` pairs that the schema module turns into its issues.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
+
+from advisor.core.limits import MAX_CONCURRENCY, MAX_TOKENS
+from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
+
+MAX_PRICE_PER_GPU_HOUR = 10_000.0
+"""Largest GPU-hour price accepted, USD."""
+
+Loc = tuple[str | int, ...]
+WeightFormatName = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
+KvFormatName = Literal["bf16", "fp16", "fp8"]
+assert set(WEIGHT_FORMATS) == set(WeightFormatName.__args__)  # type: ignore[attr-defined]
+assert set(KV_FORMATS) == set(KvFormatName.__args__)  # type: ignore[attr-defined]
+
+
+class PrecisionTensors(BaseModel):
+    """The number format of each tensor kind."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    weights: WeightFormatName = Field(
+        description="Weight format: bf16, fp16, fp8 (per-tensor), fp8-block (128x128 block "
+        "scales), fp4 (NVFP4, Blackwell only), mxfp4, int4 (AWQ/GPTQ, group 128). FP8 on a GPU "
+        "without FP8 tensor cores, and mxfp4/int4 without FP4 ones, run as weight-only kernels "
+        "(16-bit matmuls).")
+    kv_cache: KvFormatName = Field(
+        "bf16", description="KV-cache format: bf16, fp16 or fp8 (default bf16, the engines' "
+        "--kv-cache-dtype auto).")
+
+
+_TAG_WORD = "precision:word"
+_TAG_TENSORS = "precision:tensors"
+PRECISION_TAGS = frozenset({_TAG_WORD, _TAG_TENSORS})
+
+
+def _precision_tag(value: Any) -> str | None:
+    if isinstance(value, dict | PrecisionTensors):
+        return _TAG_TENSORS
+    if isinstance(value, str):
+        return _TAG_WORD
+    return None
+
+
+PrecisionWord = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
+assert set(SHORTHAND) == set(PrecisionWord.__args__)  # type: ignore[attr-defined]
+
+PrecisionChoice = Annotated[
+    Annotated[PrecisionWord, Tag(_TAG_WORD)] | Annotated[PrecisionTensors, Tag(_TAG_TENSORS)],
+    Discriminator(
+        _precision_tag,
+        custom_error_type="precision_type",
+        custom_error_message="expected a precision word (bf16, fp16, fp8, fp8-block, fp4, "
+                             "mxfp4, int4) or a mapping {weights, kv_cache}",
+    ),
+    Field(description="Number formats: one word for weights and KV cache (bf16, fp16, fp8 = "
+          "FP8 weights and FP8 KV; fp8-block, fp4, mxfp4, int4 = those weights with a 16-bit "
+          "KV cache), or {weights, kv_cache} to set each."),
+]
+
+
+def precision_pair(value: Any) -> tuple[str, str]:
+    """(weights, kv_cache) of a validated ``precision`` value."""
+    if isinstance(value, PrecisionTensors):
+        return value.weights, value.kv_cache
+    return SHORTHAND[value]
+
+
+# ---- traffic ---------------------------------------------------------------------------------
+Concurrency = Annotated[StrictInt | None, Field(
+    None, ge=1, le=MAX_CONCURRENCY,
+    description="Closed-loop load: clients that each send a request, wait for the whole "
+    "answer and send the next (benchmark --max-concurrency). Exactly one of rate_rps and "
+    "concurrency; the report shows the equivalent rate (Little's law).")]
+PrefixHitRate = Annotated[float | None, Field(
+    None, ge=0, lt=1, description="Share of prompt tokens served from the prefix cache "
+    "(0 <= x < 1); prefill computes only the rest. Alternative to shared_prefix_tokens.")]
+SharedPrefixTokens = Annotated[StrictInt | None, Field(
+    None, ge=0, le=MAX_TOKENS, description="Tokens at the start of every prompt shared by all "
+    "requests (a system prompt) and served from the prefix cache once warm; must be below the "
+    "mean prompt. Alternative to prefix_cache_hit_rate.")]
+
+
+def traffic_issues(traffic: Any, loc: Loc) -> list[tuple[Loc, str]]:
+    """Exactly one of rate_rps / concurrency per phase (after inheritance); one prefix form."""
+    issues: list[tuple[Loc, str]] = []
+    if traffic.rate_rps is not None and traffic.concurrency is not None:
+        issues.append(((*loc, "concurrency"), "give either rate_rps (open loop) or concurrency "
+                                              "(closed loop), not both"))
+    for index, phase in enumerate(traffic.phases or ()):
+        if phase.rate_rps is not None and phase.concurrency is not None:
+            issues.append(((*loc, "phases", index, "concurrency"),
+                           "give either rate_rps or concurrency, not both"))
+    if traffic.prefix_cache_hit_rate is not None and traffic.shared_prefix_tokens is not None:
+        issues.append(((*loc, "shared_prefix_tokens"),
+                       "give either prefix_cache_hit_rate or shared_prefix_tokens, not both"))
+    return issues
+
+
+def missing_arrivals(traffic: Any) -> bool:
+    """Whether the traffic section gives neither arrival form (phases may still give them)."""
+    return traffic.rate_rps is None and traffic.concurrency is None
+
+
+def phase_arrivals_missing(phase: Any, traffic: Any) -> bool:
+    """Whether a phase has no arrival form of its own and inherits none."""
+    return (phase.rate_rps is None and phase.concurrency is None
+            and missing_arrivals(traffic))
+
+
+# ---- deployment ------------------------------------------------------------------------------
+def is_power_of_two(value: int) -> bool:
+    """Tensor-parallel degrees are powers of two."""
+    return value > 0 and value & (value - 1) == 0
+
+
+MaxNumSeqs = Annotated[StrictInt | None, Field(
+    None, ge=1, le=1_000_000, description="Running-sequence cap per instance (vLLM "
+    "--max-num-seqs, SGLang --max-running-requests, TensorRT-LLM max_batch_size); omitted: "
+    "the engine's default for the GPU.")]
+MaxModelLen = Annotated[StrictInt | None, Field(
+    None, ge=1, le=MAX_TOKENS, description="Longest prompt + output a request may have "
+    "(vLLM --max-model-len, SGLang --context-length, TensorRT-LLM max_seq_len); requests "
+    "must fit, and memory is planned for it. Omitted: the workload's longest request.")]
+GpuMemoryUtilization = Annotated[float | None, Field(
+    None, gt=0, le=1, description="Share of GPU memory the engine may use (vLLM "
+    "--gpu-memory-utilization, SGLang --mem-fraction-static); omitted: policy.memory_fraction.")]
+
+# ---- cluster ---------------------------------------------------------------------------------
+PricePerGpuHour = Annotated[float | None, Field(
+    None, gt=0, le=MAX_PRICE_PER_GPU_HOUR, description="What one GPU-hour costs you, USD; "
+    "overrides the GPU profile's public reference price (used for usd_per_hour and "
+    "usd_per_million_output_tokens).")]
