@@ -414,7 +414,8 @@ class Instance:
         lowbit = eng.lowbit_moe_efficiency if m.lowbit_experts else 1.0
         bandwidth = self.gpu.memory_bandwidth_bytes_per_s
         tp, ranks = self.tensor_parallel, lay.attention_data_parallel
-        dispatch = terms.dispatch_bytes_fp8 if prec in ("fp8", "fp8-block") else 2.0
+        fp8_weights = Precision.of(prec).weights in ("fp8", "fp8-block")  # FP8 GEMM inputs
+        dispatch = terms.dispatch_bytes_fp8 if fp8_weights else 2.0
         cost = all_to_all_cost(
             expert_parallel=lay.expert_parallel, gpus_per_node=lay.gpus_per_node,
             experts_per_token=m.moe.experts_per_token, hidden_size=m.hidden_size,

@@ -23,6 +23,7 @@ from advisor.core.all_to_all import expected_distinct
 from advisor.core.expert_parallel import ep_candidate_sizes, expert_layout
 from advisor.core.instance import Instance
 from advisor.core.memory import build_instance, plan_memory
+from advisor.core.precision import Precision
 from advisor.loading.catalog import ProfileCatalog
 
 CAT = ProfileCatalog()
@@ -87,6 +88,32 @@ def test_dispatch_bytes_per_token_by_hand() -> None:
     assert remote_nodes == pytest.approx(4 * (1 - 0.75 ** 8) * 0.75)
     assert q.a2a_s_per_prefill_token == pytest.approx(58 * remote_nodes * copy / bw / 32)
     assert q.a2a_latency_s == pytest.approx(58 * 2 * 2e-5)
+
+
+def test_ep_precision_per_tensor_weights_and_kv_apart() -> None:
+    """#16's per-tensor precision on an EP instance: expert and dense weights follow
+    ``weights``, the per-rank KV follows ``kv_cache``, FP8 dispatch follows FP8 weights
+    whatever the KV format."""
+    lay = expert_layout(256, 32, 1, 8, TERMS)
+    assert lay is not None
+
+    def inst(precision: Precision) -> Instance:
+        return build_instance(MODEL, CAT.gpu("h100-sxm"), precision, ENGINE, 1, 1,
+                              CAT.link("nvlink4"), CAT.link("ib-ndr-400"), lay)
+
+    fp8_bf16, fp8_fp8 = inst(Precision("fp8", "bf16")), inst(Precision("fp8", "fp8"))
+    bf16 = inst(Precision("bf16", "bf16"))
+    assert fp8_bf16.weight_bytes_per_gpu == pytest.approx(fp8_fp8.weight_bytes_per_gpu)
+    assert bf16.weight_bytes_per_gpu == pytest.approx(2 * fp8_fp8.weight_bytes_per_gpu)
+    # MLA 576 × 61 layers per token, on the one rank that owns the sequence
+    assert fp8_bf16.kv_bytes_per_token_per_gpu * 32 == pytest.approx(576 * 61 * 2)
+    assert fp8_fp8.kv_bytes_per_token_per_gpu * 32 == pytest.approx(576 * 61 * 1)
+    assert bf16.kv_bytes_per_token_per_gpu == pytest.approx(fp8_bf16.kv_bytes_per_token_per_gpu)
+    # dispatch: FP8 (1 B) with FP8 weights, BF16 (2 B) without; combine BF16 either way
+    per_copy = {p: i.params.a2a_s_per_decode_token for p, i in
+                (("fp8/bf16", fp8_bf16), ("fp8/fp8", fp8_fp8), ("bf16", bf16))}
+    assert per_copy["fp8/bf16"] == pytest.approx(per_copy["fp8/fp8"])
+    assert per_copy["bf16"] == pytest.approx(per_copy["fp8/fp8"] * (2 + 2) / (1 + 2))
 
 
 def test_ep_sizes_are_bounded_divisors_in_node_units() -> None:
