@@ -25,7 +25,9 @@ from advisor.core.hardware import LinkSpec
 
 @dataclass(frozen=True)
 class KvTransfer:
-    """KV-transfer figures for a disaggregated plan at the workload's rate."""
+    """KV-transfer figures for a disaggregated plan at the rate it carries: the workload's
+    rate, or the plan's goodput when the rate exceeds it (an overloaded plan cannot produce
+    more KV than it prefills; #14)."""
 
     link_id: str
     bytes_per_token: float
@@ -40,6 +42,10 @@ class KvTransfer:
     """The same transfer without overlap, ms."""
     concurrent_transfers: float
     """Mean transfers in flight (Little's law: rate · serialized transfer time)."""
+    rate_rps: float = 0.0
+    """The request rate the figures are computed at (≤ the workload's rate)."""
+    at_carried_rate: bool = False
+    """Whether ``rate_rps`` is the plan's goodput because the workload's rate exceeds it."""
 
 
 def pool_link(intra: LinkSpec, inter: LinkSpec | None, single_node: bool) -> LinkSpec:

@@ -203,6 +203,46 @@ class DeployedPrediction:
 
 
 @dataclass(frozen=True)
+class SplitVariant:
+    """Goodput of one integer split under one traffic mix."""
+
+    label: str
+    """E.g. 'chosen, prompts +25% / outputs −25%' or 'one prefill instance fewer'."""
+    prefill_gpus: int
+    decode_gpus: int
+    goodput_rps: float
+    """Goodput of this split under this mix, req/s."""
+    best_goodput_rps: float
+    """Goodput of the best split of the same GPUs under the same mix, req/s."""
+    prompt_scale: float = 1.0
+    output_scale: float = 1.0
+
+    @property
+    def loss(self) -> float:
+        """1 − goodput / best (0 when the best carries nothing)."""
+        if self.best_goodput_rps <= 0:
+            return 0.0
+        return max(0.0, 1.0 - self.goodput_rps / self.best_goodput_rps)
+
+
+@dataclass(frozen=True)
+class Fragility:
+    """The chosen P:D split under a drifting mix and its neighbouring splits (#14)."""
+
+    drift: float
+    """The drift band, a fraction of the mean prompt and output lengths."""
+    drifted: tuple[SplitVariant, ...]
+    """The chosen split at each corner of the band (prompts and outputs scaled)."""
+    neighbours: tuple[SplitVariant, ...]
+    """One prefill instance fewer / more (decode filling the rest), at the nominal mix."""
+
+    @property
+    def drift_loss(self) -> float:
+        """Worst loss of the chosen split across the band against re-splitting."""
+        return max((v.loss for v in self.drifted), default=0.0)
+
+
+@dataclass(frozen=True)
 class ModelResult:
     """The cost model's full output for one scenario."""
 
@@ -221,3 +261,21 @@ class ModelResult:
     """min over phases of goodput / rate for the colocated plan (≥ 1 meets the rate)."""
     disaggregated_headroom: float
     deployed: DeployedPrediction | None = None
+    disaggregated_best_headroom: float = 0.0
+    """min over phases of each phase's best integer split's goodput / rate (per-phase
+    re-allocation; equals ``disaggregated_headroom`` unless a static split is kept)."""
+    disaggregated_ideal_headroom: float = 0.0
+    """min over phases of the ideal (fractional) split's goodput / rate: what whole
+    instances would carry without rounding (the ``gpu-scale`` comparison, #14)."""
+    tpot_floor_ms: float | None = None
+    """The fastest decode step of any instance shape at batch 1 (the TPOT no plan can beat;
+    None without shapes)."""
+    tpot_floor_shape: str = ""
+    ttft_floor_ms: float | None = None
+    """The fastest prefill of the SLO-percentile prompt on any shape, alone (no queueing,
+    no transfer): the TTFT no plan can beat."""
+    ttft_floor_shape: str = ""
+    fragility: Fragility | None = None
+    """How the chosen split fares when the mix drifts, and its neighbours (#14)."""
+    smallest_instance_gpus: int | None = None
+    """GPUs of the smallest instance shape that fits the model (None: none fits)."""

@@ -214,6 +214,9 @@ class Policy:
     min_disagg_gain: float = 0.1
     split_tolerance: float = 0.1
     memory_fraction: float = 0.9
+    assumed_mix_drift: float = 0.25
+    """± share of the mean prompt and output lengths a single-phase workload with static pools
+    is assumed to drift by (the ``traffic-mix`` band, docs/model.md §9)."""
 
 
 @dataclass(frozen=True)

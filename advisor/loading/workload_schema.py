@@ -264,8 +264,9 @@ class Deployment(_Model):
 
 # --------------------------------------------------------------------------- policy
 _POLICY_DESCRIPTIONS: dict[str, str] = {
-    "max_rounding_loss": "Largest acceptable share of capacity lost to rounding GPU counts "
-                         "into whole instances and pools (fraction).",
+    "max_rounding_loss": "Share of the ideal split's goodput lost to whole instances above "
+                         "which a disaggregate verdict carries a rounding warning (fraction; "
+                         "gpu-scale itself compares the ideal and integer gains).",
     "max_kv_link_utilization": "Largest acceptable utilisation of the link that carries KV "
                                "caches from prefill to decode (fraction).",
     "max_kv_transfer_share_of_ttft": "Largest acceptable share of the TTFT target spent moving "
@@ -278,6 +279,9 @@ _POLICY_DESCRIPTIONS: dict[str, str] = {
                        "recommended one before it is flagged (fraction).",
     "memory_fraction": "Share of GPU memory the engine may use for weights and KV cache "
                        "(fraction).",
+    "assumed_mix_drift": "Drift of the mean prompt and output lengths (± fraction) a "
+                         "single-phase workload without autoscaling is judged under by "
+                         "traffic-mix.",
 }
 
 

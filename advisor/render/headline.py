@@ -1,8 +1,8 @@
 """The one-line verdict every human-readable report leads with: verdict, gain, deciding reason.
 
-:func:`deciding_reason` is the single place that picks the reason: today the verdict's first
-reason (the rule engine lists the deciding one first); when the verdict carries an explicit
-deciding rule, only that function changes.
+:func:`deciding_reason` is the single place that picks the reason: the rule engine's
+``headline_reason`` (the reason of the rule that decided, ``deciding_rule``), a failed
+precondition's shortened to its measured value and limit.
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ class Headline:
 
 
 def deciding_reason(doc: Mapping[str, Any]) -> str:
-    """The reason that decided the verdict: the verdict's first reason; a failed
-    precondition's reason shortened to its measured value and limit (its explanation
-    follows in the report)."""
+    """The reason that decided the verdict (``headline_reason``, else the first reason); a
+    failed precondition that decided is shortened to its measured value and limit (its
+    explanation follows in the report)."""
     reasons = doc.get("reasons") or []
-    if not reasons:
-        return str(doc.get("summary") or "")
-    reason = str(reasons[0])
+    reason = str(doc.get("headline_reason") or (reasons[0] if reasons else "")
+                 or doc.get("summary") or "")
+    rule = doc.get("deciding_rule")
     for p in doc.get("preconditions") or []:
-        if reason.startswith(f"{p['id']} fails"):
+        if p.get("passed") is False and (p["id"] == rule or reason.startswith(f"{p['id']} fails")):
             measured, limit = t.precondition_values(p)
             return f"{p['id']} fails ({measured} measured, limit {limit})"
     return reason
@@ -58,6 +58,9 @@ def gain_text(doc: Mapping[str, Any]) -> str:
     gain = doc.get("disagg_gain")
     if gain is None:
         return "disaggregation gain not defined (no plan carries goodput)"
+    if gain < 0:  # a loss reads as one
+        needs_gain = f" (needs a gain ≥ {t.pct(needs)})" if needs is not None else ""
+        return f"disaggregation loses {t.pct(-gain)}{needs_gain}"
     sign = "+" if gain > 0 else ""
     return f"disaggregation gain {sign}{t.pct(gain)}{bar}"
 

@@ -107,9 +107,10 @@ def _preconditions(doc: Mapping[str, Any]) -> list[str]:
     rows = []
     for p in doc["preconditions"]:
         measured, threshold = t.precondition_values(p)
+        threshold = ("≥ " if p.get("bound") == "min" else "≤ ") + threshold
         rows.append([_mark(p["passed"]), f"`{p['id']}`", measured, threshold,
                      p["explanation"]])
-    return _table(["", "precondition", "measured", "limit", "explanation"], rows,
+    return _table(["", "precondition", "measured", "threshold", "explanation"], rows,
                   right=(2, 3)) + [""]
 
 
@@ -148,9 +149,17 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
                         t.num(a["idle_gpus"]), t.rps(a["max_goodput_rps"]),
                         a.get("limited_by") or t.DASH] for label, a in alloc_rows],
                       right=(3, 4, 5))
+        rounding = (f"; rounding loss {t.pct(d['rounding_loss'])}"
+                    if d.get("prefill_gpus") is not None else "; no integer split")
         body += ["", (f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal "
-                     f"goodput {t.rps(d['ideal_max_goodput_rps'])}; rounding loss "
-                     f"{t.pct(d['rounding_loss'])}.")]
+                     f"goodput {t.rps(d['ideal_max_goodput_rps'])}{rounding}.")]
+        gains = t.gains_line(doc)
+        if gains:
+            body += ["", gains]
+        frag = t.split_fragility(doc)
+        if frag:
+            body += ["", f"Fragility (mix drift ±{t.pct(doc['fragility']['drift'])} and "
+                         "neighbouring splits):", ""] + [f"- {line}" for line in frag]
         out += _details("P:D allocation", body)
 
     ep_lines = t.expert_parallel_lines(doc)

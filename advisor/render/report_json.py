@@ -39,8 +39,10 @@ from advisor.core.results import (
     ColocatedPlan,
     DeployedPrediction,
     DisaggregatedPlan,
+    Fragility,
     Interference,
     PhaseResult,
+    SplitVariant,
 )
 from advisor.core.scenario import Scenario, TrafficPhase
 from advisor.core.verdict.rules import Assessment, Finding
@@ -308,7 +310,22 @@ def _kv(kv: KvTransfer | None) -> dict[str, Any] | None:
             "demand_bytes_per_s": kv.demand_bytes_per_s,
             "link_bytes_per_s": kv.link_bytes_per_s, "utilization": kv.utilization,
             "transfer_ms": kv.transfer_ms, "serialized_transfer_ms": kv.serialized_transfer_ms,
-            "concurrent_transfers": kv.concurrent_transfers}
+            "concurrent_transfers": kv.concurrent_transfers, "rate_rps": kv.rate_rps,
+            "at_carried_rate": kv.at_carried_rate}
+
+
+def _variant(v: SplitVariant) -> dict[str, Any]:
+    return {"label": v.label, "prefill_gpus": v.prefill_gpus, "decode_gpus": v.decode_gpus,
+            "goodput_rps": v.goodput_rps, "best_goodput_rps": v.best_goodput_rps,
+            "loss": v.loss, "prompt_scale": v.prompt_scale, "output_scale": v.output_scale}
+
+
+def _fragility(f: Fragility | None) -> dict[str, Any] | None:
+    if f is None:
+        return None
+    return {"drift": f.drift, "drift_loss": f.drift_loss,
+            "drifted": [_variant(v) for v in f.drifted],
+            "neighbours": [_variant(v) for v in f.neighbours]}
 
 
 def _phase(p: PhaseResult) -> dict[str, Any]:
@@ -405,9 +422,16 @@ def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
         "measure_next": list(a.measure_next),
         "preconditions": [{"id": p.id, "question": p.question, "passed": p.passed,
                            "measured": p.measured, "threshold": p.threshold, "unit": p.unit,
-                           "explanation": p.explanation} for p in a.preconditions],
+                           "bound": p.bound, "explanation": p.explanation}
+                          for p in a.preconditions],
+        "deciding_rule": a.deciding_rule,
+        "headline_reason": a.headline_reason,
         "disagg_gain": gain,
         "disagg_gain_unbounded": gain is not None and math.isinf(gain) and gain > 0,
+        "disagg_ideal_gain": a.ideal_gain,
+        "rounding_loss": a.rounding_loss,
+        "mix_loss": a.mix_loss if a.mix_loss is not None else 0.0,
+        "fragility": _fragility(m.fragility),
         "inputs": _inputs(sc),
         "calibration": _calibration(sc),
         "policy": _policy(sc),

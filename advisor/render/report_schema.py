@@ -199,8 +199,19 @@ def _kv_transfer() -> Schema:
     return obj({"link_id": STR, "bytes_per_token": NONNEG, "bytes_per_request_mean": NONNEG,
                 "bytes_per_request_p95": NONNEG, "demand_bytes_per_s": NONNEG,
                 "link_bytes_per_s": NONNEG, "utilization": NONNEG, "transfer_ms": NONNEG,
-                "serialized_transfer_ms": NONNEG, "concurrent_transfers": NONNEG},
-               description="KV-cache transfer of the disaggregated plan at the workload's rate.")
+                "serialized_transfer_ms": NONNEG, "concurrent_transfers": NONNEG,
+                "rate_rps": NONNEG, "at_carried_rate": BOOL},
+               description="KV-cache transfer of the disaggregated plan at the rate it carries "
+                           "(`rate_rps`: the workload's, or the plan's goodput when the rate is "
+                           "beyond it, `at_carried_rate` true).")
+
+
+def _variant() -> Schema:
+    return obj({"label": STR, "prefill_gpus": COUNT, "decode_gpus": COUNT,
+                "goodput_rps": NONNEG, "best_goodput_rps": NONNEG, "loss": NONNEG,
+                "prompt_scale": NONNEG, "output_scale": NONNEG},
+               description="One integer split under one mix: its goodput, the best split's "
+                           "under the same mix, and the loss between them.")
 
 
 def _phase() -> Schema:
@@ -273,9 +284,20 @@ def _recommendation() -> Schema:
         "preconditions": array(obj({
             "id": {"enum": ["gpu-scale", "kv-bandwidth", "traffic-mix"]}, "question": STR,
             "passed": BOOL, "measured": null(NUM), "threshold": NUM, "unit": STR,
-            "explanation": STR})),
+            "bound": {"enum": ["max", "min"]}, "explanation": STR})),
+        "deciding_rule": {"enum": ["gain", "gpu-scale", "kv-bandwidth", "traffic-mix",
+                                   "not-applicable", "no-split"]},
+        "headline_reason": STR,
         "disagg_gain": null(NUM),
         "disagg_gain_unbounded": BOOL,
+        "disagg_ideal_gain": null(NUM),
+        "rounding_loss": null(NONNEG),
+        "mix_loss": NONNEG,
+        "fragility": null(obj({"drift": NONNEG, "drift_loss": NONNEG,
+                               "drifted": array(ref("split_variant")),
+                               "neighbours": array(ref("split_variant"))},
+                              description="The chosen split under the drift band's corners "
+                                          "and its neighbouring splits.")),
         "inputs": _inputs(),
         "calibration": null(_calibration()),
         "policy": {"type": "object", "additionalProperties": NUM},
@@ -348,6 +370,7 @@ def report_schema() -> Schema:
             "disaggregated": _disaggregated(),
             "allocation": _allocation(),
             "kv_transfer": _kv_transfer(),
+            "split_variant": _variant(),
             "phase": _phase(),
             "deployed": _deployed(),
             "boundary": _boundary(),

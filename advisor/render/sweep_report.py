@@ -24,8 +24,9 @@ from advisor.core.sweep.grid import SweepResult
 from advisor.core.verdict.rules import VERDICTS
 
 SCHEMA_VERSION = 1
-COLUMNS = ("verdict", "colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "gain",
-           "rounding_loss", "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss",
+COLUMNS = ("verdict", "deciding_rule", "colocated_goodput_per_gpu",
+           "disaggregated_goodput_per_gpu", "gain", "ideal_gain", "rounding_loss", "mix_loss",
+           "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss",
            "gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok", "failing", "prefill_gpus",
            "decode_gpus", "colocated_tensor_parallel", "colocated_instances",
            "colocated_chunk_tokens")
@@ -67,9 +68,10 @@ def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
     m = result.metrics
     out: dict[str, Any] = {a.key: _value(a.values[i]) for a, i in zip(result.axes, index)}
     out["verdict"] = VERDICTS[int(m["disaggregate"][index])]
+    out["deciding_rule"] = result.deciding(index)
     for name in ("colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "gain",
-                 "rounding_loss", "kv_utilization", "kv_transfer_share_of_ttft",
-                 "static_mix_loss"):
+                 "ideal_gain", "rounding_loss", "kv_utilization", "kv_transfer_share_of_ttft",
+                 "static_mix_loss", "mix_loss"):
         out[name] = _num(m[name][index])
     for arch in ("colocated", "disaggregated"):  # None without a GPU price
         name = f"{arch}_usd_per_million_output_tokens"
@@ -112,7 +114,8 @@ def sweep_document(result: SweepResult, workload: str,
             "max_kv_link_utilization": pol.max_kv_link_utilization,
             "max_kv_transfer_share_of_ttft": pol.max_kv_transfer_share_of_ttft,
             "max_static_mix_loss": pol.max_static_mix_loss,
-            "min_disagg_gain": pol.min_disagg_gain},
+            "min_disagg_gain": pol.min_disagg_gain,
+            "assumed_mix_drift": pol.assumed_mix_drift},
         "crossover": crossovers,
         "transitions": transitions,
         "points": [point_dict(result, idx) for idx in _indices(result)],
@@ -137,6 +140,8 @@ def render_csv(result: SweepResult) -> str:
         for name in COLUMNS:
             if name == "verdict":
                 row.append(VERDICTS[int(m["disaggregate"][idx])])
+            elif name == "deciding_rule":
+                row.append(result.deciding(idx))
             elif name == "failing":
                 row.append(";".join(result.failing(idx)))
             else:
@@ -258,7 +263,9 @@ def render_table(result: SweepResult, doc: Mapping[str, Any], width: int = 100,
                            "SLOs, binding phase); gain: disagg/coloc − 1; rounding: loss of the "
                            "integer split; KV: link utilisation; P:D: prefill:decode GPUs; "
                            "fails: scale = gpu-scale, kv = kv-bandwidth, mix = traffic-mix "
-                           "(gain: only the gain is short)",
+                           "(gain: only the gain is short); decided by: the rule that decided "
+                           "the verdict (gain: the integer split's gain against the threshold; "
+                           "a precondition: it turned a winning gain into chunked prefill)",
                            style="dim"))
     return buf.getvalue()
 
@@ -270,6 +277,7 @@ def _point_table(console: Console, result: SweepResult, keep: Sequence[int],
     rows = _pick_rows(len(ax), keep, max_rows)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for name, justify in ((ax.key.rsplit(".", 1)[-1], "right"), ("verdict", "left"),
+                          ("decided by", "left"),
                           ("coloc", "right"), ("disagg", "right"), ("gain", "right"),
                           ("rounding", "right"), ("KV", "right"), ("P:D", "right"),
                           ("fails", "left")):
@@ -279,12 +287,13 @@ def _point_table(console: Console, result: SweepResult, keep: Sequence[int],
     last = None
     for i in rows:
         if last is not None and i > last + 1:
-            table.add_row("…", "", "", "", "", "", "", "", "")
+            table.add_row("…", "", "", "", "", "", "", "", "", "")
         idx = (i,)
         pg, dg = int(m["prefill_gpus"][idx]), int(m["decode_gpus"][idx])
         dis = bool(m["disaggregate"][idx])
         table.add_row(_show(_value(ax.values[i])) if ax.numeric else ax.labels[i],
                       Text(VERDICTS[int(dis)], style="green" if dis else ""),
+                      result.deciding(idx),
                       _fmt(m["colocated_goodput_per_gpu"][idx], "rate"),
                       _fmt(m["disaggregated_goodput_per_gpu"][idx], "rate"),
                       _fmt(m["gain"][idx], "pct"),

@@ -200,11 +200,20 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
         notes.append(f"Cost: all {cluster['gpus']:,} GPUs at ${price:,.2f}/GPU-hour ({source}); "
                      "per-token cost at each plan's goodput.")
     gain = doc.get("disagg_gain")
-    if doc.get("disagg_gain_unbounded"):
+    need = t.pct(doc["policy"]["min_disagg_gain"])
+    if doc.get("deciding_rule") == "not-applicable":
+        notes.append("Disaggregation is not applicable: the cluster cannot hold one prefill and "
+                     "one decode instance.")
+    elif doc.get("deciding_rule") == "no-split":
+        notes.append("Disaggregation: no prefill/decode split meets the SLOs.")
+    elif doc.get("disagg_gain_unbounded"):
         notes.append("Disaggregation gain: unbounded (colocated carries nothing within the SLOs).")
+    elif gain is not None and gain < 0:
+        notes.append(f"Disaggregation loses {t.pct(-gain)} against the best colocated pool "
+                     f"(it would need a {need} gain).")
     elif gain is not None:
         notes.append(f"Disaggregation gain over the best colocated pool: {t.pct(gain)} "
-                     f"(needs {t.pct(doc['policy']['min_disagg_gain'])}).")
+                     f"(needs {need}).")
     return Group(table, Text(" ".join(notes), style="dim"))
 
 
@@ -226,13 +235,24 @@ def _allocation(doc: Mapping[str, Any]) -> RenderableType | None:
                       t.split_text(a["prefill_gpus"], a["decode_gpus"]), t.num(a["idle_gpus"]),
                       t.rps(a["max_goodput_rps"]), a.get("limited_by") or t.DASH)
     lines = [f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])} → ideal goodput "
-             f"{t.rps(d['ideal_max_goodput_rps'])}; whole instances lose "
-             f"{t.pct(d['rounding_loss'])} (rounding loss"
-             + (f", phase {d['phase']})" if len(doc["phases"]) > 1 and d.get("phase") else ")")
+             f"{t.rps(d['ideal_max_goodput_rps'])}"
+             + (f"; whole instances lose {t.pct(d['rounding_loss'])} (rounding loss"
+                + (f", phase {d['phase']})" if len(doc["phases"]) > 1 and d.get("phase")
+                   else ")") if rows else "")
              + "."]
+    gains = t.gains_line(doc)
+    if gains:
+        lines.append(gains)
     if not rows:
         lines.insert(0, "No integer split holds one prefill and one decode instance.")
-    return Group(table, Text(" ".join(lines), style="dim")) if rows else Text(" ".join(lines))
+        return Text(" ".join(lines))
+    frag = t.split_fragility(doc)
+    parts: list[RenderableType] = [table, Text(" ".join(lines), style="dim")]
+    if frag:
+        f = doc["fragility"]
+        parts.append(Text(f"Fragility (mix drift ±{t.pct(f['drift'])} and neighbouring splits):"))
+        parts.append(_bullets(frag, marker="·"))
+    return Group(*parts)
 
 
 def _kv(doc: Mapping[str, Any]) -> RenderableType | None:
@@ -283,8 +303,9 @@ def _preconditions(doc: Mapping[str, Any]) -> RenderableType:
     rows: list[RenderableType] = []
     for p in doc["preconditions"]:
         measured, threshold = t.precondition_values(p)
+        word = "needs at least" if p.get("bound") == "min" else "limit"
         rows.append(Text.assemble(_mark(p["passed"]), " ", (p["id"], "bold"),
-                                  f": {measured} measured, limit {threshold}"))
+                                  f": {measured} measured, {word} {threshold}"))
         rows.append(Padding(Text.assemble((p["question"], "italic"), " ", p["explanation"]),
                             (0, 0, 0, 2)))
     return Group(*rows)

@@ -75,9 +75,12 @@ def factor(x: float | None) -> str:
 
 
 def latency(plan: Mapping[str, Any] | None, key: str) -> str:
-    """A plan's percentile latency, ``overloaded`` when the plan cannot keep up."""
+    """A plan's percentile latency, ``overloaded`` when the plan cannot keep up, ``no split``
+    for a disaggregated plan without one (too few GPUs, or no shape meets the SLOs)."""
     if plan is None:
         return DASH
+    if "prefill_gpus" in plan and plan["prefill_gpus"] is None:
+        return "no split"
     if plan.get("overloaded"):
         return "overloaded"
     return ms(plan.get(key))
@@ -170,6 +173,39 @@ def split_text(prefill_gpus: int | None, decode_gpus: int | None) -> str:
     if prefill_gpus is None or decode_gpus is None:
         return DASH
     return f"{prefill_gpus}:{decode_gpus}"
+
+
+def split_fragility(doc: Mapping[str, Any]) -> list[str]:
+    """Lines on the chosen split's fragility: its goodput at the drift band's corners and of
+    its neighbouring splits (empty without a split)."""
+    f = doc.get("fragility")
+    if not f:
+        return []
+    out = []
+    for v in f["drifted"]:
+        out.append(f"{v['label']}: {rps(v['goodput_rps'])} of the {rps(v['best_goodput_rps'])} "
+                   f"a re-split reaches ({pct(v['loss'])} lost)")
+    for v in f["neighbours"]:
+        out.append(f"{v['label']} ({split_text(v['prefill_gpus'], v['decode_gpus'])}): "
+                   f"{rps(v['goodput_rps'])} ({pct(v['loss'])} below the best split)")
+    return out
+
+
+def gains_line(doc: Mapping[str, Any]) -> str | None:
+    """Integer and ideal gains and the rounding loss between them (None without a split)."""
+    if doc.get("rounding_loss") is None:
+        return None
+    def said(g: float | None) -> str:
+        if g is None:
+            return "undefined"
+        return f"a {pct(-g)} loss" if g < 0 else f"+{pct(g)}"
+
+    gain, ideal = doc.get("disagg_gain"), doc.get("disagg_ideal_gain")
+    if doc.get("disagg_gain_unbounded"):
+        return None
+    return (f"Gain over the best colocated pool: integer split {said(gain)}, ideal split "
+            f"{said(ideal)}; whole instances lose {pct(doc['rounding_loss'])} of the ideal "
+            "goodput.")
 
 
 def precondition_values(p: Mapping[str, Any]) -> tuple[str, str]:

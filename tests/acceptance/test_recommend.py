@@ -33,13 +33,31 @@ def test_chat_8b_on_one_h100_node_is_chunked_prefill(run_cli: RunCli) -> None:
     assert doc["colocated"]["gpus"] <= 8
 
 
-def test_70b_over_25gbe_fails_kv_bandwidth(run_cli: RunCli) -> None:
+def test_70b_over_25gbe_judges_the_kv_at_the_rate_16_a100s_carry(run_cli: RunCli) -> None:
+    """8 req/s is ~3× what 16 A100s carry within the SLOs: the KV link is judged at the rate
+    the split carries (#14), where 25 GbE keeps up; the verdict stays chunked-prefill (the
+    integer split's gain is short) and the overload is reported as overload."""
     doc = recommend_json(run_cli, ACCEPTANCE / "long-prompt-70b-a100-eth.yaml")
+    assert doc["verdict"] == "chunked-prefill"
+    assert doc["slo_met"] is False
+    kv = doc["kv_transfer"]
+    assert kv["link_id"] == "eth-25"
+    assert kv["at_carried_rate"] is True and kv["rate_rps"] < 8
+    assert kv["rate_rps"] == pytest.approx(doc["disaggregated"]["max_goodput_rps"])
+    assert "overload" in precondition(doc, "kv-bandwidth")["explanation"]
+
+
+def test_70b_over_25gbe_at_a_carried_rate_fails_kv_bandwidth(run_cli: RunCli) -> None:
+    """Acceptance 3's fleet over 25 GbE at 300 req/s, which its best split still carries:
+    the KV link is what decides."""
+    doc = recommend_json(run_cli, ACCEPTANCE / "prefill-heavy-70b-1024-h100-eth25.yaml")
     assert doc["verdict"] == "chunked-prefill"
     kv = precondition(doc, "kv-bandwidth")
     assert kv["passed"] is False
     assert kv["measured"] > kv["threshold"]
     assert doc["kv_transfer"]["link_id"] == "eth-25"
+    assert doc["kv_transfer"]["at_carried_rate"] is False
+    assert doc["deciding_rule"] == "kv-bandwidth"
 
 
 def test_prefill_heavy_fleet_disaggregates(run_cli: RunCli) -> None:
@@ -162,3 +180,22 @@ def test_terminal_settings(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                         lambda fallback=(100, 24): os.terminal_size((132, 40)))
     assert output.terminal_settings(to_stdout=True) == expected
     assert output.terminal_settings(to_stdout=False)[1] is False
+
+
+@pytest.mark.parametrize("name", ["prefill-heavy-70b-34-h100.yaml",
+                                  "dynamo-70b-fp8-3k150-16-h100.yaml"])
+def test_rounding_does_not_veto_a_split_whose_own_gain_clears(run_cli: RunCli, name: str) -> None:
+    """#14: the 34-GPU prefill-heavy point and the 16×H100 3K/150 case. Whole instances lose
+    more than max_rounding_loss of the ideal split, but the integer split's own gain clears
+    min_disagg_gain and the network and mix pass: disaggregate (conditional first, so a model
+    change that moves the numbers fails with the reason)."""
+    doc = recommend_json(run_cli, ACCEPTANCE / name)
+    assert doc["rounding_loss"] > doc["policy"]["max_rounding_loss"]
+    assert doc["disagg_gain"] >= doc["policy"]["min_disagg_gain"]
+    assert precondition(doc, "kv-bandwidth")["passed"]
+    assert precondition(doc, "traffic-mix")["passed"]
+    assert doc["verdict"] == "disaggregate"
+    assert doc["deciding_rule"] == "gain"
+    assert precondition(doc, "gpu-scale")["passed"]
+    assert doc["disagg_ideal_gain"] > doc["disagg_gain"]
+    assert "rounding-loss" in {w["id"] for w in doc["warnings"]}

@@ -17,12 +17,22 @@ from tests.core.helpers import catalog, instance, scenario
 
 # --- KV transfer demand (performance-model.md §9.1) -----------------------------------------
 def test_kv_demand_70b_8k_prompts_at_10_rps() -> None:
-    """Llama-70B: 327,680 B/token × 8,192 tokens × 10 req/s ≈ 26.8 GB/s (models.md §4)."""
-    sc = scenario(model="llama-3.1-70b", gpus=16, rate=10, prompt=8192, output=256,
+    """Llama-70B: 327,680 B/token × 8,192 tokens × 10 req/s ≈ 26.8 GB/s (models.md §4), on
+    48 GPUs, whose split carries 10 req/s; on 16 GPUs (≈ 4.9 req/s carried) the KV is that of
+    the rate carried (#14)."""
+    sc = scenario(model="llama-3.1-70b", gpus=48, rate=10, prompt=8192, output=256,
                   inter_node="ib-ndr-400")
     kv = evaluate(sc).disaggregated.kv_transfer
     assert kv.bytes_per_request_mean == pytest.approx(2.68e9, rel=0.01)
+    assert not kv.at_carried_rate and kv.rate_rps == 10
     assert kv.demand_bytes_per_s == pytest.approx(26.8e9, rel=0.01)
+    small = evaluate(scenario(model="llama-3.1-70b", gpus=16, rate=10, prompt=8192, output=256,
+                              inter_node="ib-ndr-400")).disaggregated
+    assert small.kv_transfer.at_carried_rate
+    assert small.kv_transfer.rate_rps == pytest.approx(small.max_goodput_rps)
+    assert small.kv_transfer.rate_rps < 10
+    assert small.kv_transfer.demand_bytes_per_s == pytest.approx(
+        small.kv_transfer.rate_rps * 2.68e9, rel=0.01)
 
 
 def test_kv_demand_opt66b_distserve_example() -> None:

@@ -56,7 +56,8 @@ SMALL_PHASES = 3
 """Bounds of the documents that broken inputs start from: the structure matters there, not
 the scale, and small documents are quick to generate and to evaluate."""
 POLICY_KEYS = ("max_rounding_loss", "max_kv_link_utilization", "max_kv_transfer_share_of_ttft",
-               "max_static_mix_loss", "min_disagg_gain", "split_tolerance", "memory_fraction")
+               "max_static_mix_loss", "min_disagg_gain", "split_tolerance", "memory_fraction",
+               "assumed_mix_drift")
 """The keys of ``policy:`` (``tests/fuzz/test_fuzz_cli.py`` checks this against the schema)."""
 
 

@@ -22,14 +22,15 @@ def test_headline_of_a_disaggregate_verdict() -> None:
     head = headline(report_for(PREFILL_HEAVY))
     assert head.verdict == "disaggregate" and head.slo_met
     assert head.gain == "disaggregation gain +194% (needs ≥ 10%)"
-    assert head.reason == report_for(PREFILL_HEAVY)["reasons"][0]
+    assert head.reason == report_for(PREFILL_HEAVY)["headline_reason"]
 
 
 def test_a_failed_precondition_is_named_with_its_measured_value() -> None:
     doc = report_for(DAY_NIGHT)
-    assert doc["reasons"][0].startswith("gpu-scale fails")
-    assert deciding_reason(doc) == "gpu-scale fails (8.2% measured, limit 5.0%)"
-    assert headline(doc).gain == "disaggregation gain -32% (needs ≥ 10%)"
+    assert doc["deciding_rule"] == "traffic-mix"
+    assert doc["headline_reason"].startswith("traffic-mix fails")
+    assert deciding_reason(doc) == "traffic-mix fails (17% measured, limit 10%)"
+    assert headline(doc).gain == "disaggregation loses 32% (needs a gain ≥ 10%)"
 
 
 def test_unbounded_and_missing_gain() -> None:
@@ -45,7 +46,7 @@ def test_table_leads_with_the_verdict(path: Any) -> None:
     lines = render(doc, Format.table).splitlines()
     assert lines[0].startswith("pd-advisor · ")
     missed = "" if doc["slo_met"] else " (no plan meets the SLOs)"
-    assert lines[1].startswith(f"VERDICT {doc['verdict']}{missed} · disaggregation gain")
+    assert lines[1].startswith(f"VERDICT {doc['verdict']}{missed} · disaggregation ")
     # before any detail section
     assert lines.index("Inputs") > 1
 
@@ -56,7 +57,7 @@ def test_markdown_leads_with_the_verdict(path: Any) -> None:
     lines = render(doc, Format.markdown).splitlines()
     assert lines[0] == MARKER
     verdict = next(i for i, line in enumerate(lines) if line.startswith("**Verdict: "))
-    assert verdict == 3 and "disaggregation gain" in lines[verdict] and "because" in lines[verdict]
+    assert verdict == 3 and "disaggregation " in lines[verdict] and "because" in lines[verdict]
     assert verdict < next(i for i, line in enumerate(lines) if line.startswith("### "))
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import Scenario
 from advisor.core.sweep.keys import Axis, SweepError, check_value, key_info, value_label
-from advisor.core.verdict.rules import assess
+from advisor.core.verdict.rules import DECIDING_RULES, assess
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
 
@@ -23,7 +23,7 @@ WORKLOADS = tuple(sorted(EXAMPLES.glob("*.yaml"))) + (THREE_PHASE,)
 
 RTOL = 1e-9
 NUMBERS = ("colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "colocated_headroom",
-           "disaggregated_headroom", "rounding_loss", "static_mix_loss")
+           "disaggregated_headroom", "rounding_loss", "static_mix_loss", "mix_loss")
 FLAGS = ("disaggregate", "gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok")
 
 
@@ -60,6 +60,9 @@ def reference_point(sc: Scenario) -> dict[str, Any]:
         "rounding_loss": worst_loss,
         "kv_utilization": max(k.utilization for k in kvs) if kvs else None,
         "static_mix_loss": m.static_mix_loss,
+        "mix_loss": a.mix_loss,
+        "ideal_gain": a.ideal_gain,
+        "deciding_rule": a.deciding_rule,
         "gpu_scale_ok": pre["gpu-scale"].passed,
         "kv_bandwidth_ok": pre["kv-bandwidth"].passed,
         "traffic_mix_ok": pre["traffic-mix"].passed,
@@ -102,9 +105,13 @@ def mismatches(metrics: dict[str, Any], index: Any, sc: Scenario) -> list[str]:
     got = float(metrics["kv_utilization"][index])
     if not close(got, ku):
         out.append(f"kv_utilization: sweep {got!r} != evaluate {ku!r}")
-    gain = ref["gain"]
-    if not close(float(metrics["gain"][index]), gain):
-        out.append(f"gain: sweep {float(metrics['gain'][index])!r} != evaluate {gain!r}")
+    for name in ("gain", "ideal_gain"):
+        want = ref[name]
+        if not close(float(metrics[name][index]), want):
+            out.append(f"{name}: sweep {float(metrics[name][index])!r} != evaluate {want!r}")
+    rule = DECIDING_RULES[int(metrics["deciding_rule"][index])]
+    if rule != ref["deciding_rule"]:
+        out.append(f"deciding_rule: sweep {rule} != assess {ref['deciding_rule']}")
     return out
 
 

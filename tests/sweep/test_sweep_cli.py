@@ -32,11 +32,14 @@ def test_table_reports_the_crossover(run_cli: RunCli) -> None:
     result = run_cli("sweep", PREFILL_HEAVY, "--vary", "cluster.gpus=8:256", exit_code=0)
     out = result.stdout
     assert "cluster.gpus: 249 values (8 … 256); the workload has 1,024" in out
-    assert f"crossover: disaggregate from cluster.gpus = {cross.value}" in out
+    if cross.from_start:  # #14: the integer split's gain clears the threshold from 8 GPUs
+        assert f"disaggregate already at the first value, cluster.gpus = {cross.value}" in out
+    else:
+        assert f"crossover: disaggregate from cluster.gpus = {cross.value}" in out
     if cross.stable_from != cross.value:
         assert f"disaggregate throughout from {cross.stable_from}" in out
         assert f"verdict changes: {cross.value} → disaggregate" in out
-    assert " scale" in out and "of 249 points shown" in out
+    assert "decided by" in out and "of 249 points shown" in out
 
 
 def test_json_has_every_point(run_cli: RunCli) -> None:
@@ -49,16 +52,20 @@ def test_json_has_every_point(run_cli: RunCli) -> None:
     assert doc["axes"][0]["key"] == "cluster.gpus" and doc["axes"][0]["current"] == 1024
     assert len(doc["points"]) == doc["points_total"] == 249
     assert doc["crossover"] == [{"key": "cluster.gpus", "value": cross.value, "at": None,
-                                 "from_start": False, "stable_from": cross.stable_from}]
+                                 "from_start": cross.from_start,
+                                 "stable_from": cross.stable_from}]
     first = doc["points"][0]
-    assert first["cluster.gpus"] == 8 and first["verdict"] == "chunked-prefill"
-    assert "gpu-scale" in first["failing"]
+    assert first["cluster.gpus"] == 8 and first["verdict"] == str(want.verdict[0])
+    assert first["deciding_rule"] == want.deciding((0,))
     assert set(first) >= {"colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu",
-                          "rounding_loss", "kv_utilization", "gain", "split", "colocated"}
+                          "rounding_loss", "kv_utilization", "gain", "ideal_gain", "mix_loss",
+                          "deciding_rule", "split", "colocated"}
     for point, i in zip(doc["points"], range(len(want.axes[0]))):
         assert point["verdict"] == str(want.verdict[i])
+        assert point["deciding_rule"] == want.deciding((i,))
         assert point["rounding_loss"] == json_number(float(want["rounding_loss"][i]))
-    assert doc["transitions"][0] == {"at": cross.value, "verdict": "disaggregate"}
+    assert doc["transitions"] == [{"at": want.axes[0].values[i], "verdict": v}
+                                  for i, v in want.transitions()]
 
 
 def test_csv_rows(run_cli: RunCli) -> None:
@@ -69,8 +76,12 @@ def test_csv_rows(run_cli: RunCli) -> None:
     want = sweep(scenario(PREFILL_HEAVY),
                  [axis_from_values("traffic.rate_rps", [100, 300, 20000])])
     assert [r["verdict"] for r in rows] == [str(v) for v in want.verdict]
-    assert rows[2]["verdict"] == "chunked-prefill" and "kv-bandwidth" in rows[2]["failing"]
     assert [float(r["kv_utilization"]) for r in rows] == want["kv_utilization"].tolist()
+    assert [r["deciding_rule"] for r in rows] == [want.deciding((i,)) for i in range(3)]
+    # 20,000 req/s is far beyond what 1,024 GPUs carry: the KV link is judged at the rate the
+    # split carries (#14), the same as at any other rate beyond it, and does not fail
+    assert "kv-bandwidth" not in rows[2]["failing"]
+    assert float(rows[2]["kv_utilization"]) > float(rows[1]["kv_utilization"])
 
 
 def test_a_grid_is_a_verdict_map(run_cli: RunCli, tmp_path: Path) -> None:

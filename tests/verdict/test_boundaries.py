@@ -28,6 +28,11 @@ def _variants() -> dict[str, Scenario]:
         "prefill-heavy-eth-25": apply_value(
             apply_value(heavy, "cluster.inter_node", catalog().link("eth-25")),
             "traffic.rate_rps", 800.0),
+        # the same below the KV-link boundary: a rate increase (carried by the split) makes
+        # the link fail (#14: beyond the split's goodput the KV is judged at what it carries)
+        "prefill-heavy-eth-25-400": apply_value(
+            apply_value(heavy, "cluster.inter_node", catalog().link("eth-25")),
+            "traffic.rate_rps", 400.0),
         "bursty": scenario(EXAMPLES / "bursty-32b-16gpu.yaml"),
         "day-night": scenario(EXAMPLES / "day-night-shift.yaml"),
     }

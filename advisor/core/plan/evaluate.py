@@ -44,17 +44,25 @@ from advisor.core.plan.capacities import (
     colocated_goodputs,
     seconds,
 )
+from advisor.core.plan.drift import (
+    corner_goodputs,
+    drift_corners,
+    drifted_scenario,
+    split_goodput,
+)
 from advisor.core.plan.shapes import Shape
-from advisor.core.plan.split import Allocation, PoolOption, SplitResult, split
+from advisor.core.plan.split import Allocation, PoolOption, SplitResult, packs_into_nodes, split
 from advisor.core.plan.static import static_allocation
 from advisor.core.results import (
     AllocationSummary,
     ColocatedPlan,
     DeployedPrediction,
     DisaggregatedPlan,
+    Fragility,
     Interference,
     ModelResult,
     PhaseResult,
+    SplitVariant,
     meets_slo,
 )
 from advisor.core.scenario import Scenario, TrafficPhase
@@ -242,11 +250,15 @@ def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
 
 
 def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficPhase,
-                 prefill_s: float) -> KvTransfer:
+                 prefill_s: float, goodput_rps: float) -> KvTransfer:
+    """The KV transfer at the rate the plan carries: the workload's, or the plan's goodput
+    when the rate exceeds it (an overloaded prefill pool produces no more KV than that); a
+    plan that carries nothing within the SLOs is sized at the workload's rate."""
     bpt = inst.kv_bytes_per_token_wire
     mean_b = ph.prompt_tokens.mean * bpt
     p95_b = ph.prompt_tokens.quantile(0.95) * bpt
-    demand = ph.rate_rps * mean_b
+    rate = min(ph.rate_rps, goodput_rps) if goodput_rps > 0 else ph.rate_rps
+    demand = rate * mean_b
     capacity = prefill_gpus * link.effective_bytes_per_s
     util = float(link_utilization(demand, capacity))
     nics, layers = inst.kv_sender_gpus, inst.model.num_layers
@@ -257,7 +269,8 @@ def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficP
                       link_bytes_per_s=capacity, utilization=util,
                       transfer_ms=float(exposed) * 1000,
                       serialized_transfer_ms=float(serial) * 1000,
-                      concurrent_transfers=ph.rate_rps * float(serial_mean))
+                      concurrent_transfers=rate * float(serial_mean), rate_rps=rate,
+                      at_carried_rate=rate < ph.rate_rps)
 
 
 def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _PhasePools,
@@ -276,13 +289,17 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
     rate_d = ph.rate_rps / a.decode_instances
     own = float(pshape.instance.prefill_time_s(ph.computed_prompt_tokens.quantile(0.95)))
     link = grp.link
-    kv = _kv_transfer(link, pshape.instance, a.prefill_gpus, ph, own)
+    kv = _kv_transfer(link, pshape.instance, a.prefill_gpus, ph, own, a.goodput_rps)
+    # latencies at the workload's rate use the link load at that rate (the KV figures
+    # reported are at the rate carried)
+    offered_util = float(link_utilization(ph.rate_rps * kv.bytes_per_request_mean,
+                                          kv.link_bytes_per_s))
     ttft, rho, _ = prefill_ttft(pshape.instance, ph, np.array(rate_p), sc.slo.quantile, link,
-                                min(kv.utilization, 0.999), pc.saturating_tokens,
+                                min(offered_util, 0.999), pc.saturating_tokens,
                                 a.prefill_instances)
     tpot, batch, d_over = decode_tpot_at_rate(dshape.instance, ph, rate_d,
                                               dshape.max_sequences[ph.name])
-    overloaded = bool(rho >= 1.0) or d_over or kv.utilization >= 1.0
+    overloaded = bool(rho >= 1.0) or d_over or offered_util >= 1.0
     gpus = a.prefill_gpus + a.decode_gpus + a.idle_gpus
     light_ttft, _, _ = prefill_ttft(pshape.instance, ph, np.array(LIGHT_LOAD_RPS), sc.slo.quantile,
                                     link, 0.0, pc.saturating_tokens)
@@ -334,6 +351,74 @@ def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _Phase
     a = Allocation(i, j, x, y, used_p, used_d, cl.gpus - used_p - used_d,
                    float(min(goods.values())), "static")
     return max(0.0, 1.0 - score), a, goods
+
+
+# ---------------------------------------------------------------------------------------------
+# fragility and floors
+
+
+def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools: _PhasePools,
+               a: Allocation | None) -> Fragility | None:
+    """The split ``a`` of phase k under the drift band's corners (against re-splitting
+    there) and its neighbours with one prefill instance fewer or more (``drift`` module)."""
+    if a is None or not grp.shapes:
+        return None
+    G = np.array([sc.cluster.gpus], dtype=np.int64)
+    pre_o, dec_o = np.array([a.prefill_option]), np.array([a.decode_option])
+    x, y = np.array([a.prefill_instances]), np.array([a.decode_instances])
+    drifted = []
+    one = replace(sc, phases=(sc.phases[k],))  # only this phase drifts (its capacities)
+    for ps, os_ in drift_corners(sc.policy.assumed_mix_drift):
+        dcaps = Capacities(drifted_scenario(one, ps, os_))
+        dgrp = dcaps.group_at(sc.cluster.gpus)
+        have, best = corner_goodputs(grp, dcaps, dgrp, 0, G, pre_o, dec_o, x, y)
+        drifted.append(SplitVariant(
+            f"prompts {_signed(ps)}, outputs {_signed(os_)}", a.prefill_gpus, a.decode_gpus,
+            float(have[0]), float(best[0]), ps, os_))
+    gp, gd = int(grp.gpus[a.prefill_option]), int(grp.gpus[a.decode_option])
+    pre = np.array([[o.rate_rps for o in pools.prefill]])
+    dec = np.array([[o.rate_rps for o in pools.decode]])
+    best_nominal = pools.split.best.goodput_rps if pools.split.best else 0.0
+    neighbours = []
+    for dx, label in ((-1, "one prefill instance fewer"), (1, "one prefill instance more")):
+        nx = a.prefill_instances + dx
+        ny = (sc.cluster.gpus - nx * gp) // gd
+        if nx < 1 or ny < 1 or not bool(packs_into_nodes(
+                np.array(nx), np.array(gp), np.array(ny), np.array(gd),
+                np.array(sc.cluster.gpus), sc.cluster.gpus_per_node)):
+            continue
+        good = split_goodput(pre, dec, pools.link_rate_per_prefill_gpu, grp.gpus, pre_o, dec_o,
+                             np.array([nx]), np.array([ny]))
+        neighbours.append(SplitVariant(label, nx * gp, ny * gd, float(good[0]), best_nominal))
+    return Fragility(sc.policy.assumed_mix_drift, tuple(drifted), tuple(neighbours))
+
+
+def _signed(scale: float) -> str:
+    """A length scale as a signed percentage, ``+25%``."""
+    return f"{(scale - 1.0) * 100:+.0f}%"
+
+
+def _floors(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]
+            ) -> tuple[float | None, str, float | None, str]:
+    """(TPOT floor ms, its shape, TTFT floor ms, its shape): per phase the fastest shape at
+    light load (decode batch 1; one prefill alone, no transfer), the slowest phase's."""
+    tpot: tuple[float, str] | None = None
+    ttft: tuple[float, str] | None = None
+    for ph in sc.phases:
+        ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
+        caps = pools[ph.name].prefill_caps
+        t_d = min(((float(s.instance.decode_step_s(1.0, ctx)), s.label) for s in grp.shapes),
+                  default=None)
+        t_p = min(((float(prefill_ttft(s.instance, ph, np.array(LIGHT_LOAD_RPS),
+                                       sc.slo.quantile, grp.link, 0.0,
+                                       c.saturating_tokens)[0]), s.label)
+                   for s, c in zip(grp.shapes, caps, strict=True)), default=None)
+        if t_d is not None and (tpot is None or t_d[0] > tpot[0]):
+            tpot = t_d
+        if t_p is not None and (ttft is None or t_p[0] > ttft[0]):
+            ttft = t_p
+    return (_ms(tpot[0]) if tpot else None, tpot[1] if tpot else "",
+            _ms(ttft[0]) if ttft else None, ttft[1] if ttft else "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -542,6 +627,12 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
     coloc_headroom = min((coloc_phases[p.name].max_goodput_rps / p.rate_rps for p in sc.phases),
                          default=0.0) if coloc_phases else 0.0
     disagg_headroom = min(disagg_by_phase[p.name].max_goodput_rps / p.rate_rps for p in sc.phases)
+    ideal_headroom = min(pools[p.name].split.ideal_goodput_per_gpu_rps * sc.cluster.gpus
+                         / p.rate_rps for p in sc.phases)
+    k_bind = next(k for k, p in enumerate(sc.phases) if p.name == d_binding.name)
+    shown = (static_a if len(sc.phases) > 1 and not sc.autoscaling and static_a is not None
+             else pools[d_binding.name].split.best)
+    floors = _floors(sc, grp, pools)
     return ModelResult(
         phases=tuple(phase_results), colocated=coloc_plan, unchunked=unchunked.plan,
         disaggregated=disagg_by_phase[d_binding.name],
@@ -552,4 +643,12 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
         colocated_gpus_needed=_colocated_gpus_needed(sc, coloc),
         disaggregated_gpus_needed=_disagg_gpus_needed(sc, pools),
         colocated_headroom=float(coloc_headroom), disaggregated_headroom=float(disagg_headroom),
-        deployed=_deployed(sc, grp, tables, pools, memo))
+        deployed=_deployed(sc, grp, tables, pools, memo),
+        disaggregated_ideal_headroom=float(ideal_headroom),
+        disaggregated_best_headroom=float(min(
+            (b.goodput_rps if (b := pools[p.name].split.best) is not None else 0.0)
+            / p.rate_rps for p in sc.phases)),
+        tpot_floor_ms=floors[0], tpot_floor_shape=floors[1],
+        ttft_floor_ms=floors[2], ttft_floor_shape=floors[3],
+        fragility=_fragility(sc, caps, grp, k_bind, pools[d_binding.name], shown),
+        smallest_instance_gpus=min((s.gpus for s in shapes), default=None))

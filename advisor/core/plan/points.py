@@ -29,10 +29,12 @@ from advisor.core.arrays import unique_sorted
 from advisor.core.kv_transfer import link_utilization, transfer_seconds
 from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import Capacities, CapacityGroup
+from advisor.core.plan.drift import drift_corners, drift_loss, drifted_scenario
 from advisor.core.plan.split import best_splits, ideal_goodput_per_gpu
 from advisor.core.plan.static import static_allocation
 from advisor.core.scenario import Scenario, instances_in_cluster
 from advisor.core.verdict.rules import (
+    deciding_rule,
     disaggregates,
     disaggregation_gain,
     gpu_scale_passes,
@@ -49,7 +51,11 @@ FIELDS = ("disaggregate", "colocated_goodput_per_gpu", "disaggregated_goodput_pe
           "colocated_headroom", "disaggregated_headroom", "gain", "rounding_loss",
           "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss", "gpu_scale_ok",
           "kv_bandwidth_ok", "traffic_mix_ok", "colocated_tensor_parallel",
-          "colocated_instances", "colocated_chunk_tokens", "prefill_gpus", "decode_gpus")
+          "colocated_instances", "colocated_chunk_tokens", "prefill_gpus", "decode_gpus",
+          "ideal_gain", "mix_loss", "deciding_rule")
+"""``ideal_gain``: the ideal (fractional) split's gain; ``mix_loss``: what traffic-mix
+measured (the static loss across phases, or one phase's loss across the assumed drift band);
+``deciding_rule``: index into ``rules.DECIDING_RULES``."""
 
 
 def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
@@ -72,6 +78,8 @@ def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
         "colocated_instances": np.zeros(n, dtype=np.int64),
         "colocated_chunk_tokens": np.zeros(n, dtype=np.int64),
         "prefill_gpus": np.zeros(n, dtype=np.int64), "decode_gpus": np.zeros(n, dtype=np.int64),
+        "ideal_gain": np.full(n, np.nan), "mix_loss": np.zeros(n),
+        "deciding_rule": np.zeros(n, dtype=np.int64),
     }
     if n == 0:
         return out
@@ -85,15 +93,22 @@ def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
         work.append((caps.group(int(code), int(G[idx].min())), idx))
     caps.prefetch_pooled([(grp, unique_sorted(G[idx])) for grp, idx in work])
     caps.prefetch_colocated([(grp, unique_sorted(G[idx])) for grp, idx in work])
+    sc = caps.sc
+    drifts = ([Capacities(drifted_scenario(sc, ps, os_))
+               for ps, os_ in drift_corners(sc.policy.assumed_mix_drift)]
+              if len(sc.phases) == 1 and not sc.autoscaling else [])
     for grp, idx in work:
-        _group_points(caps, grp, G[idx], rates[idx], idx, out)
+        code = int(codes[idx[0]])
+        corners = [(dc, dc.group(code, int(G[idx].min()))) for dc in drifts]
+        _group_points(caps, grp, G[idx], rates[idx], idx, out, corners)
         if progress is not None:
             progress(idx.size)
     return out
 
 
 def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np.ndarray,
-                  idx: np.ndarray, out: dict[str, np.ndarray]) -> None:
+                  idx: np.ndarray, out: dict[str, np.ndarray],
+                  corners: list[tuple[Capacities, CapacityGroup]]) -> None:
     sc = caps.sc
     cl = sc.cluster
     pol = sc.policy
@@ -173,11 +188,17 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
         out["prefill_gpus"][idx] = pgpus
         out["decode_gpus"][idx] = dgpus
 
-    # gpu-scale: the first phase with the largest rounding loss
+    # rounding loss: the first phase with the largest; gpu-scale is judged with the gains
     lp = loss[inv]
     worst = np.argmax(lp, axis=1)
     out["rounding_loss"][idx] = lp[rows, worst]
-    out["gpu_scale_ok"][idx] = exists[inv][rows, worst] & gpu_scale_passes(lp[rows, worst], pol)
+    has_split = np.asarray(exists[inv].all(axis=1), dtype=bool)
+    smallest = int(grp.gpus.min()) if S > 0 else 0
+    # a model that fits no shape has no split (the cause is its size), not "not applicable"
+    applicable = (np.greater_equal(G, 2 * smallest) if S > 0
+                  else np.ones(G.size, dtype=bool))
+    ideal_head = (ideal_total[inv] / r).min(axis=1)
+    split_head = (d_good[inv] / r).min(axis=1)
 
     # kv-bandwidth over the phases that have a split
     util = np.full((G.size, K), -np.inf)
@@ -190,7 +211,10 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
             continue
         pi = np.maximum(d_pre[inv, k], 0)
         pgpus = d_x[inv, k] * grp.gpus[pi]
-        u = link_utilization(r[:, k] * pc.mean_bytes[pi], pgpus * link.effective_bytes_per_s)
+        # KV at the rate the split carries (the workload's when it carries nothing)
+        good_k = d_good[inv, k]
+        carried = np.where(good_k > 0, np.minimum(r[:, k], good_k), r[:, k])
+        u = link_utilization(carried * pc.mean_bytes[pi], pgpus * link.effective_bytes_per_s)
         nics = grp.gpus if grp.kv_nics is None else grp.kv_nics
         exposed, _ = transfer_seconds(pc.p95_bytes[pi], link, nics[pi], pc.own_prefill_s[pi],
                                       sc.model.num_layers, np.minimum(u, 0.999))
@@ -205,10 +229,15 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
     out["kv_utilization"][idx] = np.where(any_plan, u_worst, np.nan)
     out["kv_bandwidth_ok"][idx] = any_plan & kv_bandwidth_passes(u_worst, share, pol)
 
-    # traffic-mix
+    # traffic-mix: across the phases, or one phase's split across the assumed drift band
     sl = static_loss[inv]
     out["static_mix_loss"][idx] = sl
-    out["traffic_mix_ok"][idx] = traffic_mix_passes(K, sc.autoscaling, sl, pol)
+    mix = sl
+    if K == 1 and corners and S > 0:
+        drift = drift_loss(grp, corners, 0, ug, d_pre[:, 0], d_dec[:, 0], d_x[:, 0], d_y[:, 0])
+        mix = np.where(exists[inv, 0], drift[inv], 0.0)
+    out["mix_loss"][idx] = mix
+    out["traffic_mix_ok"][idx] = traffic_mix_passes(sc.autoscaling, mix, pol)
 
     # --- colocated: the best plan (max worst-phase headroom, then goodput per GPU)
     c_head = np.zeros(G.size)
@@ -232,9 +261,16 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
 
     # --- the verdict, by the rules' own tests
     gain = disaggregation_gain(d_head, c_head)
+    ideal_gain = disaggregation_gain(ideal_head, c_head)
+    split_gain = disaggregation_gain(split_head, c_head)
     out["gain"][idx] = gain
-    out["disaggregate"][idx] = disaggregates(out["gpu_scale_ok"][idx] & out["kv_bandwidth_ok"][idx]
-                                             & out["traffic_mix_ok"][idx], gain, pol)
+    out["ideal_gain"][idx] = ideal_gain
+    gpu_ok = applicable & has_split & gpu_scale_passes(ideal_gain, split_gain, pol)
+    out["gpu_scale_ok"][idx] = gpu_ok
+    kv_ok, mix_ok = out["kv_bandwidth_ok"][idx], out["traffic_mix_ok"][idx]
+    out["disaggregate"][idx] = disaggregates(gpu_ok & kv_ok & mix_ok, gain, pol)
+    out["deciding_rule"][idx] = deciding_rule(applicable, has_split, split_gain, gain, gpu_ok,
+                                              kv_ok, mix_ok, pol)
 
 
 def evaluate_points(sc: Scenario, gpus: Sequence[int] | np.ndarray,

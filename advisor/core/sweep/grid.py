@@ -23,7 +23,7 @@ from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.points import FIELDS, PointsError, design_points
 from advisor.core.scenario import Scenario
 from advisor.core.sweep.keys import KEYS, Axis, SweepError, apply_value, key_info, peak_index
-from advisor.core.verdict.rules import PRECONDITIONS, VERDICTS
+from advisor.core.verdict.rules import DECIDING_RULES, PRECONDITIONS, VERDICTS
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)`` in design points."""
@@ -44,7 +44,7 @@ class Crossover:
     stable_from: Any = None
     """The value from which the verdict stays ``disaggregate`` to the end of the range
     (None if it does not end there); it can lie above ``value`` when the verdict alternates
-    (rounding loss jumps from one GPU count to the next)."""
+    (a deciding quantity crossing its threshold back and forth)."""
     stable_label: str | None = None
 
 
@@ -80,6 +80,10 @@ class SweepResult:
     def verdict(self) -> np.ndarray:
         """'chunked-prefill' / 'disaggregate' per point."""
         return np.where(self.metrics["disaggregate"], VERDICTS[1], VERDICTS[0])
+
+    def deciding(self, index: tuple[int, ...]) -> str:
+        """The rule that decided the verdict at one point (``rules.DECIDING_RULES``)."""
+        return DECIDING_RULES[int(self.metrics["deciding_rule"][index])]
 
     def failing(self, index: tuple[int, ...]) -> tuple[str, ...]:
         """Preconditions that fail at one point, plus 'gain' when only the gain is short."""

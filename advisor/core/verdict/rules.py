@@ -1,14 +1,22 @@
 """The rule engine: three preconditions, the verdict, warnings, what to measure, gate findings.
 
 Disaggregation pays only when all three preconditions hold *and* the modelled disaggregated
-goodput beats the best chunked-prefill colocated goodput by ``min_disagg_gain``
-(performance-model.md §12.3; docs/model.md §9 gives every threshold's rationale):
+goodput — of the best *integer* split — beats the best chunked-prefill colocated goodput by
+``min_disagg_gain`` (performance-model.md §12.3; docs/model.md §9 gives every threshold's
+rationale):
 
-* ``gpu-scale`` — rounding loss of the best integer P:D split (worst phase) ≤ max_rounding_loss;
+* ``gpu-scale`` — does integer allocation eat the specialisation gain? It fails when the
+  ideal (fractional) split's gain clears ``min_disagg_gain`` but the best integer split's
+  does not; a split whose integer gain clears it is never vetoed for rounding
+  (``max_rounding_loss`` only raises a warning). Not applicable (fails) when the cluster
+  cannot hold one prefill and one decode instance;
 * ``kv-bandwidth`` — KV link utilisation ≤ max_kv_link_utilization and the exposed p95
-  transfer ≤ max_kv_transfer_share_of_ttft of the TTFT SLO;
-* ``traffic-mix`` — with static pools, the goodput a static split loses across phases
-  ≤ max_static_mix_loss (passes with one phase or with autoscaling).
+  transfer ≤ max_kv_transfer_share_of_ttft of the TTFT SLO, at the rate the split carries;
+* ``traffic-mix`` — with static pools, the goodput the split loses as the mix moves
+  ≤ max_static_mix_loss: across the declared phases, or (one phase) across the assumed drift
+  band ``assumed_mix_drift``; autoscaling passes it.
+
+The rule that decided (:data:`DECIDING_RULES`) heads the reasons (#14).
 """
 
 from __future__ import annotations
@@ -21,15 +29,20 @@ import numpy as np
 
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Policy, Scenario
+from advisor.core.verdict.advice import Advisory, advisories, binding_cause, measure_next
 from advisor.core.verdict.moe_warnings import moe_warnings
+
+__all__ = ["Advisory", "Assessment", "Finding", "Precondition", "assess"]
 
 Verdict = Literal["chunked-prefill", "disaggregate"]
 VERDICTS: tuple[Verdict, Verdict] = ("chunked-prefill", "disaggregate")
 PRECONDITIONS = ("gpu-scale", "kv-bandwidth", "traffic-mix")
-
-KV_CONCURRENCY_WARN = 64
-"""Concurrent KV transfers at which SGLang PD has failed (SGLang #9266; performance-model.md §13)."""
-
+DECIDING_RULES = ("gain", "gpu-scale", "kv-bandwidth", "traffic-mix", "not-applicable",
+                  "no-split")
+"""What decided a verdict: ``gain`` (disaggregation's integer gain cleared the threshold, or
+fell short of it on its own), a precondition that turned a winning gain into a loss,
+``not-applicable`` (the cluster cannot hold two pools) or ``no-split`` (no prefill/decode
+split meets the SLOs at all)."""
 
 @dataclass(frozen=True)
 class Precondition:
@@ -42,15 +55,8 @@ class Precondition:
     threshold: float
     unit: str
     explanation: str
-
-
-@dataclass(frozen=True)
-class Advisory:
-    """A failure mode of disaggregated serving worth knowing before adopting it (a report's
-    ``warnings``)."""
-
-    id: str
-    message: str
+    bound: Literal["max", "min"] = "max"
+    """Whether ``threshold`` is an upper (``max``) or a lower (``min``) bound on ``measured``."""
 
 
 @dataclass(frozen=True)
@@ -74,10 +80,23 @@ class Assessment:
     measure_next: tuple[str, ...]
     preconditions: tuple[Precondition, ...]
     disagg_gain: float | None
-    """Disaggregated goodput / colocated goodput − 1 (binding phases); None if undefined."""
+    """Disaggregated goodput / colocated goodput − 1 (binding phases, the best integer
+    split); None if undefined."""
     findings: tuple[Finding, ...]
     """Gate findings for the declared deployment (empty without ``deployment:``)."""
     model: ModelResult
+    deciding_rule: str = "gain"
+    """The rule that decided the verdict (one of :data:`DECIDING_RULES`)."""
+    headline_reason: str = ""
+    """The deciding reason in one sentence (``reasons[0]``)."""
+    ideal_gain: float | None = None
+    """The gain the ideal (fractional) split would have; None if undefined."""
+    rounding_loss: float | None = None
+    """Share of the ideal split's goodput whole instances lose (worst phase); None without a
+    split."""
+    mix_loss: float | None = None
+    """What ``traffic-mix`` measured: the static split's loss across the declared phases, or
+    (one phase) across the assumed drift band."""
 
 
 def _pct(x: float) -> str:
@@ -85,14 +104,30 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%" if abs(x) >= 0.195 else f"{x * 100:.1f}%"
 
 
+def gain_text(gain: float | None) -> str:
+    """A gain as words: ``+75%``, ``a 27% loss``, ``unbounded``, ``undefined``."""
+    if gain is None or math.isnan(gain):
+        return "undefined (neither architecture carries traffic within the SLOs)"
+    if math.isinf(gain):
+        return ("unbounded (only disaggregation carries traffic within the SLOs)" if gain > 0
+                else "a total loss")
+    return f"+{_pct(gain)}" if gain >= 0 else f"a {_pct(-gain)} loss"
+
+
 # --------------------------------------------------------------------------- the thresholds
 # One definition of each test, on numbers or numpy arrays alike: ``assess`` applies them to
 # one model result, ``advisor.core.plan.points`` to many design points at once.
 
 
-def gpu_scale_passes(rounding_loss: np.ndarray | float, policy: Policy) -> np.ndarray:
-    """gpu-scale: the worst phase's rounding loss is within ``max_rounding_loss``."""
-    return np.asarray(rounding_loss) <= policy.max_rounding_loss
+def gpu_scale_passes(ideal_gain: np.ndarray | float, integer_gain: np.ndarray | float,
+                     policy: Policy) -> np.ndarray:
+    """gpu-scale: fails only where the ideal split's gain clears ``min_disagg_gain`` and the
+    integer split's does not (whole instances eat the gain). NaN gains clear nothing."""
+    ideal = np.asarray(ideal_gain, dtype=float)
+    integer = np.asarray(integer_gain, dtype=float)
+    ideal_clears = ~np.isnan(ideal) & (ideal >= policy.min_disagg_gain)
+    integer_clears = ~np.isnan(integer) & (integer >= policy.min_disagg_gain)
+    return np.asarray(~ideal_clears | integer_clears, dtype=bool)
 
 
 def kv_bandwidth_passes(utilization: np.ndarray | float, transfer_share: np.ndarray | float | None,
@@ -106,11 +141,11 @@ def kv_bandwidth_passes(utilization: np.ndarray | float, transfer_share: np.ndar
     return ok & (np.asarray(transfer_share) <= policy.max_kv_transfer_share_of_ttft)
 
 
-def traffic_mix_passes(phases: int, autoscaling: bool, static_mix_loss: np.ndarray | float,
+def traffic_mix_passes(autoscaling: bool, mix_loss: np.ndarray | float,
                        policy: Policy) -> np.ndarray:
-    """traffic-mix: one phase, autoscaling, or a static split within ``max_static_mix_loss``."""
-    return (phases == 1) | autoscaling | (np.asarray(static_mix_loss)
-                                          <= policy.max_static_mix_loss)
+    """traffic-mix: autoscaling, or a static split whose loss as the mix moves (across the
+    phases, or the assumed drift band of one phase) is within ``max_static_mix_loss``."""
+    return autoscaling | (np.asarray(mix_loss) <= policy.max_static_mix_loss)
 
 
 def disaggregation_gain(disaggregated_headroom: np.ndarray | float,
@@ -124,6 +159,30 @@ def disaggregation_gain(disaggregated_headroom: np.ndarray | float,
                         np.where(d > 0, np.inf, np.nan))
 
 
+def deciding_rule(applicable: np.ndarray | bool, has_split: np.ndarray | bool,
+                  split_gain: np.ndarray | float, gain: np.ndarray | float,
+                  gpu_scale_ok: np.ndarray | bool, kv_ok: np.ndarray | bool,
+                  mix_ok: np.ndarray | bool, policy: Policy) -> np.ndarray:
+    """Index into :data:`DECIDING_RULES` of what decided each verdict.
+
+    In order: not applicable (no room for two pools); no split meeting the SLOs; rounding
+    that turned a winning ideal gain into a loss (``gpu-scale``); a gain short of
+    ``min_disagg_gain`` anyway (``split_gain``: the per-phase best integer splits'); the first
+    failing precondition of a winning gain; the final ``gain`` (a static split's, with
+    several phases) short or clearing the threshold.
+    """
+    def short(x: np.ndarray | float) -> np.ndarray:
+        v = np.asarray(x, dtype=float)
+        return np.asarray(np.isnan(v) | (v < policy.min_disagg_gain), dtype=bool)
+
+    code = np.where(~np.asarray(mix_ok), 3, 0)
+    code = np.where(~np.asarray(kv_ok), 2, code)
+    code = np.where(short(split_gain), 0, code)
+    code = np.where(~np.asarray(gpu_scale_ok), 1, code)
+    code = np.where(~np.asarray(has_split), 5, code)
+    return np.asarray(np.where(~np.asarray(applicable), 4, code), dtype=np.int64)
+
+
 def disaggregates(preconditions_pass: np.ndarray | bool, gain: np.ndarray | float,
                   policy: Policy) -> np.ndarray:
     """The verdict: disaggregate when every precondition holds and the gain (NaN:
@@ -135,24 +194,64 @@ def disaggregates(preconditions_pass: np.ndarray | bool, gain: np.ndarray | floa
 # --------------------------------------------------------------------------- preconditions
 
 
-def _gpu_scale(sc: Scenario, m: ModelResult) -> Precondition:
-    limit = sc.policy.max_rounding_loss
+def _gpus(n: int) -> str:
+    return f"{n:,} GPU{'s' if n != 1 else ''}"
+
+
+def _more(gain: float) -> str:
+    """``75% more goodput`` (or unbounded)."""
+    if math.isinf(gain):
+        return "unboundedly more goodput (only disaggregation carries traffic within the SLOs)"
+    return f"{_pct(gain)} more goodput"
+
+
+def _applicable(sc: Scenario, m: ModelResult) -> bool:
+    """Whether the cluster holds one prefill and one decode instance of the smallest shape
+    that fits the model (a model that fits no shape is no split, not "not applicable": the
+    cause is the model's size)."""
+    g = m.smallest_instance_gpus
+    return g is None or 2 * g <= sc.cluster.gpus
+
+
+def _has_split(m: ModelResult) -> bool:
+    return all(p.disaggregated is not None and p.disaggregated.allocation is not None
+               for p in m.phases)
+
+
+def _worst_rounding(m: ModelResult) -> float | None:
+    plans = [p.disaggregated for p in m.phases
+             if p.disaggregated is not None and p.disaggregated.allocation is not None]
+    return max((d.rounding_loss for d in plans), default=None)
+
+
+def _gpu_scale(sc: Scenario, m: ModelResult, gain: float, ideal: float) -> Precondition:
+    q = "do whole instances keep the specialisation gain?"
+    limit = sc.policy.min_disagg_gain
+    if not _applicable(sc, m):
+        g = m.smallest_instance_gpus or 1
+        why = f"the smallest instance that fits the model takes {g} GPU{'s' if g > 1 else ''}"
+        return Precondition("gpu-scale", q, False, None, limit, "fraction",
+                            f"not applicable: {sc.cluster.gpus} GPU"
+                            f"{'s' if sc.cluster.gpus != 1 else ''} cannot hold one prefill and "
+                            f"one decode instance ({why})", "min")
+    if not _has_split(m):
+        return Precondition("gpu-scale", q, False, None, limit, "fraction",
+                            "no prefill/decode split carries traffic within the SLOs, so there "
+                            "is no gain to keep", "min")
     worst = max(m.phases, key=lambda p: p.disaggregated.rounding_loss if p.disaggregated else 1.0)
     plan = worst.disaggregated
-    if plan is None or plan.allocation is None:
-        return Precondition("gpu-scale", "enough GPUs for a clean integer P:D allocation?", False,
-                            1.0, limit, "fraction",
-                            f"{sc.cluster.gpus} GPUs cannot hold one prefill and one decode "
-                            "instance of any shape that fits the model")
+    assert plan is not None and plan.allocation is not None
     a = plan.allocation
     where = f" in phase '{worst.name}'" if len(m.phases) > 1 else ""
-    text = (f"at {sc.cluster.gpus} GPUs the best split{where} is {a.prefill_gpus}:{a.decode_gpus}"
-            f" (prefill:decode GPUs, {a.idle_gpus} idle) against an ideal prefill fraction of "
-            f"{plan.ideal_prefill_fraction:.2f}; whole instances lose {_pct(plan.rounding_loss)} "
-            f"of the ideal goodput (limit {_pct(limit)})")
-    return Precondition("gpu-scale", "enough GPUs for a clean integer P:D allocation?",
-                        bool(gpu_scale_passes(plan.rounding_loss, sc.policy)),
-                        plan.rounding_loss, limit, "fraction", text)
+    text = (f"the ideal (fractional) split would carry {gain_text(ideal)} against the best "
+            f"chunked-prefill pool, the best integer split{where} "
+            f"({a.prefill_gpus}:{a.decode_gpus} prefill:decode GPUs, {a.idle_gpus} idle) "
+            f"{gain_text(gain)}; whole instances lose {_pct(plan.rounding_loss)} of the ideal "
+            f"goodput. It fails only when the ideal gain clears the {_pct(limit)} threshold and "
+            "the integer one does not")
+    passed = bool(gpu_scale_passes(ideal, gain, sc.policy))
+    measured = None if math.isnan(gain) else gain
+    return Precondition("gpu-scale", q, passed, measured, limit, "fraction", text, "min")
 
 
 def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
@@ -167,7 +266,11 @@ def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
     share = None
     if sc.slo.ttft_ms:
         share = max(t.transfer_ms for t in transfers) / sc.slo.ttft_ms
-    text = (f"KV demand {kv.demand_bytes_per_s / 1e9:,.2f} GB/s over {kv.link_id} "
+    at = ""
+    if kv.at_carried_rate:
+        at = (f" at the {kv.rate_rps:,.1f} req/s the split carries within the SLOs (the "
+              "workload's rate is beyond it: that is overload, not a network limit)")
+    text = (f"KV demand {kv.demand_bytes_per_s / 1e9:,.2f} GB/s{at} over {kv.link_id} "
             f"({kv.link_bytes_per_s / 1e9:,.1f} GB/s usable from the prefill GPUs) is "
             f"{_pct(kv.utilization)} utilisation (limit {_pct(limit)})")
     if share is not None:
@@ -178,92 +281,69 @@ def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
                         kv.utilization, limit, "fraction", text)
 
 
+def mix_loss(sc: Scenario, m: ModelResult) -> float:
+    """What traffic-mix judges: the static split's loss across the declared phases, or (one
+    phase, static pools) the chosen split's worst loss across the assumed drift band; 0 for
+    one phase with autoscaling (nothing static to judge)."""
+    if len(sc.phases) > 1:
+        return m.static_mix_loss
+    if sc.autoscaling or m.fragility is None:
+        return 0.0
+    return m.fragility.drift_loss
+
+
+def _drift_detail(m: ModelResult) -> str:
+    f = m.fragility
+    if f is None or not f.drifted:
+        return ""
+    worst = max(f.drifted, key=lambda v: v.loss)
+    return (f"; worst at prompts {_signed(worst.prompt_scale)} / outputs "
+            f"{_signed(worst.output_scale)}: {worst.goodput_rps:,.1f} of "
+            f"{worst.best_goodput_rps:,.1f} req/s")
+
+
+def _signed(scale: float) -> str:
+    return f"{(scale - 1.0) * 100:+.0f}%"
+
+
 def _traffic_mix(sc: Scenario, m: ModelResult) -> Precondition:
     limit = sc.policy.max_static_mix_loss
     q = "can the pools follow a shifting mix?"
+    loss = mix_loss(sc, m)
+    drift = sc.policy.assumed_mix_drift
+    if len(sc.phases) == 1 and sc.autoscaling and m.fragility is not None:
+        loss = m.fragility.drift_loss  # shown, not judged
     if len(sc.phases) == 1:
-        return Precondition("traffic-mix", q, True, 0.0, limit, "fraction",
-                            "one traffic phase: a fixed P:D ratio does not go stale")
+        band = (f"a ±{_pct(drift)} drift of the mean prompt and output lengths "
+                "(policy.assumed_mix_drift)")
+        split = ""
+        if m.fragility is not None and m.disaggregated and m.disaggregated.allocation:
+            a = m.disaggregated.allocation
+            split = f" the {a.prefill_gpus}:{a.decode_gpus} split"
+        if sc.autoscaling:
+            return Precondition("traffic-mix", q, True, loss, limit, "fraction",
+                                f"autoscaling re-sizes the pools as the mix drifts (kept "
+                                f"fixed,{split or ' the split'} would lose {_pct(loss)} "
+                                f"across {band})")
+        if m.fragility is None:
+            return Precondition("traffic-mix", q, True, loss, limit, "fraction",
+                                "no prefill/decode split to go stale")
+        text = (f"with static pools,{split} loses up to {_pct(loss)} of the goodput "
+                f"re-splitting reaches across {band}{_drift_detail(m)}; limit {_pct(limit)}")
+        return Precondition("traffic-mix", q, bool(traffic_mix_passes(False, loss, sc.policy)),
+                            loss, limit, "fraction", text)
     if sc.autoscaling:
-        return Precondition("traffic-mix", q, True, m.static_mix_loss, limit, "fraction",
+        return Precondition("traffic-mix", q, True, loss, limit, "fraction",
                             f"autoscaling re-balances the pools per phase (a static split would "
-                            f"lose {_pct(m.static_mix_loss)})")
+                            f"lose {_pct(loss)})")
     text = (f"with static pools the best split for all {len(sc.phases)} phases loses "
-            f"{_pct(m.static_mix_loss)} of the goodput per-phase re-allocation reaches "
+            f"{_pct(loss)} of the goodput per-phase re-allocation reaches "
             f"(limit {_pct(limit)})")
     if m.static_allocation is not None:
         a = m.static_allocation
         text += f"; the static split is {a.prefill_gpus}:{a.decode_gpus}"
-    passed = bool(traffic_mix_passes(len(sc.phases), sc.autoscaling, m.static_mix_loss,
-                                     sc.policy))
-    return Precondition("traffic-mix", q, passed, m.static_mix_loss, limit, "fraction", text)
-
-
-def _advisories(sc: Scenario, m: ModelResult, verdict: Verdict) -> tuple[Advisory, ...]:
-    dep = sc.deployment
-    moe = tuple(Advisory(i, msg) for i, msg in moe_warnings(sc, m))
-    relevant = verdict == "disaggregate" or (dep is not None and dep.mode == "disaggregated")
-    if not relevant or m.disaggregated is None:
-        return moe
-    out: list[Advisory] = list(moe)
-    plan = m.disaggregated
-    kv = plan.kv_transfer
-    if kv is not None:
-        in_flight = kv.concurrent_transfers
-        decode_conc = plan.decode_batch * (plan.allocation.decode_instances if plan.allocation else 1)
-        if in_flight >= KV_CONCURRENCY_WARN or decode_conc >= KV_CONCURRENCY_WARN:
-            out.append(Advisory("kv-concurrency",
-                               f"about {in_flight:,.0f} KV transfers in flight and {decode_conc:,.0f} "
-                               f"concurrent decoding requests; ≥ {KV_CONCURRENCY_WARN} concurrent "
-                               "requests have broken SGLang PD transfers (sgl-project/sglang#9266) — "
-                               "load-test the transfer path at this concurrency"))
-        if kv.link_id.startswith("nvlink"):
-            out.append(Advisory("kv-over-tcp",
-                               "KV is planned over NVLink, but NIXL/UCX without an RDMA NIC falls "
-                               "back to TCP through host memory even on one node; check the "
-                               "transfer backend really uses NVLink"))
-    longest = max(p.prompt_tokens.upper_tokens for p in sc.phases)
-    out.append(Advisory("prompt-limit",
-                       f"prompts up to {longest:,.0f} tokens: set the same maximum input length on "
-                       "prefill and decode; longer prompts than the prefill side accepts have "
-                       "produced silent garbage on the decode side (sgl-project/sglang#30233)"))
-    if plan.allocation is not None and plan.allocation.prefill_instances < 2:
-        out.append(Advisory("no-prefill-fallback",
-                           "a single prefill instance: when it fails every request stalls; "
-                           "keep a colocated fallback path"))
-    else:
-        out.append(Advisory("no-prefill-fallback",
-                           "if the prefill pool fails, decode instances starve; plan a fallback "
-                           "(colocated serving) and alert on prefill queue depth"))
-    if len(sc.phases) > 1 and not sc.autoscaling:
-        out.append(Advisory("static-ratio",
-                           f"a static P:D ratio under a shifting mix loses {_pct(m.static_mix_loss)} "
-                           "against per-phase re-allocation; enable autoscaling with damping"))
-    return tuple(out)
-
-
-def _measure_next(sc: Scenario, m: ModelResult) -> tuple[str, ...]:
-    out = []
-    c = m.colocated
-    if c is not None:
-        slo = f" vs the {sc.slo.tpot_ms:g} ms SLO" if sc.slo.tpot_ms else ""
-        tpot = f"{c.tpot_ms:.1f} ms" if c.tpot_ms is not None else "overloaded"
-        out.append(f"p{sc.slo.percentile:g} TPOT under chunked prefill (token budget "
-                   f"{c.chunk_tokens}, TP{c.tensor_parallel}) at {c.rate_rps:g} req/s: the model "
-                   f"predicts {tpot}{slo}")
-    d = m.disaggregated
-    if d is not None and d.ttft_ms is not None and d.kv_transfer is not None:
-        prefill_ms = d.ttft_ms - d.kv_transfer.transfer_ms
-        out.append(f"prefill share of TTFT: the model predicts {prefill_ms:.0f} ms of prefill "
-                   f"and queueing in a p{sc.slo.percentile:g} TTFT of {d.ttft_ms:.0f} ms "
-                   f"(KV transfer {d.kv_transfer.transfer_ms:.1f} ms)")
-    if d is not None and d.kv_transfer is not None:
-        kv = d.kv_transfer
-        n = max(round(kv.concurrent_transfers), 1)
-        out.append(f"KV transfer reliability at about {n} concurrent "
-                   f"transfer{'s' if n != 1 else ''} of {kv.bytes_per_request_mean / 1e6:,.0f} MB "
-                   f"({_pct(kv.utilization)} of {kv.link_id})")
-    return tuple(out)
+    passed = bool(traffic_mix_passes(sc.autoscaling, loss, sc.policy))
+    return Precondition("traffic-mix", q, passed, loss, limit, "fraction", text)
 
 
 def _findings(sc: Scenario, m: ModelResult, verdict: Verdict, pre: tuple[Precondition, ...],
@@ -319,33 +399,59 @@ def _findings(sc: Scenario, m: ModelResult, verdict: Verdict, pre: tuple[Precond
     return tuple(out)
 
 
+def _headline(sc: Scenario, m: ModelResult, rule: str, gain: float, ideal: float,
+              split_gain: float, pre: tuple[Precondition, ...], verdict: Verdict) -> str:
+    """The reason that decided, as one sentence."""
+    need = _pct(sc.policy.min_disagg_gain)
+    by_id = {p.id: p for p in pre}
+    if rule == "not-applicable":
+        return f"disaggregation is {by_id['gpu-scale'].explanation}"
+    if rule == "no-split":
+        return f"no prefill/decode split meets the SLOs: {binding_cause(sc, m)}"
+    if rule == "gpu-scale":
+        return (f"whole instances turn disaggregation's win into a loss: the ideal split would "
+                f"carry {gain_text(ideal)} against the best chunked-prefill pool, the best "
+                f"integer split only {gain_text(gain)} (it must clear +{need})")
+    if verdict == "disaggregate":
+        return (f"disaggregation's best integer split carries {_more(gain)} than the best "
+                f"chunked-prefill pool (it must clear {need} more) and all three "
+                "preconditions hold")
+    if rule == "gain":
+        g = None if math.isnan(gain) else gain
+        if g is not None and g < 0:
+            return (f"disaggregation loses goodput: its best integer split carries "
+                    f"{_pct(-g)} less than the best chunked-prefill pool")
+        return (f"disaggregation's best integer split carries only {gain_text(g)} against "
+                f"the best chunked-prefill pool, short of the +{need} it must clear")
+    p = by_id[rule]
+    return (f"{rule} fails and turns a {_pct(split_gain)} gain into a no: {p.explanation}")
+
+
 def assess(sc: Scenario, m: ModelResult) -> Assessment:
     """Apply the rules to a model result."""
-    pre = (_gpu_scale(sc, m), _kv_bandwidth(sc, m), _traffic_mix(sc, m))
     c, d = m.colocated, m.disaggregated
     raw_gain = float(disaggregation_gain(m.disaggregated_headroom, m.colocated_headroom))
+    raw_ideal = float(disaggregation_gain(m.disaggregated_ideal_headroom, m.colocated_headroom))
+    split_gain = float(disaggregation_gain(m.disaggregated_best_headroom, m.colocated_headroom))
+    pre = (_gpu_scale(sc, m, split_gain, raw_ideal), _kv_bandwidth(sc, m), _traffic_mix(sc, m))
     gain = None if math.isnan(raw_gain) else raw_gain
     all_pass = all(p.passed for p in pre)
-    gain_ok = gain is not None and gain >= sc.policy.min_disagg_gain
     verdict = VERDICTS[int(bool(disaggregates(all_pass, raw_gain, sc.policy)))]
+    applicable, has_split = _applicable(sc, m), _has_split(m)
+    rule = DECIDING_RULES[int(deciding_rule(applicable, has_split, split_gain, raw_gain,
+                                            pre[0].passed, pre[1].passed, pre[2].passed,
+                                            sc.policy))]
     coloc_ok = c is not None and c.meets(sc.slo)
     disagg_ok = d is not None and d.meets(sc.slo)
     slo_met = disagg_ok if verdict == "disaggregate" else coloc_ok
 
-    reasons: list[str] = []
-    gain_txt = "n/a" if gain is None else ("unbounded" if gain == float("inf") else _pct(gain))
-    for p in pre:
-        if not p.passed:
-            reasons.append(f"{p.id} fails: {p.explanation}")
-    if all_pass and not gain_ok:
-        reasons.append(f"all three preconditions hold, but disaggregation's modelled gain of "
-                       f"{gain_txt} is below the {_pct(sc.policy.min_disagg_gain)} it must clear")
-    elif not all_pass:
-        reasons.append(f"the modelled specialisation gain of disaggregation is {gain_txt}; "
-                       "chunked prefill on a colocated pool avoids the KV hop and the split")
-    else:
-        reasons.append(f"all three preconditions hold and disaggregation carries {gain_txt} more "
-                       f"goodput than the best chunked-prefill pool")
+    headline = _headline(sc, m, rule, split_gain if rule == "gpu-scale" else raw_gain,
+                         raw_ideal, split_gain, pre, verdict)
+    reasons: list[str] = [headline]
+    if applicable and has_split:
+        for p in pre:
+            if not p.passed and p.id != rule:
+                reasons.append(f"{p.id} fails too: {p.explanation}")
     if c is not None and c.interference is not None:
         i = c.interference
         reasons.append(f"a p95 prompt ({i.prompt_tokens:,.0f} tokens) landing in the decode "
@@ -359,23 +465,23 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
             phase = next((p for p in sc.phases if p.name == m.colocated_phase), sc.phases[0])
             where = f" in phase '{phase.name}'" if len(sc.phases) > 1 else ""
             summary = (f"No plan meets the SLOs at {phase.rate_rps:g} req/s{where} "
-                       f"on {sc.cluster.gpus} GPUs.")
+                       f"on {_gpus(sc.cluster.gpus)}: {binding_cause(sc, m)}.")
         else:
             summary = (f"The recommended {verdict} plan misses the SLOs on {sc.cluster.gpus} GPUs"
                        + (" (only the other architecture meets them, but it fails a precondition)."
                           if other_ok else "."))
-        need = m.colocated_gpus_needed if verdict == "chunked-prefill" else m.disaggregated_gpus_needed
-        if need is not None:
-            summary += f" It would take about {need} GPUs."
+            need = (m.colocated_gpus_needed if verdict == "chunked-prefill"
+                    else m.disaggregated_gpus_needed)
+            if need is not None:
+                summary += f" It would take about {need} GPUs."
     elif verdict == "disaggregate":
         a = d.allocation if d else None
         split = f" with a {a.prefill_gpus}:{a.decode_gpus} split" if a else ""
         summary = (f"Disaggregate{split}: all three preconditions hold and it carries "
-                   f"{gain_txt} more goodput than chunked prefill.")
+                   f"{_more(raw_gain)} than chunked prefill.")
     else:
-        failing = [p.id for p in pre if not p.passed]
-        why = (f"{', '.join(failing)} fail{'s' if len(failing) == 1 else ''}" if failing
-               else f"disaggregation gains only {gain_txt}")
+        # a precondition's full explanation follows in the reasons
+        why = headline.split(": ", 1)[0] if rule in ("kv-bandwidth", "traffic-mix") else headline
         shape = (f"TP{c.tensor_parallel}" + (f"×PP{c.pipeline_stages}" if c.pipeline_stages > 1 else "")
                  if c is not None else "")
         if c is not None and c.expert_parallel > 1:
@@ -385,7 +491,13 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
                 if c is not None else "")
         summary = f"Chunked prefill on a colocated pool{plan}: {why}."
 
+    rounding = _worst_rounding(m)
     findings = _findings(sc, m, verdict, pre, slo_met)
     return Assessment(verdict=verdict, slo_met=slo_met, summary=summary, reasons=tuple(reasons),
-                      warnings=_advisories(sc, m, verdict), measure_next=_measure_next(sc, m),
-                      preconditions=pre, disagg_gain=gain, findings=findings, model=m)
+                      warnings=(*(Advisory(i, msg) for i, msg in moe_warnings(sc, m)),
+                                *advisories(sc, m, verdict == "disaggregate", rounding)),
+                      measure_next=measure_next(sc, m, verdict == "disaggregate", rule),
+                      preconditions=pre, disagg_gain=gain, findings=findings, model=m,
+                      deciding_rule=rule, headline_reason=headline,
+                      ideal_gain=None if math.isnan(raw_ideal) else raw_ideal,
+                      rounding_loss=rounding, mix_loss=mix_loss(sc, m))
