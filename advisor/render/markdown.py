@@ -306,8 +306,12 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
                      str(len(f["findings"]) + len(f["problems"]))])
     lines += _table(["file", "status", "verdict", "deployed", "findings"], rows, right=(4,))
     lines.append("")
+    cut = []
     for f in doc["files"]:
         if not f["findings"] and not f["problems"] and not f["warnings"]:
+            continue
+        if sum(len(line) + 1 for line in lines) > COMMENT_BUDGET - 4_000:
+            cut.append(f["path"])  # the notes below and the table above still fit
             continue
         lines += [f"### `{cell(f['path'])}`", ""]
         for finding in f["findings"]:
@@ -321,6 +325,9 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
         for w in f["warnings"]:
             lines.append(f"- ⚠️ **{cell(w['id'])}**: {cell(w['message'])}")
         lines.append("")
+    if cut:
+        lines += [f"Findings of {len(cut)} more file{'s' * (len(cut) != 1)} left out to fit a "
+                  "PR comment; run `pd-advisor check FILE` for them.", ""]
     omitted = []
     for f in doc["files"]:
         if f.get("report") is None:
