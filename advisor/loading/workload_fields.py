@@ -125,6 +125,12 @@ def is_power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
+PrefillTensorParallel = Annotated[StrictInt | None, Field(
+    None, ge=1, description="Tensor-parallel degree of each prefill instance "
+    "(disaggregated only).")]
+DecodeTensorParallel = Annotated[StrictInt | None, Field(
+    None, ge=1, description="Tensor-parallel degree of each decode instance "
+    "(disaggregated only).")]
 MaxNumSeqs = Annotated[StrictInt | None, Field(
     None, ge=1, le=1_000_000, description="Running-sequence cap per instance (vLLM "
     "--max-num-seqs, SGLang --max-running-requests, TensorRT-LLM max_batch_size); per "

@@ -248,12 +248,8 @@ class Deployment(_Model):
         None, ge=1, description="GPUs in the prefill pool (disaggregated only; required).")
     decode_gpus: StrictInt | None = Field(
         None, ge=1, description="GPUs in the decode pool (disaggregated only; required).")
-    prefill_tensor_parallel: StrictInt | None = Field(
-        None, ge=1, description="Tensor-parallel degree of each prefill instance "
-        "(disaggregated only).")
-    decode_tensor_parallel: StrictInt | None = Field(
-        None, ge=1, description="Tensor-parallel degree of each decode instance "
-        "(disaggregated only).")
+    prefill_tensor_parallel: wf.PrefillTensorParallel = None
+    decode_tensor_parallel: wf.DecodeTensorParallel = None
     expert_parallel: epi.ExpertParallel = None
     prefill_expert_parallel: epi.PrefillExpertParallel = None
     decode_expert_parallel: epi.DecodeExpertParallel = None

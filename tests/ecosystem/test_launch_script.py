@@ -188,6 +188,40 @@ def test_spanning_instances_get_node_rank_and_head(tmp_path: Path) -> None:
         "http://host-4.example:8100"]
 
 
+@pytest.mark.parametrize("engine", list(EmitEngine))
+def test_hostile_values_in_an_expert_parallel_plan(engine: EmitEngine, tmp_path: Path) -> None:
+    """An EP plan (#17: two EP16 instances with DP attention over 2 nodes each, 32 redundant
+    experts) in the per-node script: bash accepts it, the hostile model path arrives intact on
+    every node, the JSON EPLB config arrives as one word, vLLM's DP start rank comes from the
+    node rank."""
+    pools = (Pool("colocated", 2, 1, 1, 8192, 512, expert_parallel=16, redundant_experts=32),)
+    slots = tuple(place([(p.role, p.instances, p.gpus_per_instance) for p in pools], 8))
+    plan = LaunchPlan(engine=engine, mode="colocated", checkpoint=HOSTILE, gpu="h100-sxm",
+                      gpus_per_node=8, memory_fraction=0.9, max_model_len=4096,
+                      max_model_len_note="note", fp8=False, pools=pools, slots=slots,
+                      nodes=len({n for s in slots for n in s.nodes}), kv_link=None,
+                      slo_met=True)
+    script = render_launch(plan)
+    checked = subprocess.run(["/bin/bash", "-n"], input=script, text=True, capture_output=True)
+    assert checked.returncode == 0, checked.stderr
+    argvs = [run_script(script, tmp_path, [], 4, node_rank=rank)[0] for rank in range(4)]
+    for rank, argv in enumerate(argvs):
+        model = argv[2] if argv[0] == "vllm" else flag(argv, "--model-path")
+        assert model == HOSTILE
+        if engine is EmitEngine.vllm:
+            assert flag(argv, "--eplb-config") == '{"num_redundant_experts":32}'
+            assert flag(argv, "--data-parallel-address") == f"host-{rank - rank % 2}.example"
+            assert flag(argv, "--max-num-seqs") == "32"  # 512 running / 16 DP ranks
+            if rank % 2:
+                assert flag(argv, "--data-parallel-start-rank") == "8" and "--headless" in argv
+            else:
+                assert flag(argv, "--api-server-count") == "8"
+        else:
+            assert flag(argv, "--node-rank") == str(rank % 2)
+            assert flag(argv, "--ep-num-redundant-experts") == "32"
+            assert flag(argv, "--max-running-requests") == "512"
+
+
 def test_script_refuses_a_short_hosts_file(tmp_path: Path) -> None:
     script = render_launch(_plan(EmitEngine.sglang, "colocated", spans=True))
     (tmp_path / "hosts.txt").write_text("only-one\n")
