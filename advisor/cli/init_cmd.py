@@ -176,6 +176,7 @@ deployment:                      # what runs today; `pd-advisor check` gates on 
   # chunk_tokens: 2048           # token budget per step; omitted: the engine's default for the GPU
 {tp_line}
   # for mode: disaggregated give prefill_gpus and decode_gpus instead of tensor_parallel
+  # MoE models: expert_parallel: 32 (EP over whole nodes, DP attention) instead of tensor_parallel
   # max_num_seqs: 256            # engine limits you launch with (model and --emit honour them)
   # max_model_len: 32768         #   longest prompt + output a request may have
   # gpu_memory_utilization: 0.9  #   share of GPU memory the engine may use

@@ -113,7 +113,7 @@ def prefill_ttft_parts(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray
                                         computed.cv)
     wait_q = wait_quantile_s(wait, p_wait, quantile)
     bytes_q = phase.prompt_tokens.quantile(quantile) * inst.kv_bytes_per_token_wire  # all KV
-    exposed, _ = transfer_seconds(bytes_q, link, inst.gpus, own, inst.model.num_layers,
+    exposed, _ = transfer_seconds(bytes_q, link, inst.kv_sender_gpus, own, inst.model.num_layers,
                                   link_utilization)
     return own, wait_q, exposed, rho
 

@@ -29,6 +29,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from advisor.core.expert_parallel import ExpertParallelTerms
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
 
 GIB = float(2**30)
@@ -119,6 +120,8 @@ class EngineSpec:
     cuda_graph_max_batch: int = 0
     """Largest decode batch replayed from a captured CUDA graph (0 = unknown/none)."""
     supports: EngineSupport = EngineSupport()
+    expert_parallel: ExpertParallelTerms | None = None
+    """Expert-parallel constants (None: the engine profile gives none; no EP plans)."""
 
     @property
     def label(self) -> str:

@@ -133,9 +133,11 @@ Evaluator = Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]
 """(whole-plan rates, quantile) → (TTFT_q s, TPOT_q s); NaN where overloaded."""
 
 
-def _shape(shapes: list[Shape], tensor_parallel: int, pipeline_stages: int) -> Shape | None:
+def _shape(shapes: list[Shape], tensor_parallel: int, pipeline_stages: int,
+           expert_parallel: int = 1) -> Shape | None:
     return next((s for s in shapes if s.instance.tensor_parallel == tensor_parallel
-                 and s.instance.pipeline_stages == pipeline_stages), None)
+                 and s.instance.pipeline_stages == pipeline_stages
+                 and s.instance.expert_parallel == expert_parallel), None)
 
 
 def _colocated_eval(shape: Shape, plan: ColocatedPlan, ph: TrafficPhase) -> Evaluator:
@@ -299,7 +301,7 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
     for key, plan in ((COLOCATED, pr.colocated), (UNCHUNKED, pr.unchunked)):
         if plan is None:
             continue
-        shape = _shape(shapes, plan.tensor_parallel, plan.pipeline_stages)
+        shape = _shape(shapes, plan.tensor_parallel, plan.pipeline_stages, plan.expert_parallel)
         if shape is None:
             continue
         evaluators.append((key, _colocated_eval(shape, plan, ph), plan.max_goodput_rps))
@@ -310,8 +312,10 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
     alloc = _allocation_for(model, sc, k)
     dplan = _phase_disagg(model, sc, k)
     if alloc is not None and dplan is not None:
-        pshape = _shape(shapes, alloc.prefill_tensor_parallel, alloc.prefill_pipeline_stages)
-        dshape = _shape(shapes, alloc.decode_tensor_parallel, alloc.decode_pipeline_stages)
+        pshape = _shape(shapes, alloc.prefill_tensor_parallel, alloc.prefill_pipeline_stages,
+                        alloc.prefill_expert_parallel)
+        dshape = _shape(shapes, alloc.decode_tensor_parallel, alloc.decode_pipeline_stages,
+                        alloc.decode_expert_parallel)
         if pshape is not None and dshape is not None:
             link = caps.group_at(sc.cluster.gpus).link
             d = _Disagg(pshape, dshape, alloc, alloc.prefill_gpus * link.effective_bytes_per_s,

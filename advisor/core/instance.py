@@ -28,6 +28,7 @@ evaluated together.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -35,7 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from advisor.core.all_to_all import all_to_all_cost
 from advisor.core.engine import EngineSpec
+from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec, Precision
 from advisor.core.model_arch import ModelSpec
 
@@ -70,6 +73,16 @@ class StepParams:
     """MoE layers × the engine's small-batch cost per MoE layer (scaled by 1 − coverage)."""
     compute_memory_overlap: np.ndarray | float = 1.0
     """1: a step takes max(compute, memory) (the roofline); 0: compute + memory."""
+    a2a_latency_s: np.ndarray | float = 0.0
+    """Expert parallelism: MoE layers × 2 launches × link latency of dispatch + combine."""
+    a2a_s_per_prefill_token: np.ndarray | float = 0.0
+    """Expert parallelism: all-to-all seconds per instance-wide prefill token (all layers)."""
+    a2a_s_per_decode_token: np.ndarray | float = 0.0
+    """Expert parallelism: all-to-all seconds per instance-wide decode token (all layers)."""
+    a2a_overlap: np.ndarray | float = 0.0
+    """1: two micro-batches hide the all-to-all behind compute (max); 0: they add up."""
+    step_scale: np.ndarray | float = 1.0
+    """Expert-load imbalance: the hottest rank's step over the mean (1 without EP)."""
 
     @classmethod
     def stack(cls, params: list[StepParams], ndim: int) -> StepParams:
@@ -202,8 +215,24 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
-    return (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
-            + q.step_overhead_s + moe_s)
+    core_s: np.ndarray = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+                          + q.step_overhead_s + moe_s)
+    if m.moe is None:
+        return core_s
+    a2a_s = all_to_all_seconds(q, p, d)
+    step_s: np.ndarray = (core_s + a2a_s - q.a2a_overlap * np.minimum(core_s, a2a_s)) * q.step_scale
+    return step_s
+
+
+def all_to_all_seconds(q: StepParams, prefill_tokens: np.ndarray | float,
+                       decode_seqs: np.ndarray | float) -> np.ndarray | float:
+    """Expert-parallel dispatch + combine time of one step (0 without EP): α per MoE layer
+    and launch when the step has tokens, plus bytes over the slowest link."""
+    p = np.asarray(prefill_tokens, dtype=float)
+    d = np.asarray(decode_seqs, dtype=float)
+    busy = np.where(p + d > 0, 1.0, 0.0)
+    return (q.a2a_latency_s * busy + q.a2a_s_per_prefill_token * p
+            + q.a2a_s_per_decode_token * d)
 
 
 def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
@@ -248,22 +277,71 @@ class Instance:
     intra_link: LinkSpec
     inter_link: LinkSpec | None
     efficiency: EfficiencyFactors
+    layout: ExpertLayout | None = None
+    """Expert parallelism (None: experts sharded with TP like every other weight).
+    ``tensor_parallel`` is then the attention TP of each attention rank."""
 
     @property
     def gpus(self) -> int:
         """GPUs this instance occupies."""
+        if self.layout is not None:
+            return self.layout.expert_parallel
         return self.tensor_parallel * self.pipeline_stages
 
     @property
+    def expert_parallel(self) -> int:
+        """EP degree (1 without expert parallelism)."""
+        return 1 if self.layout is None else self.layout.expert_parallel
+
+    @property
+    def kv_sender_gpus(self) -> int:
+        """GPUs one request's KV cache leaves from (one NIC each): the whole instance under
+        TP/PP, one attention rank's GPUs under DP attention."""
+        return self.gpus // self.attention_data_parallel
+
+    @property
+    def redundant_experts(self) -> int:
+        """Redundant expert copies of the EP group (0 without expert parallelism)."""
+        return 0 if self.layout is None else self.layout.redundant_experts
+
+    @property
+    def attention_data_parallel(self) -> int:
+        """Attention ranks that hold disjoint sequences (1 without DP attention)."""
+        return 1 if self.layout is None else self.layout.attention_data_parallel
+
+    @property
+    def label(self) -> str:
+        """``TP4``, ``TP8×PP2``, ``EP32·DPA``."""
+        if self.layout is not None:
+            return self.layout.label
+        if self.pipeline_stages == 1:
+            return f"TP{self.tensor_parallel}"
+        return f"TP{self.tensor_parallel}×PP{self.pipeline_stages}"
+
+    @property
+    def expert_bytes_per_gpu(self) -> float:
+        """Routed-expert weight bytes each GPU holds (EP: its experts incl. redundant)."""
+        experts = self.model.expert_weight_bytes(self.precision)
+        if self.layout is None or self.model.moe is None:
+            return experts / self.gpus
+        return experts * self.layout.experts_per_gpu / self.model.moe.num_experts
+
+    @property
     def weight_bytes_per_gpu(self) -> float:
-        """Weights each GPU holds (sharded over TP and PP)."""
-        return self.model.weight_bytes(self.precision) / self.gpus
+        """Weights each GPU holds (sharded over TP and PP; under EP the non-expert weights
+        are split over attention TP only and the experts over the EP group)."""
+        if self.layout is None:
+            return self.model.weight_bytes(self.precision) / self.gpus
+        dense = (self.model.weight_bytes(self.precision)
+                 - self.model.expert_weight_bytes(self.precision))
+        return dense / self.tensor_parallel + self.expert_bytes_per_gpu
 
     @property
     def kv_bytes_per_token_per_gpu(self) -> float:
-        """KV bytes per token each GPU stores (TP duplication included, split over stages)."""
+        """KV bytes per token each GPU stores (TP duplication included, split over stages;
+        under DP attention a GPU holds only its own sequences: 1/ranks of the tokens)."""
         return (self.model.kv_bytes_per_token_per_gpu(self.precision, self.tensor_parallel)
-                / self.pipeline_stages)
+                / self.pipeline_stages / self.attention_data_parallel)
 
     @property
     def kv_bytes_per_token_wire(self) -> float:
@@ -302,6 +380,8 @@ class Instance:
         lowbit = eng.lowbit_moe_efficiency if m.lowbit_experts else 1.0
         inter = self.inter_link or self.intra_link
         bandwidth = self.gpu.memory_bandwidth_bytes_per_s
+        if self.layout is not None:
+            return self._ep_params()
         return StepParams(
             gpus=float(self.gpus),
             compute_flops_per_s=self.gpus * self.peak_flops_per_s * self.prefill_mfu,
@@ -321,6 +401,76 @@ class Instance:
             moe_overhead_s=m.num_moe_layers * eng.moe_layer_overhead_s,
             compute_memory_overlap=eng.compute_memory_overlap,
         )
+
+    def _ep_params(self) -> StepParams:
+        """Step-time constants of an expert-parallel instance (docs/model.md §3.4): the
+        non-expert weights replicated per attention rank, the experts sharded over the EP
+        group, KV split over the attention ranks, attention all-reduces within an attention
+        rank only, the all-to-all α + β per MoE layer, the imbalance factor."""
+        m, prec, eng, lay = self.model, self.precision, self.engine, self.layout
+        terms = eng.expert_parallel
+        assert lay is not None and m.moe is not None and terms is not None
+        experts = m.expert_weight_bytes(prec)
+        lowbit = eng.lowbit_moe_efficiency if m.lowbit_experts else 1.0
+        bandwidth = self.gpu.memory_bandwidth_bytes_per_s
+        tp, ranks = self.tensor_parallel, lay.attention_data_parallel
+        fp8_weights = Precision.of(prec).weights in ("fp8", "fp8-block")  # FP8 GEMM inputs
+        dispatch = terms.dispatch_bytes_fp8 if fp8_weights else 2.0
+        cost = all_to_all_cost(
+            expert_parallel=lay.expert_parallel, gpus_per_node=lay.gpus_per_node,
+            experts_per_token=m.moe.experts_per_token, hidden_size=m.hidden_size,
+            dispatch_bytes=dispatch, combine_bytes=terms.combine_bytes,
+            intra_link=self.intra_link, inter_link=self.inter_link,
+            efficiency=terms.all_to_all_efficiency)
+        layers = float(m.num_moe_layers)
+        imbalance = (terms.imbalance_with_balancer if terms.balancer
+                     else terms.imbalance_without_balancer)
+        sm_share = 1.0 - (terms.comm_sm_fraction if terms.two_batch_overlap else 0.0)
+        return StepParams(
+            gpus=float(self.gpus),
+            compute_flops_per_s=(self.gpus * self.peak_flops_per_s * self.prefill_mfu
+                                 * sm_share),
+            memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
+            kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
+            dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts
+                                        - m.gathered_embedding_bytes(prec)) / tp,
+            expert_weight_bytes_per_gpu=self.expert_bytes_per_gpu / lowbit,
+            kv_bytes_per_token_per_gpu=self.kv_bytes_per_token_per_gpu,
+            tp_comm_s_per_byte=(2.0 * m.num_layers * 2.0 * (tp - 1) / tp / ranks
+                                / self.intra_link.effective_bytes_per_s),
+            tp_comm_latency_s=2.0 * m.num_layers * self.allreduce_latency_s,
+            pp_comm_s_per_byte=0.0,
+            pp_comm_latency_s=0.0,
+            step_overhead_s=self.efficiency.step_overhead_s,
+            request_overhead_s=self.efficiency.request_overhead_s,
+            moe_overhead_s=m.num_moe_layers * eng.moe_layer_overhead_s,
+            compute_memory_overlap=eng.compute_memory_overlap,
+            a2a_latency_s=layers * cost.latency_s_per_layer,
+            a2a_s_per_prefill_token=layers * cost.prefill_s_per_token_per_layer,
+            a2a_s_per_decode_token=layers * cost.decode_s_per_token_per_layer,
+            a2a_overlap=1.0 if terms.two_batch_overlap else 0.0,
+            step_scale=imbalance,
+        )
+
+    def all_to_all_share(self, prefill_tokens: float = 0.0, prefill_seqs: float = 0.0,
+                         decode_seqs: float = 0.0, decode_context_tokens: float = 0.0) -> float:
+        """Share of a step's work that is all-to-all: a2a / (a2a + the rest), before the
+        two-batch overlap hides it (0 without EP)."""
+        q = self.params
+        a2a = float(all_to_all_seconds(q, prefill_tokens, decode_seqs))
+        if a2a <= 0.0:
+            return 0.0
+        core = self._core_seconds(prefill_tokens, prefill_seqs, decode_seqs,
+                                  decode_context_tokens)
+        return a2a / (a2a + core) if a2a + core > 0 else 0.0
+
+    def _core_seconds(self, prefill_tokens: float, prefill_seqs: float, decode_seqs: float,
+                      decode_context_tokens: float) -> float:
+        """The step without all-to-all, overlap and imbalance."""
+        q = dataclasses.replace(self.params, a2a_latency_s=0.0, a2a_s_per_prefill_token=0.0,
+                                a2a_s_per_decode_token=0.0, step_scale=1.0)
+        return float(step_time(self.model, q, prefill_tokens, prefill_seqs, 0.0, decode_seqs,
+                               decode_context_tokens))
 
     def step_time_s(self, prefill_tokens: np.ndarray | float = 0.0,
                     prefill_seqs: np.ndarray | float = 0.0,

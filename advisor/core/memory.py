@@ -6,7 +6,10 @@ per entry``), both from the engine profile (:meth:`EngineSpec.reserve_bytes`; 3.
 runtime memory, as NVIDIA's aiconfigurator reserves, for an engine without a profile;
 docs/model.md §4), plus NCCL buffers (392 MiB when TP > 1). An instance is excluded, with a
 reason, when its weights do not fit, when the longest request does not fit in its KV budget,
-or when TP does not divide the attention heads (engines shard whole heads).
+or when TP does not divide the attention heads (engines shard whole heads). Under
+expert parallelism with DP attention (docs/model.md §4.1) each attention rank holds whole
+sequences: the per-sequence KV is charged to one rank, the engine's running-sequence cap
+applies per rank, and the all-to-all library's buffers (DeepEP) are reserved too.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.core.engine import EngineSpec
+from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.hardware import GpuSpec, LinkSpec, Precision
 from advisor.core.instance import Instance
 from advisor.core.model_arch import ModelSpec
@@ -66,7 +70,9 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
     model, gpu = instance.model, instance.gpu
     weights = instance.weight_bytes_per_gpu
     reserve = (instance.engine.reserve_bytes(gpu, model.vocab_size)
-               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0))
+               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0)
+               + _comm_buffer_bytes(instance))
+    ranks = instance.attention_data_parallel
     budget = gpu.memory_bytes * memory_fraction - weights - reserve
     kv_tok = instance.kv_bytes_per_token_per_gpu
     dup = model.kv_duplication_factor(instance.tensor_parallel)
@@ -80,15 +86,15 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
     max_kv_tokens = max(0.0, budget) / kv_tok
     per_seq_mean = model.kv_bytes_per_sequence(mean_context_tokens, instance.precision)
     per_seq_max = model.kv_bytes_per_sequence(max_request_tokens, instance.precision)
-    scale = dup / instance.gpus  # whole-model bytes → bytes per GPU
+    scale = _sequence_scale(instance)  # whole-model bytes → bytes per GPU
     if not reason and per_seq_max * scale > budget:
         reason = (f"one {max_request_tokens:,.0f}-token request needs "
                   f"{per_seq_max * scale / 1e9:.1f} GB of KV per GPU; "
                   f"{max(budget, 0) / 1e9:.1f} GB free")
     max_seqs = 0
     if not reason:
-        max_seqs = int(min(budget // max(per_seq_mean * scale, 1.0),
-                           instance.engine.max_num_seqs(gpu)))
+        max_seqs = ranks * int(min(budget // max(per_seq_mean * scale, 1.0),
+                                   instance.engine.max_num_seqs(gpu)))
         if max_seqs < 1:
             reason = "no room for a single sequence at the mean context"
     return InstanceMemory(instance=instance, weights_bytes_per_gpu=weights,
@@ -98,9 +104,24 @@ def plan_memory(instance: Instance, mean_context_tokens: float, max_request_toke
                           max_sequences=max_seqs, fits=not reason, reason=reason)
 
 
+def _comm_buffer_bytes(instance: Instance) -> float:
+    """The all-to-all library's buffers per GPU (DeepEP) of an expert-parallel instance."""
+    if instance.layout is not None and instance.engine.expert_parallel is not None:
+        return instance.engine.expert_parallel.comm_buffer_bytes
+    return 0.0
+
+
+def _sequence_scale(instance: Instance) -> float:
+    """Whole-model KV bytes of one sequence → bytes per GPU: TP duplication over the GPUs
+    that hold the sequence (DP attention: a sequence lives on one attention rank)."""
+    return (instance.model.kv_duplication_factor(instance.tensor_parallel)
+            / (instance.gpus // instance.attention_data_parallel))
+
+
 def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision | str,
                    engine: EngineSpec | str, tensor_parallel: int, pipeline_stages: int,
-                   intra_link: LinkSpec, inter_link: LinkSpec | None) -> Instance:
+                   intra_link: LinkSpec, inter_link: LinkSpec | None,
+                   layout: ExpertLayout | None = None) -> Instance:
     """An instance with the engine's efficiency factors on this GPU.
 
     ``engine`` is a resolved engine profile, or an engine name (``EngineSpec.generic``: the
@@ -110,7 +131,7 @@ def build_instance(model: ModelSpec, gpu: GpuSpec, precision: Precision | str,
     return Instance(model=model, gpu=gpu, precision=Precision.of(precision), engine=spec,
                     tensor_parallel=tensor_parallel, pipeline_stages=pipeline_stages,
                     intra_link=intra_link, inter_link=inter_link,
-                    efficiency=spec.efficiency_for(gpu))
+                    efficiency=spec.efficiency_for(gpu), layout=layout)
 
 
 # --------------------------------------------------------------------------- launch check
@@ -121,15 +142,16 @@ def launch_kv_budget_bytes_per_gpu(instance: Instance, memory_fraction: float,
     the budget of :func:`plan_memory` with the launch's own numbers."""
     reserve = (instance.engine.reserve_bytes(instance.gpu, instance.model.vocab_size,
                                              max_num_seqs)
-               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0))
+               + (NCCL_RESERVE_BYTES if instance.gpus > 1 else 0.0)
+               + _comm_buffer_bytes(instance))
     return instance.gpu.memory_bytes * memory_fraction - instance.weight_bytes_per_gpu - reserve
 
 
 def sequence_kv_bytes_per_gpu(instance: Instance, tokens: float) -> float:
-    """KV bytes per GPU of one sequence of ``tokens`` (TP duplication, split over stages)."""
-    model = instance.model
-    return (model.kv_bytes_per_sequence(tokens, instance.precision)
-            * model.kv_duplication_factor(instance.tensor_parallel) / instance.gpus)
+    """KV bytes per GPU of one sequence of ``tokens`` (TP duplication, split over stages;
+    under DP attention the sequence lives on one attention rank)."""
+    return (instance.model.kv_bytes_per_sequence(tokens, instance.precision)
+            * _sequence_scale(instance))
 
 
 def longest_sequence_tokens(instance: Instance, memory_fraction: float,

@@ -90,6 +90,14 @@ class ColocatedPlan:
     """The TPOT percentile at light load."""
     max_running_sequences: int = 0
     """Sequences one instance runs at its goodput (the engine's running-sequence cap to set)."""
+    expert_parallel: int = 1
+    """EP degree of each instance (1: experts sharded with TP, or a dense model)."""
+    dp_attention: bool = False
+    """Attention data-parallel across the EP group (KV not replicated across ranks)."""
+    all_to_all_share: float = 0.0
+    """Share of a decode step at the plan's batch that is EP dispatch + combine."""
+    redundant_experts: int = 0
+    """Redundant expert copies per EP group (the balancer's; 0 without EP)."""
 
     def meets(self, slo: Slo) -> bool:
         """Whether the plan meets ``slo`` at its rate (:func:`meets_slo`)."""
@@ -111,6 +119,12 @@ class AllocationSummary:
     idle_gpus: int
     max_goodput_rps: float
     limited_by: str
+    prefill_expert_parallel: int = 1
+    decode_expert_parallel: int = 1
+    prefill_dp_attention: bool = False
+    decode_dp_attention: bool = False
+    prefill_redundant_experts: int = 0
+    decode_redundant_experts: int = 0
 
 
 @dataclass(frozen=True)
@@ -140,6 +154,10 @@ class DisaggregatedPlan:
     """The decode step of a batch of one."""
     decode_max_running_sequences: int = 0
     """Largest batch a decode instance may run within memory and the TPOT SLO."""
+    prefill_all_to_all_share: float = 0.0
+    """Share of a p95-prompt prefill that is EP dispatch + combine (0 without EP)."""
+    decode_all_to_all_share: float = 0.0
+    """Share of a decode step at the plan's batch that is EP dispatch + combine."""
 
     def meets(self, slo: Slo) -> bool:
         """Whether the plan meets ``slo`` at its rate (:func:`meets_slo`)."""

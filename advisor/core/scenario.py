@@ -176,6 +176,10 @@ class Deployment:
     decode_gpus: int | None = None
     prefill_tensor_parallel: int | None = None
     decode_tensor_parallel: int | None = None
+    expert_parallel: int | None = None
+    """Pinned EP degree (MoE models; DP attention), instead of ``tensor_parallel``."""
+    prefill_expert_parallel: int | None = None
+    decode_expert_parallel: int | None = None
     max_num_seqs: int | None = None
     """Running-sequence cap per instance the launch sets (None: the engine's default); the
     scenario's engine spec carries it (``loading.resolve``)."""

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, field_validator, model_validator
 
 from advisor.core.engine import GIB, EngineSpec, EngineSupport, TokenBudgetTier
+from advisor.core.expert_parallel import ExpertParallelTerms
 from advisor.loading.profile_schema import (
     NonEmptyStr,
     PositiveInt,
@@ -101,6 +102,20 @@ class MoeCosts(StrictModel):
     lowbit_efficiency: SourcedFraction
 
 
+class ExpertParallelCosts(StrictModel):
+    """Expert-parallel terms (docs/model.md §3.4): load imbalance with and without the
+    balancer, all-to-all efficiency, redundant experts, library buffers, overlap."""
+
+    imbalance_with_balancer: SourcedPositive
+    imbalance_without_balancer: SourcedPositive
+    all_to_all_efficiency: SourcedFraction
+    redundant_experts: SourcedNonNegative
+    comm_buffer_bytes: SourcedNonNegative
+    comm_sm_fraction: SourcedFraction
+    two_batch_overlap: SourcedNonNegative
+    """1: plans run two micro-batches that hide the all-to-all; 0: they do not."""
+
+
 class BudgetTier(StrictModel):
     """One launch-default tier: GPUs with at least ``min_memory_gib`` (and no ``exclude``
     substring in their id or name)."""
@@ -154,6 +169,7 @@ class EngineProfile(StrictModel):
     efficiency: EfficiencyOverrides = Field(default_factory=EfficiencyOverrides)
     collectives: Collectives | None = None
     moe: MoeCosts | None = None
+    expert_parallel: ExpertParallelCosts | None = None
     launch_defaults: LaunchDefaults
     cuda_graph_max_batch: SourcedCount | None = None
     memory: MemoryTerms
@@ -221,7 +237,21 @@ class EngineProfile(StrictModel):
                 different_tp_across_pools=self.supports.different_tp_across_pools,
                 expert_parallel=self.supports.expert_parallel,
                 dp_attention=self.supports.dp_attention),
+            expert_parallel=self._ep_terms(),
         )
+
+    def _ep_terms(self) -> ExpertParallelTerms | None:
+        ep = self.expert_parallel
+        if ep is None:
+            return None
+        return ExpertParallelTerms(
+            imbalance_with_balancer=ep.imbalance_with_balancer.value,
+            imbalance_without_balancer=ep.imbalance_without_balancer.value,
+            all_to_all_efficiency=ep.all_to_all_efficiency.value,
+            redundant_experts=int(ep.redundant_experts.value),
+            comm_buffer_bytes=ep.comm_buffer_bytes.value,
+            comm_sm_fraction=ep.comm_sm_fraction.value,
+            two_batch_overlap=bool(ep.two_batch_overlap.value))
 
     def sourced_items(self) -> Iterator[tuple[str, SourcedNumber | SourcedCount]]:
         """Every sourced number as ``(dotted key, number)``, in file order."""

@@ -36,6 +36,7 @@ from advisor.loading.catalog import (
     ProfileNotFoundError,
 )
 from advisor.loading.errors import InputError, InputProblem
+from advisor.loading.expert_parallel_input import expert_parallel_issues
 from advisor.loading.yaml_source import (
     MAX_YAML_BYTES,
     UnreadableFileError,
@@ -410,6 +411,9 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
             if tp is not None and _is_power_of_two(tp) and heads % tp:
                 at(("deployment", name), f"{tp} does not divide the model's {heads} attention "
                                          "heads")
+    if deployment is not None:
+        issues += [ws.SchemaIssue(loc, ws.dotted(loc), message)
+                   for loc, message in expert_parallel_issues(deployment, cluster, profiles)]
     if traffic is not None and profiles.model is not None:
         issues += _context_issues(traffic, profiles.model)
     if traffic is not None and traffic.shared_prefix_tokens is not None:

@@ -118,10 +118,22 @@ def phase_arrivals_missing(phase: Any, traffic: Any) -> bool:
 
 
 # ---- deployment ------------------------------------------------------------------------------
+def is_power_of_two(value: int) -> bool:
+    """Tensor-parallel degrees are powers of two."""
+    return value > 0 and value & (value - 1) == 0
+
+
+PrefillTensorParallel = Annotated[StrictInt | None, Field(
+    None, ge=1, description="Tensor-parallel degree of each prefill instance "
+    "(disaggregated only).")]
+DecodeTensorParallel = Annotated[StrictInt | None, Field(
+    None, ge=1, description="Tensor-parallel degree of each decode instance "
+    "(disaggregated only).")]
 MaxNumSeqs = Annotated[StrictInt | None, Field(
     None, ge=1, le=1_000_000, description="Running-sequence cap per instance (vLLM "
-    "--max-num-seqs, SGLang --max-running-requests, TensorRT-LLM max_batch_size); omitted: "
-    "the engine's default for the GPU.")]
+    "--max-num-seqs, SGLang --max-running-requests, TensorRT-LLM max_batch_size); per "
+    "DP-attention rank of an expert-parallel instance; omitted: the engine's default for "
+    "the GPU.")]
 MaxModelLen = Annotated[StrictInt | None, Field(
     None, ge=1, le=MAX_TOKENS, description="Longest prompt + output a request may have "
     "(vLLM --max-model-len, SGLang --context-length, TensorRT-LLM max_seq_len); requests "

@@ -49,6 +49,7 @@ from advisor.core.limits import (  # the limits of the model's domain
     MIN_RATE_RPS,
 )
 from advisor.core.scenario import Policy
+from advisor.loading import expert_parallel_input as epi
 from advisor.loading import workload_fields as wf
 from advisor.loading.errors import describe
 
@@ -250,12 +251,11 @@ class Deployment(_Model):
         None, ge=1, description="GPUs in the prefill pool (disaggregated only; required).")
     decode_gpus: StrictInt | None = Field(
         None, ge=1, description="GPUs in the decode pool (disaggregated only; required).")
-    prefill_tensor_parallel: StrictInt | None = Field(
-        None, ge=1, description="Tensor-parallel degree of each prefill instance "
-        "(disaggregated only).")
-    decode_tensor_parallel: StrictInt | None = Field(
-        None, ge=1, description="Tensor-parallel degree of each decode instance "
-        "(disaggregated only).")
+    prefill_tensor_parallel: wf.PrefillTensorParallel = None
+    decode_tensor_parallel: wf.DecodeTensorParallel = None
+    expert_parallel: epi.ExpertParallel = None
+    prefill_expert_parallel: epi.PrefillExpertParallel = None
+    decode_expert_parallel: epi.DecodeExpertParallel = None
     max_num_seqs: wf.MaxNumSeqs = None
     max_model_len: wf.MaxModelLen = None
     gpu_memory_utilization: wf.GpuMemoryUtilization = None
@@ -642,10 +642,6 @@ def traffic_issues(traffic: Traffic, loc: Loc) -> list[SchemaIssue]:
     return issues
 
 
-def _is_power_of_two(value: int) -> bool:
-    return value > 0 and value & (value - 1) == 0
-
-
 def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
     """Keys that belong to the other mode, pool sizes, tensor-parallel degrees."""
     issues: list[SchemaIssue] = []
@@ -653,7 +649,7 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
     def at(name: str, message: str) -> None:
         issues.append(SchemaIssue((*loc, name), dotted((*loc, name)), message))
 
-    pool_keys = ("prefill_gpus", "decode_gpus", "prefill_tensor_parallel", "decode_tensor_parallel")
+    pool_keys = ("prefill_gpus", "decode_gpus", *epi.POOL_DEGREE_KEYS)
     misplaced: set[str] = set()
     if deployment.mode == "colocated":
         for name in pool_keys:
@@ -661,23 +657,26 @@ def deployment_issues(deployment: Deployment, loc: Loc) -> list[SchemaIssue]:
                 at(name, "applies only to disaggregated deployments (mode is colocated)")
                 misplaced.add(name)
     else:
-        if deployment.tensor_parallel is not None:
-            at("tensor_parallel", "applies only to colocated deployments; use "
-                                  "prefill_tensor_parallel and decode_tensor_parallel")
-            misplaced.add("tensor_parallel")
+        for name in ("tensor_parallel", "expert_parallel"):
+            if getattr(deployment, name) is not None:
+                at(name, "applies only to colocated deployments; use "
+                         f"prefill_{name} and decode_{name}")
+                misplaced.add(name)
         for name in ("prefill_gpus", "decode_gpus"):
             if getattr(deployment, name) is None:
                 issues.append(SchemaIssue(loc, dotted(loc), f"missing required key '{name}' "
                                                             "(mode is disaggregated)"))
+    for name, message in epi.ep_key_issues(deployment, misplaced):
+        at(name, message)
     for name in ("tensor_parallel", "prefill_tensor_parallel", "decode_tensor_parallel"):
         degree = getattr(deployment, name)
-        if degree is not None and name not in misplaced and not _is_power_of_two(degree):
+        if degree is not None and name not in misplaced and not wf.is_power_of_two(degree):
             at(name, f"must be a power of two (1, 2, 4, 8, ...), got {degree}")
     if deployment.mode == "disaggregated":
         for pool in ("prefill", "decode"):
             gpus = getattr(deployment, f"{pool}_gpus")
             degree = getattr(deployment, f"{pool}_tensor_parallel")
-            if gpus is None or degree is None or not _is_power_of_two(degree):
+            if gpus is None or degree is None or not wf.is_power_of_two(degree):
                 continue
             if degree > gpus:
                 at(f"{pool}_tensor_parallel", f"{degree} exceeds {pool}_gpus ({gpus})")

@@ -119,10 +119,8 @@ def _plans(doc: Mapping[str, Any]) -> str:
         if plan is None:
             return t.DASH
         if "prefill_tensor_parallel" in plan:
-            pre = t.shape(plan["prefill_tensor_parallel"], plan["prefill_pipeline_stages"])
-            dec = t.shape(plan["decode_tensor_parallel"], plan["decode_pipeline_stages"])
-            return e(f"{pre} / {dec}")
-        return e(t.shape(plan["tensor_parallel"], plan["pipeline_stages"]))
+            return e(f"{t.pool_shape(plan, 'prefill')} / {t.pool_shape(plan, 'decode')}")
+        return e(t.plan_shape(plan))
 
     def gpus(plan: Mapping[str, Any] | None) -> str:
         if plan is None:
@@ -205,10 +203,8 @@ def _allocation(doc: Mapping[str, Any]) -> str | None:
              for i, a in enumerate(d.get("alternatives", [])[:3])]
     table = _table(["", "prefill", "decode", "P:D GPUs", "idle", "goodput", "limited by"],
                    [[e(label),
-                     e(f"{a['prefill_instances']} × "
-                       f"{t.shape(a['prefill_tensor_parallel'], a['prefill_pipeline_stages'])}"),
-                     e(f"{a['decode_instances']} × "
-                       f"{t.shape(a['decode_tensor_parallel'], a['decode_pipeline_stages'])}"),
+                     e(f"{a['prefill_instances']} × {t.pool_shape(a, 'prefill')}"),
+                     e(f"{a['decode_instances']} × {t.pool_shape(a, 'decode')}"),
                      e(t.split_text(a["prefill_gpus"], a["decode_gpus"])),
                      e(t.num(a["idle_gpus"])), e(t.rps(a["max_goodput_rps"])),
                      e(a.get("limited_by") or t.DASH)] for label, a in rows],
@@ -296,7 +292,11 @@ def recommendation_html(doc: Mapping[str, Any], svg: str | None, note: str | Non
             for w in doc["warnings"]) + "</ul>"))
     if doc["measure_next"]:
         out.append(_section("Measurement plan", _list(doc["measure_next"])))
+    ep_lines = t.expert_parallel_lines(doc)
     for title, body in (("Inputs", _inputs(doc)), ("P:D allocation", _allocation(doc)),
+                        ("Expert parallelism",
+                         _list(f"{label}: {text}" for label, text in ep_lines)
+                         if ep_lines else None),
                         ("KV transfer", _kv(doc)), ("Phases", _phases(doc)),
                         ("Declared deployment", _deployed(doc))):
         if body:

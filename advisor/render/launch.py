@@ -37,6 +37,7 @@ import shlex
 import textwrap
 from dataclasses import dataclass
 
+from advisor.render.ep_flags import DP_RPC_PORT, per_rank, sglang_ep_flags, vllm_ep_flags
 from advisor.render.formats import EmitEngine
 
 CONTINUATION = " \\\n    "
@@ -79,12 +80,37 @@ class Pool:
     token_budget: int | None
     """Tokens per step (colocated: None = chunking off; decode: None, not set)."""
     running_sequences: int
-    """Running-sequence cap per instance."""
+    """Running-sequence cap per instance (an EP instance: over all its attention ranks)."""
+    expert_parallel: int = 1
+    """EP degree (1: none). An EP instance has this many GPUs; ``tensor_parallel`` is then the
+    attention TP inside each of its :attr:`attention_ranks` DP-attention ranks."""
+    redundant_experts: int = 0
+    """Redundant experts for the balancer (EPLB) of an EP instance."""
 
     @property
     def gpus_per_instance(self) -> int:
         """GPUs of one instance."""
+        if self.expert_parallel > 1:
+            return self.expert_parallel
         return self.tensor_parallel * self.pipeline_stages
+
+    @property
+    def attention_ranks(self) -> int:
+        """DP-attention ranks of one instance (1 without expert parallelism)."""
+        if self.expert_parallel > 1:
+            return max(1, self.expert_parallel // self.tensor_parallel)
+        return 1
+
+    @property
+    def shape(self) -> str:
+        """``TP8``, ``TP8 x PP2``, ``EP32 (DP attention)`` or ``EP8 (TP8 attention)``."""
+        if self.expert_parallel > 1:
+            ep, tp = self.expert_parallel, self.tensor_parallel
+            if self.attention_ranks == 1:
+                return f"EP{ep} (TP{tp} attention)"
+            return f"EP{ep} (DP attention{f' x TP{tp}' if tp > 1 else ''})"
+        pp = self.pipeline_stages
+        return f"TP{self.tensor_parallel}" + (f" x PP{pp}" if pp > 1 else "")
 
 
 @dataclass(frozen=True)
@@ -218,9 +244,7 @@ def _layouts(slots: tuple[Slot, ...]) -> list[_Layout]:
 
 
 def _pool_text(pool: Pool) -> str:
-    pp = f" x PP{pool.pipeline_stages}" if pool.pipeline_stages > 1 else ""
-    return (f"{pool.instances} x TP{pool.tensor_parallel}{pp} "
-            f"({pool.instances * pool.gpus_per_instance} GPUs)")
+    return f"{pool.instances} x {pool.shape} ({pool.instances * pool.gpus_per_instance} GPUs)"
 
 
 class _Script:
@@ -287,7 +311,8 @@ class _Script:
                        f"up to {prefill.running_sequences} running sequences each; decode: "
                        f"{_pool_text(decode)}, up to {decode.running_sequences} running "
                        f"sequences each; {plan.gpu}; KV cache moved by {transfer}{link}."]
-            if not self.vllm and prefill.tensor_parallel != decode.tensor_parallel:
+            if (not self.vllm and prefill.tensor_parallel != decode.tensor_parallel
+                    and prefill.expert_parallel == decode.expert_parallel == 1):
                 summary.append(f"Prefill TP{prefill.tensor_parallel} and decode "
                                f"TP{decode.tensor_parallel} differ: SGLang >= 0.5.18 maps "
                                "the KV between attention-TP layouts itself (no extra flag).")
@@ -296,6 +321,16 @@ class _Script:
             f"{'fp8' if plan.fp8 else 'in the model dtype (auto)'}.",
             f"Maximum request length {plan.max_model_len} tokens: {plan.max_model_len_note}.",
         ]
+        if any(p.expert_parallel > 1 for p in plan.pools):
+            summary.append(
+                "Expert parallel (DeepEP all-to-all, EPLB, two-batch overlap): running "
+                "sequences and token budgets above are per instance; "
+                + ("vLLM applies --max-num-seqs and --max-num-batched-tokens per DP rank, so "
+                   "they are written divided by the ranks; one `vllm serve` per node, node 0 "
+                   "of an instance serves HTTP." if self.vllm else
+                   "SGLang divides --max-running-requests and --chunked-prefill-size by the "
+                   "attention-DP size itself; SGLang <= 0.5.18 spells --attn-dp-size N as "
+                   "--dp-size N --enable-dp-attention."))
         if plan.fp8:
             summary.append("Precision fp8: serve an FP8 checkpoint, or add --quantization fp8 "
                            "for online FP8 weight quantization.")
@@ -337,7 +372,15 @@ class _Script:
                 lines.append(f"{indent}local span_rank=$(( (rank - {layout.first}) % "
                              f"{entry.span} ))")
                 lines.append(f"{indent}local head=${{HOSTS[rank - span_rank]}} headless=()")
-                if self.vllm:  # only the head node serves HTTP
+                if self.vllm and pool.expert_parallel > 1:  # one DP-rank group per node
+                    local = pool.attention_ranks * self.plan.gpus_per_node // pool.gpus_per_instance
+                    lines += [f"{indent}if (( span_rank > 0 )); then",
+                              f'{indent}    headless=(--data-parallel-start-rank '
+                              f'"$(( span_rank * {local} ))" --headless)',
+                              f"{indent}else",
+                              f"{indent}    headless=(--api-server-count {local})",
+                              f"{indent}fi"]
+                elif self.vllm:  # only the head node serves HTTP
                     lines.append(f"{indent}if (( span_rank > 0 )); then headless=(--headless); "
                                  "fi")
             words, env = self._server(pool, entry)
@@ -360,6 +403,8 @@ class _Script:
         port = str(self._port(pool.role, entry.local))
         gpus = ",".join(str(g) for g in entry.gpus)
         env: list[str] = []
+        if self.vllm and pool.expert_parallel > 1:
+            return self._vllm_ep_server(pool, entry)
         if self.vllm:
             words = ["vllm", "serve", plan.checkpoint, "--port", port,
                      "--tensor-parallel-size", str(pool.tensor_parallel)]
@@ -390,7 +435,12 @@ class _Script:
         words = ["python", "-m", "sglang.launch_server", "--model-path", plan.checkpoint]
         if pool.role != "colocated":
             words += ["--disaggregation-mode", pool.role]
-        words += ["--host", "0.0.0.0", "--port", port, "--tp-size", str(pool.tensor_parallel)]
+        words += ["--host", "0.0.0.0", "--port", port]
+        if pool.expert_parallel > 1:
+            words += sglang_ep_flags(pool.expert_parallel, pool.role, pool.redundant_experts,
+                                     pool.tensor_parallel)
+        else:
+            words += ["--tp-size", str(pool.tensor_parallel)]
         if pool.pipeline_stages > 1:
             words += ["--pp-size", str(pool.pipeline_stages)]
         if pool.role != "decode":
@@ -410,6 +460,42 @@ class _Script:
         else:
             words += ["--base-gpu-id", str(entry.gpus[0])]
         return words, env
+
+    def _vllm_ep_server(self, pool: Pool, entry: _Entry) -> tuple[list[str], list[str]]:
+        """One node's ``vllm serve`` of an expert-parallel instance: its DP ranks on this
+        node (:mod:`advisor.render.ep_flags`), budgets per DP rank."""
+        plan = self.plan
+        ranks = pool.attention_ranks
+        port = str(self._port(pool.role, entry.local))
+        words = ["vllm", "serve", plan.checkpoint, "--port", port,
+                 *vllm_ep_flags(pool.expert_parallel, plan.gpus_per_node, pool.role,
+                                pool.redundant_experts, pool.tensor_parallel)]
+        seqs = per_rank(pool.running_sequences, ranks)
+        if pool.token_budget:
+            words += ["--max-num-batched-tokens", str(per_rank(pool.token_budget, ranks))]
+        elif pool.role == "colocated":  # whole prompts: the budget holds the longest one
+            words += ["--no-enable-chunked-prefill",
+                      "--max-num-batched-tokens", str(max(plan.max_model_len, seqs))]
+        else:  # batched-DP MoE would default both to 256 per rank
+            words += ["--max-num-batched-tokens", str(max(seqs, 256))]
+        words += ["--max-num-seqs", str(seqs),
+                  "--max-model-len", str(plan.max_model_len),
+                  "--gpu-memory-utilization", f"{plan.memory_fraction:g}",
+                  "--kv-cache-dtype", "fp8" if plan.fp8 else "auto"]
+        env: list[str] = []
+        if pool.role != "colocated":  # vLLM's wide-EP P/D example: kv_both on both sides
+            config = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+            words += ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
+            env += [Raw('VLLM_NIXL_SIDE_CHANNEL_HOST="$host"'),
+                    f"VLLM_NIXL_SIDE_CHANNEL_PORT={5600 + entry.gpus[0]}",
+                    "UCX_NET_DEVICES=all"]
+        if entry.span > 1:
+            words += ["--data-parallel-address", Raw('"$head"'),
+                      "--data-parallel-rpc-port", str(DP_RPC_PORT), Raw('"${headless[@]}"')]
+        else:
+            words += ["--api-server-count", str(max(1, len(entry.gpus) // pool.tensor_parallel))]
+            env.insert(0, f"CUDA_VISIBLE_DEVICES={','.join(str(g) for g in entry.gpus)}")
+        return words, [_word(e) for e in env]
 
     # ---- router -----------------------------------------------------------------------------
     def _router(self) -> list[str]:

@@ -89,10 +89,9 @@ def _comparison(doc: Mapping[str, Any]) -> list[str]:
         return t.DASH if plan is None else text
 
     rows = [
-        ["TP (prefill / decode)", v(c, t.shape(c and c["tensor_parallel"],
-                                               c and c["pipeline_stages"])),
-         v(d, f"{t.shape(d and d['prefill_tensor_parallel'], d and d['prefill_pipeline_stages'])} / "
-              f"{t.shape(d and d['decode_tensor_parallel'], d and d['decode_pipeline_stages'])}")],
+        ["TP (prefill / decode)", v(c, t.plan_shape(c)),
+         v(d, f"{t.pool_shape(d, 'prefill')} / "
+              f"{t.pool_shape(d, 'decode')}")],
         ["instances", v(c, t.num(c and c["instances"])),
          v(d, f"{t.num(d and d['prefill_instances'])} + {t.num(d and d['decode_instances'])}")],
         ["GPUs used", v(c, t.num(c and c["gpus"])),
@@ -155,8 +154,8 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
         alloc_rows += [("runner-up" if i == 0 else f"#{i + 2}", a)
                        for i, a in enumerate(d.get("alternatives", [])[:3])]
         body = _table(["", "prefill", "decode", "P:D GPUs", "idle", "goodput", "limited by"],
-                      [[label, f"{a['prefill_instances']} × {t.shape(a['prefill_tensor_parallel'], a['prefill_pipeline_stages'])}",
-                        f"{a['decode_instances']} × {t.shape(a['decode_tensor_parallel'], a['decode_pipeline_stages'])}",
+                      [[label, f"{a['prefill_instances']} × {t.pool_shape(a, 'prefill')}",
+                        f"{a['decode_instances']} × {t.pool_shape(a, 'decode')}",
                         t.split_text(a["prefill_gpus"], a["decode_gpus"]),
                         t.num(a["idle_gpus"]), t.rps(a["max_goodput_rps"]),
                         a.get("limited_by") or t.DASH] for label, a in alloc_rows],
@@ -173,6 +172,10 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
             body += ["", f"Fragility (mix drift ±{t.pct(doc['fragility']['drift'])} and "
                          "neighbouring splits):", ""] + [f"- {line}" for line in frag]
         out += _details("P:D allocation", body)
+
+    ep_lines = t.expert_parallel_lines(doc)
+    if ep_lines is not None:
+        out += _details("Expert parallelism", [f"- {label}: {text}" for label, text in ep_lines])
 
     kv = doc.get("kv_transfer")
     if kv is not None:
@@ -314,8 +317,12 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
                      str(len(f["findings"]) + len(f["problems"]))])
     lines += _table(["file", "status", "verdict", "deployed", "findings"], rows, right=(4,))
     lines.append("")
+    cut = []
     for f in doc["files"]:
         if not f["findings"] and not f["problems"] and not f["warnings"]:
+            continue
+        if sum(len(line) + 1 for line in lines) > COMMENT_BUDGET - 4_000:
+            cut.append(f["path"])  # the notes below and the table above still fit
             continue
         lines += [f"### `{cell(f['path'])}`", ""]
         for finding in f["findings"]:
@@ -329,6 +336,9 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
         for w in f["warnings"]:
             lines.append(f"- ⚠️ **{cell(w['id'])}**: {cell(w['message'])}")
         lines.append("")
+    if cut:
+        lines += [f"Findings of {len(cut)} more file{'s' * (len(cut) != 1)} left out to fit a "
+                  "PR comment; run `pd-advisor check FILE` for them.", ""]
     omitted = []
     for f in doc["files"]:
         if f.get("report") is None:

@@ -185,8 +185,18 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
             "prefill_tensor_parallel": dep.prefill_tensor_parallel,
             "decode_tensor_parallel": dep.decode_tensor_parallel,
             "max_num_seqs": dep.max_num_seqs, "max_model_len": dep.max_model_len,
-            "gpu_memory_utilization": dep.gpu_memory_utilization},
+            "gpu_memory_utilization": dep.gpu_memory_utilization, **_pinned_ep(sc)},
     }
+
+
+def _pinned_ep(sc: Scenario) -> dict[str, Any]:
+    """The deployment's pinned EP degrees (MoE models only; absent for dense models)."""
+    dep = sc.deployment
+    if dep is None or not sc.model.is_moe:
+        return {}
+    return {"expert_parallel": dep.expert_parallel,
+            "prefill_expert_parallel": dep.prefill_expert_parallel,
+            "decode_expert_parallel": dep.decode_expert_parallel}
 
 
 def _interference(i: Interference | None) -> dict[str, Any] | None:
@@ -224,11 +234,22 @@ def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> d
         "phase": phase,
         **_cost(sc, plan.max_goodput_rps, phase),
         "interference": _interference(plan.interference),
+        **({"expert_parallel": plan.expert_parallel, "dp_attention": plan.dp_attention,
+            "all_to_all_share": plan.all_to_all_share,
+            "redundant_experts": plan.redundant_experts,
+            "decode_batch_per_gpu": plan.decode_batch * plan.instances / max(plan.gpus, 1)}
+           if sc.model.is_moe else {}),
     }
 
 
-def _allocation(a: AllocationSummary) -> dict[str, Any]:
-    return {"prefill_tensor_parallel": a.prefill_tensor_parallel,
+def _allocation(a: AllocationSummary, moe: bool = False) -> dict[str, Any]:
+    ep = ({"prefill_expert_parallel": a.prefill_expert_parallel,
+           "decode_expert_parallel": a.decode_expert_parallel,
+           "prefill_dp_attention": a.prefill_dp_attention,
+           "decode_dp_attention": a.decode_dp_attention,
+           "prefill_redundant_experts": a.prefill_redundant_experts,
+           "decode_redundant_experts": a.decode_redundant_experts} if moe else {})
+    return {**ep, "prefill_tensor_parallel": a.prefill_tensor_parallel,
             "decode_tensor_parallel": a.decode_tensor_parallel,
             "prefill_pipeline_stages": a.prefill_pipeline_stages,
             "decode_pipeline_stages": a.decode_pipeline_stages,
@@ -251,7 +272,7 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         return None
     allocation = dict(_EMPTY_ALLOCATION)
     if plan.allocation is not None:
-        allocation.update(_allocation(plan.allocation))
+        allocation.update(_allocation(plan.allocation, sc.model.is_moe))
     allocation.pop("max_goodput_rps", None)
     return {
         **allocation,
@@ -270,7 +291,13 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         "decode_rate_per_instance_rps": plan.decode_rate_per_instance_rps,
         "phase": phase,
         **_cost(sc, plan.max_goodput_rps, phase),
-        "alternatives": [_allocation(a) for a in plan.alternatives],
+        "alternatives": [_allocation(a, sc.model.is_moe) for a in plan.alternatives],
+        **({"prefill_all_to_all_share": plan.prefill_all_to_all_share,
+            "decode_all_to_all_share": plan.decode_all_to_all_share,
+            "decode_batch_per_gpu": (plan.decode_batch / plan.allocation.decode_gpus
+                                     * plan.allocation.decode_instances)
+            if plan.allocation is not None and plan.allocation.decode_gpus else None}
+           if sc.model.is_moe else {}),
     }
 
 
@@ -331,7 +358,7 @@ def _deployed(sc: Scenario, pred: DeployedPrediction | None,
         "tensor_parallel": dep.tensor_parallel, "chunk_tokens": dep.chunk_tokens,
         "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
         "prefill_tensor_parallel": dep.prefill_tensor_parallel,
-        "decode_tensor_parallel": dep.decode_tensor_parallel,
+        "decode_tensor_parallel": dep.decode_tensor_parallel, **_pinned_ep(sc),
         "max_goodput_rps": None, "rate_rps": None, "percentile": sc.slo.percentile,
         "ttft_ms": None, "tpot_ms": None, "overloaded": None, "meets_slo": False,
         "feasible": False, "reason": "", "phase": None, "best_split_prefill_gpus": None,

@@ -70,6 +70,11 @@ def _link() -> Schema:
     return obj({"id": STR, "bandwidth_bytes_per_s": NONNEG})
 
 
+_PINNED_EP: dict[str, Schema] = dict.fromkeys(
+    ("expert_parallel", "prefill_expert_parallel", "decode_expert_parallel"), null(COUNT))
+"""A deployment's pinned EP degrees (present for mixture-of-experts models only)."""
+
+
 def _inputs() -> Schema:
     return obj({
         "name": null(STR),
@@ -109,7 +114,8 @@ def _inputs() -> Schema:
             "prefill_gpus": null(COUNT), "decode_gpus": null(COUNT),
             "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT),
             "max_num_seqs": null(COUNT), "max_model_len": null(COUNT),
-            "gpu_memory_utilization": null(FRACTION)})),
+            "gpu_memory_utilization": null(FRACTION), **_PINNED_EP},
+            optional=tuple(_PINNED_EP))),
     }, description="The resolved scenario the numbers were computed for.")
 
 
@@ -119,6 +125,22 @@ def _interference() -> Schema:
                 "chunk_tokens": COUNT, "chunked_safe_rate_rps": null(NONNEG)},
                description="TPOT inflation when a prompt lands in a running decode batch.")
 
+
+_MOE_COLOCATED: dict[str, Schema] = {
+    "expert_parallel": COUNT, "dp_attention": BOOL, "all_to_all_share": FRACTION,
+    "decode_batch_per_gpu": NONNEG, "redundant_experts": COUNT}
+"""Keys a colocated plan of a mixture-of-experts model adds (absent for dense models)."""
+
+_MOE_ALLOCATION: dict[str, Schema] = {
+    "prefill_expert_parallel": COUNT, "decode_expert_parallel": COUNT,
+    "prefill_dp_attention": BOOL, "decode_dp_attention": BOOL,
+    "prefill_redundant_experts": COUNT, "decode_redundant_experts": COUNT}
+"""Keys an allocation of a mixture-of-experts model adds (absent for dense models)."""
+
+_MOE_DISAGGREGATED: dict[str, Schema] = {
+    **_MOE_ALLOCATION, "prefill_all_to_all_share": FRACTION,
+    "decode_all_to_all_share": FRACTION, "decode_batch_per_gpu": null(NONNEG)}
+"""Keys a disaggregated plan of a mixture-of-experts model adds (absent for dense models)."""
 
 _COST: dict[str, Schema] = {
     "usd_per_hour": {**null(NONNEG), "description": "Every cluster GPU billed at the price in "
@@ -139,7 +161,10 @@ def _colocated() -> Schema:
         "overloaded": BOOL, "meets_slo": BOOL, "decode_batch": NONNEG,
         "max_running_sequences": COUNT, "phase": null(STR), **_COST,
         "interference": null(ref("interference")),
-    }, description="A colocated pool of identical instances (latencies null when overloaded).")
+        **_MOE_COLOCATED,
+    }, optional=tuple(_MOE_COLOCATED),
+        description="A colocated pool of identical instances (latencies null when overloaded); "
+                    "MoE models add the expert-parallel keys.")
 
 
 _ALLOCATION_KEYS = ("prefill_tensor_parallel", "decode_tensor_parallel",
@@ -149,7 +174,8 @@ _ALLOCATION_KEYS = ("prefill_tensor_parallel", "decode_tensor_parallel",
 
 def _allocation() -> Schema:
     return obj({**{k: COUNT for k in _ALLOCATION_KEYS}, "max_goodput_rps": NONNEG,
-                "limited_by": STR}, description="One integer prefill:decode split.")
+                "limited_by": STR, **_MOE_ALLOCATION}, optional=tuple(_MOE_ALLOCATION),
+               description="One integer prefill:decode split.")
 
 
 def _disaggregated() -> Schema:
@@ -163,8 +189,10 @@ def _disaggregated() -> Schema:
         "decode_max_running_sequences": COUNT, "prefill_saturating_tokens": NONNEG,
         "prefill_rate_per_instance_rps": NONNEG, "decode_rate_per_instance_rps": NONNEG,
         "phase": null(STR), **_COST, "alternatives": array(ref("allocation")),
-    }, description="Prefill and decode pools with the best integer split (null fields when "
-                   "no split exists).")
+        **_MOE_DISAGGREGATED,
+    }, optional=tuple(_MOE_DISAGGREGATED),
+        description="Prefill and decode pools with the best integer split (null fields when "
+                    "no split exists).")
 
 
 def _kv_transfer() -> Schema:
@@ -216,8 +244,10 @@ def _deployed() -> Schema:
         "ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "overloaded": null(BOOL),
         "meets_slo": BOOL, "feasible": BOOL, "reason": STR, "phase": null(STR),
         "best_split_prefill_gpus": null(COUNT), **_COST, "findings": array(ref("finding")),
-    }, description="The model's prediction for exactly the declared deployment (what `check` "
-                   "judges).")
+        **_PINNED_EP,
+    }, optional=tuple(_PINNED_EP),
+        description="The model's prediction for exactly the declared deployment (what `check` "
+                    "judges).")
 
 
 def _calibration() -> Schema:

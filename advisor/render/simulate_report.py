@@ -188,12 +188,18 @@ def _plan_text(res: SimulationResult) -> str:
     if isinstance(p, ColocatedSimPlan):
         shape = f"TP{p.tensor_parallel}" + (f"×PP{p.pipeline_stages}" if p.pipeline_stages > 1
                                              else "")
+        if p.expert_parallel > 1:
+            shape = f"EP{p.expert_parallel}·DPA"
         chunk = f", chunk {p.chunk_tokens:,} tokens" if p.chunk_tokens else ""
         return f"{p.instances} × {shape}{chunk}"
     pre = f"TP{p.prefill_tensor_parallel}" + (
         f"×PP{p.prefill_pipeline_stages}" if p.prefill_pipeline_stages > 1 else "")
     dec = f"TP{p.decode_tensor_parallel}" + (
         f"×PP{p.decode_pipeline_stages}" if p.decode_pipeline_stages > 1 else "")
+    if p.prefill_expert_parallel > 1:
+        pre = f"EP{p.prefill_expert_parallel}·DPA"
+    if p.decode_expert_parallel > 1:
+        dec = f"EP{p.decode_expert_parallel}·DPA"
     return f"prefill {p.prefill_instances} × {pre}, decode {p.decode_instances} × {dec}"
 
 

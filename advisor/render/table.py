@@ -153,10 +153,10 @@ def _comparison(doc: Mapping[str, Any]) -> RenderableType:
 
     table.add_row("workload rate", at(c), at(d), at(u))
     table.add_row("TP (prefill/decode)",
-                  cell(c, t.shape(c and c["tensor_parallel"], c and c["pipeline_stages"])),
-                  cell(d, f"{t.shape(d and d['prefill_tensor_parallel'], d and d['prefill_pipeline_stages'])} / "
-                          f"{t.shape(d and d['decode_tensor_parallel'], d and d['decode_pipeline_stages'])}"),
-                  cell(u, t.shape(u and u["tensor_parallel"], u and u["pipeline_stages"])))
+                  cell(c, t.plan_shape(c)),
+                  cell(d, f"{t.pool_shape(d, 'prefill')} / "
+                          f"{t.pool_shape(d, 'decode')}"),
+                  cell(u, t.plan_shape(u)))
     table.add_row("instances",
                   cell(c, t.num(c and c["instances"])),
                   cell(d, f"{t.num(d and d['prefill_instances'])} + "
@@ -230,8 +230,8 @@ def _allocation(doc: Mapping[str, Any]) -> RenderableType | None:
         rows.append(("runner-up" if i == 0 else f"#{i + 2}", alt))
     for label, a in rows:
         table.add_row(label,
-                      f"{a['prefill_instances']} × {t.shape(a['prefill_tensor_parallel'], a['prefill_pipeline_stages'])}",
-                      f"{a['decode_instances']} × {t.shape(a['decode_tensor_parallel'], a['decode_pipeline_stages'])}",
+                      f"{a['prefill_instances']} × {t.pool_shape(a, 'prefill')}",
+                      f"{a['decode_instances']} × {t.pool_shape(a, 'decode')}",
                       t.split_text(a["prefill_gpus"], a["decode_gpus"]), t.num(a["idle_gpus"]),
                       t.rps(a["max_goodput_rps"]), a.get("limited_by") or t.DASH)
     lines = [f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])} → ideal goodput "
@@ -270,6 +270,16 @@ def _kv(doc: Mapping[str, Any]) -> RenderableType | None:
     grid.add_row("transfer", f"{t.ms(kv['transfer_ms'])} exposed for a p95 prompt "
                              f"({t.ms(kv['serialized_transfer_ms'])} without layer overlap), "
                              f"about {t.num(kv['concurrent_transfers'])} in flight")
+    return grid
+
+
+def _expert_parallel(doc: Mapping[str, Any]) -> RenderableType | None:
+    lines = t.expert_parallel_lines(doc)
+    if lines is None:
+        return None
+    grid = _grid()
+    for label, text in lines:
+        grid.add_row(label, text)
     return grid
 
 
@@ -395,6 +405,7 @@ def recommendation_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
         ("Inputs", _inputs(doc)),
         ("Colocated vs disaggregated (best plans found)", _comparison(doc)),
         ("P:D allocation", _allocation(doc)),
+        ("Expert parallelism", _expert_parallel(doc)),
         ("KV transfer", _kv(doc)),
         ("Interference (colocated)", _interference(doc)),
         ("Preconditions for disaggregation", _preconditions(doc)),

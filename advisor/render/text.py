@@ -86,11 +86,58 @@ def latency(plan: Mapping[str, Any] | None, key: str) -> str:
     return ms(plan.get(key))
 
 
-def shape(tp: int | None, pp: int | None = 1) -> str:
-    """An instance shape: ``TP8`` or ``TP8×PP2``."""
+def shape(tp: int | None, pp: int | None = 1, ep: int | None = None,
+          dp_attention: bool | None = None) -> str:
+    """An instance shape: ``TP8``, ``TP8×PP2``, ``EP32·DPA`` (expert parallel, DP attention)
+    or ``EP8·TP8`` (expert parallel, attention TP)."""
     if tp is None:
         return DASH
+    if ep is not None and ep > 1:
+        if dp_attention:
+            return f"EP{ep}·DPA" + (f"×TP{tp}" if tp > 1 else "")
+        return f"EP{ep}·TP{tp}"
     return f"TP{tp}" if not pp or pp == 1 else f"TP{tp}×PP{pp}"
+
+
+def plan_shape(plan: Mapping[str, Any] | None) -> str:
+    """The instance shape of a colocated plan's JSON (``TP8``, ``EP32·DPA``)."""
+    if not plan:
+        return DASH
+    return shape(plan["tensor_parallel"], plan["pipeline_stages"], plan.get("expert_parallel"),
+                 plan.get("dp_attention"))
+
+
+def pool_shape(allocation: Mapping[str, Any] | None, pool: str) -> str:
+    """The instance shape of one pool of an allocation's JSON (``pool`` prefill or decode)."""
+    if not allocation:
+        return DASH
+    return shape(allocation[f"{pool}_tensor_parallel"], allocation[f"{pool}_pipeline_stages"],
+                 allocation.get(f"{pool}_expert_parallel"),
+                 allocation.get(f"{pool}_dp_attention"))
+
+
+def expert_parallel_lines(doc: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+    """(label, text) lines on the plans' expert parallelism: shape, sequences per GPU and
+    the all-to-all share of a step; None for dense models (no EP keys in the report)."""
+    c, d = doc.get("colocated"), doc.get("disaggregated")
+    if not c or "expert_parallel" not in c:
+        return None
+    lines = []
+    if c["expert_parallel"] > 1:
+        lines.append(("colocated", f"{c['instances']} × {plan_shape(c)}, "
+                                   f"{num(c['decode_batch_per_gpu'])} decoding sequences per "
+                                   f"GPU, all-to-all {pct(c['all_to_all_share'])} of a decode "
+                                   f"step, {c['redundant_experts']} redundant experts"))
+    else:
+        lines.append(("colocated", f"{plan_shape(c)}: experts sharded with TP (no EP)"))
+    if d and d.get("prefill_expert_parallel") is not None:
+        lines.append(("prefill", f"{d['prefill_instances']} × {pool_shape(d, 'prefill')} in "
+                                 f"whole EP groups, all-to-all "
+                                 f"{pct(d['prefill_all_to_all_share'])} of a p95 prefill"))
+        lines.append(("decode", f"{d['decode_instances']} × {pool_shape(d, 'decode')}, "
+                                f"{num(d['decode_batch_per_gpu'])} sequences per GPU, "
+                                f"all-to-all {pct(d['decode_all_to_all_share'])} of a step"))
+    return lines
 
 
 def verdict_title(verdict: str) -> str:
@@ -181,13 +228,22 @@ def deployment_text(dep: Mapping[str, Any] | None) -> str:
         ("max_num_seqs", dep.get("max_num_seqs")), ("max_model_len", dep.get("max_model_len")),
         ("gpu_memory_utilization", dep.get("gpu_memory_utilization"))) if value is not None)
     if dep["mode"] == "colocated":
-        tp = shape(dep.get("tensor_parallel") or 1)
+        tp = shape(dep.get("tensor_parallel") or 1, 1, dep.get("expert_parallel"), True)
         return f"colocated, {tp}, {chunk}{limits}"
-    ptp = dep.get("prefill_tensor_parallel")
-    dtp = dep.get("decode_tensor_parallel")
+    ptp: int | str | None = dep.get("prefill_tensor_parallel")
+    dtp: int | str | None = dep.get("decode_tensor_parallel")
+    if dep.get("prefill_expert_parallel"):
+        ptp = f"EP{dep['prefill_expert_parallel']}·DPA"
+    if dep.get("decode_expert_parallel"):
+        dtp = f"EP{dep['decode_expert_parallel']}·DPA"
     return (f"disaggregated, {dep.get('prefill_gpus')} prefill GPUs"
-            f"{f' ({shape(ptp)})' if ptp else ''} + {dep.get('decode_gpus')} decode GPUs"
-            f"{f' ({shape(dtp)})' if dtp else ''}{limits}")
+            f"{f' ({_pool_shape(ptp)})' if ptp else ''} + {dep.get('decode_gpus')} decode GPUs"
+            f"{f' ({_pool_shape(dtp)})' if dtp else ''}{limits}")
+
+
+def _pool_shape(value: int | str) -> str:
+    """A declared pool's shape: ``TP4`` from a TP degree, or an EP label as given."""
+    return value if isinstance(value, str) else shape(value)
 
 
 def engine_text(inputs: Mapping[str, Any]) -> str:

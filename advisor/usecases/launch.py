@@ -35,7 +35,13 @@ numbers come from (all from the document):
   profile (:data:`HF_REPOSITORIES`), else the profile id; a workload whose ``model:`` names a
   ``config.json`` serves that checkpoint's folder (:func:`checkpoint_from_workload`);
 * placement: instances packed onto nodes in order (prefill first), none straddling a node
-  unless it is larger than one; host names ``node0``, ``node1``, ... stand for the machines.
+  unless it is larger than one; host names ``node0``, ``node1``, ... stand for the machines;
+* expert-parallel plans (MoE, #17): each pool's EP degree, DP attention and redundant
+  experts from the plan (``expert_parallel``, ``prefill_/decode_expert_parallel``, ...);
+  running sequences, token budgets and a pinned ``max_num_seqs`` count per attention rank
+  times the ranks (the engine's cap applies per rank, docs/model.md §4); a disaggregated EP
+  prefill instance gets the per-rank budget above on every rank; the memory check builds
+  the EP instance (experts per GPU, KV of a sequence on one rank, DeepEP buffers).
 """
 
 from __future__ import annotations
@@ -46,8 +52,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.memory import build_instance, launch_memory_problem, longest_sequence_tokens
 from advisor.loading.model_ids import looks_like_repo_id
+from advisor.render.ep_flags import per_rank
 from advisor.render.formats import EmitEngine
 from advisor.render.launch import LaunchPlan, Pool, Slot
 
@@ -142,19 +150,36 @@ class LaunchMemory:
     intra_node: LinkSpec
     inter_node: LinkSpec | None
     overrides: LaunchOverrides = LaunchOverrides()
+    gpus_per_node: int = 8
+    """GPUs per node (where an expert-parallel instance's all-to-all crosses nodes)."""
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, engine: EngineSpec) -> LaunchMemory:
         """The scenario's hardware and model, launched on ``engine``."""
         cl = scenario.cluster
         return cls(scenario.model, cl.gpu, scenario.precision, engine, cl.intra_node,
-                   cl.inter_node, LaunchOverrides.from_scenario(scenario))
+                   cl.inter_node, LaunchOverrides.from_scenario(scenario), cl.gpus_per_node)
 
-    def instance(self, tensor_parallel: int, pipeline_stages: int) -> Instance:
-        """The instance a pool launches."""
+    def instance(self, tensor_parallel: int, pipeline_stages: int, expert_parallel: int = 1,
+                 redundant_experts: int = 0) -> Instance:
+        """The instance a pool launches (``expert_parallel`` > 1: an EP instance whose
+        ``tensor_parallel`` is the attention TP of each DP-attention rank)."""
+        layout = None
+        if expert_parallel > 1 and self.model.moe is not None:
+            experts = self.model.moe.num_experts + redundant_experts
+            layout = ExpertLayout(expert_parallel=expert_parallel,
+                                  attention_tensor_parallel=tensor_parallel,
+                                  redundant_experts=redundant_experts,
+                                  experts_per_gpu=-(-experts // expert_parallel),
+                                  gpus_per_node=self.gpus_per_node)
         return build_instance(self.model, self.gpu, self.precision, self.engine,
                               tensor_parallel, pipeline_stages, self.intra_node,
-                              self.inter_node)
+                              self.inter_node, layout)
+
+    def pool_instance(self, pool: Pool) -> Instance:
+        """The instance of ``pool``."""
+        return self.instance(pool.tensor_parallel, pool.pipeline_stages, pool.expert_parallel,
+                             pool.redundant_experts)
 
 
 def plan_launch(report: Mapping[str, Any], engine: EmitEngine | str, memory: LaunchMemory,
@@ -176,13 +201,11 @@ def plan_launch(report: Mapping[str, Any], engine: EmitEngine | str, memory: Lau
     length, length_note = _max_model_len(list(inputs["traffic"]), pools, fraction, memory,
                                          pinned_len)
     warnings = tuple(
-        f"{pool.role} instances (TP{pool.tensor_parallel}"
-        f"{f' x PP{pool.pipeline_stages}' if pool.pipeline_stages > 1 else ''}) fail the "
-        f"start-up memory check: {problem}"
+        f"{pool.role} instances ({pool.shape}) fail the start-up memory check: {problem}"
         for pool in pools
         if (problem := launch_memory_problem(
-            memory.instance(pool.tensor_parallel, pool.pipeline_stages), fraction, length,
-            pool.running_sequences)))
+            memory.pool_instance(pool), fraction, length,
+            per_rank(pool.running_sequences, pool.attention_ranks))))
     gpus_per_node = int(inputs["cluster"]["gpus_per_node"])
     slots = place([(p.role, p.instances, p.gpus_per_instance) for p in pools], gpus_per_node)
     kv = report.get("kv_transfer") or {}
@@ -230,8 +253,9 @@ def plan_launch_for_workload(report: Mapping[str, Any], engine: EmitEngine | str
 def _apply_overrides(pools: tuple[Pool, ...], fraction: float, overrides: LaunchOverrides,
                      engine: EmitEngine) -> tuple[tuple[Pool, ...], float, int | None]:
     """The one place where the workload's pinned engine flags replace the plan's numbers."""
-    if overrides.max_num_seqs is not None:
-        pools = tuple(replace(p, running_sequences=overrides.max_num_seqs) for p in pools)
+    if overrides.max_num_seqs is not None:  # the engine's cap: per DP-attention rank
+        pools = tuple(replace(p, running_sequences=overrides.max_num_seqs * p.attention_ranks)
+                      for p in pools)
     if engine is EmitEngine.vllm:  # vLLM requires max_num_batched_tokens >= max_num_seqs
         pools = tuple(replace(p, running_sequences=min(p.running_sequences, p.token_budget))
                       if p.token_budget else p for p in pools)
@@ -254,7 +278,7 @@ def _max_model_len(phases: list[Mapping[str, Any]], pools: tuple[Pool, ...], fra
         return context, (f"the model's context ({context} tokens; the workload's maxima add "
                          f"up to {bounded})")
     longest = min(longest_sequence_tokens(
-        memory.instance(p.tensor_parallel, p.pipeline_stages), fraction, p.running_sequences)
+        memory.pool_instance(p), fraction, per_rank(p.running_sequences, p.attention_ranks))
         for p in pools)
     if longest >= context:
         return context, (f"the model's full context ({context} tokens): the workload gives no "
@@ -276,7 +300,8 @@ def _colocated_pools(report: Mapping[str, Any], engine: EmitEngine) -> tuple[Poo
     seqs = running_sequences(plan["max_running_sequences"])
     del engine  # vLLM's budget >= max_num_seqs rule: _apply_overrides
     return (Pool("colocated", int(plan["instances"]), int(plan["tensor_parallel"]),
-                 int(plan["pipeline_stages"]), int(budget) if budget else None, seqs),)
+                 int(plan["pipeline_stages"]), int(budget) if budget else None, seqs,
+                 *_ep(plan.get("expert_parallel"), plan.get("redundant_experts"))),)
 
 
 def _disaggregated_pools(report: Mapping[str, Any], memory: LaunchMemory
@@ -285,17 +310,26 @@ def _disaggregated_pools(report: Mapping[str, Any], memory: LaunchMemory
     if not plan or not plan.get("prefill_instances") or not plan.get("decode_instances"):
         raise LaunchError("the report has no disaggregated plan (no prefill/decode split "
                           "fits the GPUs); nothing to launch")
+    p_ep, p_red = _ep(plan.get("prefill_expert_parallel"), plan.get("prefill_redundant_experts"))
+    p_tp = int(plan["prefill_tensor_parallel"])
+    ranks = p_ep // p_tp if p_ep > 1 else 1  # DP-attention ranks: each prefills its own prompts
     budget = max(prefill_budget(list(report["inputs"]["traffic"])),
-                 min(pow2_at_least(float(plan["prefill_saturating_tokens"])),
+                 min(pow2_at_least(float(plan["prefill_saturating_tokens"]) / ranks),
                      PREFILL_BUDGET_RANGE[1]))
-    prefill = Pool("prefill", int(plan["prefill_instances"]),
-                   int(plan["prefill_tensor_parallel"]),
-                   int(plan.get("prefill_pipeline_stages") or 1), budget,
-                   min(memory.engine.max_num_seqs(memory.gpu), budget))
+    prefill = Pool("prefill", int(plan["prefill_instances"]), p_tp,
+                   int(plan.get("prefill_pipeline_stages") or 1), budget * ranks,
+                   min(memory.engine.max_num_seqs(memory.gpu), budget) * ranks, p_ep, p_red)
     decode = Pool("decode", int(plan["decode_instances"]), int(plan["decode_tensor_parallel"]),
                   int(plan.get("decode_pipeline_stages") or 1), None,
-                  running_sequences(plan["decode_max_running_sequences"]))
+                  running_sequences(plan["decode_max_running_sequences"]),
+                  *_ep(plan.get("decode_expert_parallel"), plan.get("decode_redundant_experts")))
     return prefill, decode
+
+
+def _ep(expert_parallel: int | None, redundant_experts: int | None) -> tuple[int, int]:
+    """(EP degree, redundant experts) of a pool from the report (1, 0 without EP)."""
+    ep = int(expert_parallel or 1)
+    return (ep, int(redundant_experts or 0)) if ep > 1 else (1, 0)
 
 
 def running_sequences(model_value: int | float | None) -> int:

@@ -62,6 +62,9 @@ def test_curves_reproduce_the_plans_at_the_workload_rate(path: Path) -> None:
     assert {c.plan for c in data.curves} == {k for k, p in plans.items() if p is not None}
     for curve in data.curves:
         plan = plans[curve.plan]
+        if plan.overloaded:  # the DeepSeek-V3 example's unchunked pool: no latency, NaN
+            assert math.isnan(curve.ttft_ms[q][i]) and math.isnan(curve.tpot_ms[q][i])
+            continue
         assert curve.ttft_ms[q][i] == pytest.approx(plan.ttft_ms, rel=1e-4), curve.plan
         assert curve.tpot_ms[q][i] == pytest.approx(plan.tpot_ms, rel=1e-4), curve.plan
         for p95, p99 in zip(curve.ttft_ms[0.95], curve.ttft_ms[0.99], strict=True):

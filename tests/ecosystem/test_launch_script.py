@@ -7,7 +7,10 @@ records anything else the script tries to run. What bash passed to the stubs is 
 * every server instance passes the start-up memory check
   (``advisor.core.memory.launch_memory_problem``: weights plus the KV of one
   ``--max-model-len`` sequence within ``--gpu-memory-utilization``, logits buffers sized by
-  ``--max-num-seqs``) with the exact flags emitted, for every example and both engines;
+  ``--max-num-seqs``) with the exact flags emitted, for every example and both engines —
+  expert-parallel servers (the DeepSeek-V3 example) as the EP instance their flags describe
+  (experts over ``--data-parallel-size``/``--ep-size`` GPUs, a sequence's KV on one
+  DP-attention rank, the running-sequence cap per rank, DeepEP buffers);
 * a model path and profile fields with spaces, quotes, ``$(...)``, backticks and a newline
   reach the stubs intact, and nothing else runs.
 """
@@ -23,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.memory import build_instance, launch_memory_problem
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
@@ -52,9 +56,15 @@ def test_every_emitted_instance_passes_the_memory_check(
     spec = catalog.engine(engine)
     cl = scenario.cluster
     for argv in servers:
+        ep, ranks, redundant = 1, 1, 0
         if engine == "vllm":
             assert argv[:2] == ["vllm", "serve"]
             tp = int(flag(argv, "--tensor-parallel-size") or 0)
+            if "--enable-expert-parallel" in argv:  # EP = TP x DP, --max-num-seqs per rank
+                ranks = int(flag(argv, "--data-parallel-size") or 0)
+                ep = tp * ranks
+                redundant = json.loads(flag(argv, "--eplb-config") or "{}").get(
+                    "num_redundant_experts", 0)
             pp = int(flag(argv, "--pipeline-parallel-size") or 1)
             length = int(flag(argv, "--max-model-len") or 0)
             seqs = int(flag(argv, "--max-num-seqs") or 0)
@@ -69,12 +79,23 @@ def test_every_emitted_instance_passes_the_memory_check(
             length = int(flag(argv, "--context-length") or 0)
             seqs = int(flag(argv, "--max-running-requests") or 0)
             fraction = float(flag(argv, "--mem-fraction-static") or 0)
+            if flag(argv, "--ep-size"):  # SGLang divides the cap by the attention-DP size
+                ep = int(flag(argv, "--ep-size") or 0)
+                ranks = int(flag(argv, "--attn-dp-size") or 1)
+                tp, seqs = ep // ranks, seqs // ranks
+                redundant = int(flag(argv, "--ep-num-redundant-experts") or 0)
         assert tp and length and seqs and fraction, argv
         assert flag(argv, "--kv-cache-dtype") == (
             ("fp8" if engine == "vllm" else "fp8_e4m3") if scenario.precision == "fp8"
             else "auto")
+        layout = None
+        if ep > 1:
+            assert scenario.model.moe is not None
+            experts = scenario.model.moe.num_experts + redundant
+            assert experts % ep == 0, argv
+            layout = ExpertLayout(ep, tp, redundant, experts // ep, cl.gpus_per_node)
         instance = build_instance(scenario.model, cl.gpu, scenario.precision, spec, tp, pp,
-                                  cl.intra_node, cl.inter_node)
+                                  cl.intra_node, cl.inter_node, layout)
         assert launch_memory_problem(instance, fraction, length, seqs) == "", argv
     if routers:
         [router] = routers
@@ -165,6 +186,40 @@ def test_spanning_instances_get_node_rank_and_head(tmp_path: Path) -> None:
     assert [w for w in router if w.startswith("http")] == [
         "http://host-0.example:8100", "http://host-2.example:8100",
         "http://host-4.example:8100"]
+
+
+@pytest.mark.parametrize("engine", list(EmitEngine))
+def test_hostile_values_in_an_expert_parallel_plan(engine: EmitEngine, tmp_path: Path) -> None:
+    """An EP plan (#17: two EP16 instances with DP attention over 2 nodes each, 32 redundant
+    experts) in the per-node script: bash accepts it, the hostile model path arrives intact on
+    every node, the JSON EPLB config arrives as one word, vLLM's DP start rank comes from the
+    node rank."""
+    pools = (Pool("colocated", 2, 1, 1, 8192, 512, expert_parallel=16, redundant_experts=32),)
+    slots = tuple(place([(p.role, p.instances, p.gpus_per_instance) for p in pools], 8))
+    plan = LaunchPlan(engine=engine, mode="colocated", checkpoint=HOSTILE, gpu="h100-sxm",
+                      gpus_per_node=8, memory_fraction=0.9, max_model_len=4096,
+                      max_model_len_note="note", fp8=False, pools=pools, slots=slots,
+                      nodes=len({n for s in slots for n in s.nodes}), kv_link=None,
+                      slo_met=True)
+    script = render_launch(plan)
+    checked = subprocess.run(["/bin/bash", "-n"], input=script, text=True, capture_output=True)
+    assert checked.returncode == 0, checked.stderr
+    argvs = [run_script(script, tmp_path, [], 4, node_rank=rank)[0] for rank in range(4)]
+    for rank, argv in enumerate(argvs):
+        model = argv[2] if argv[0] == "vllm" else flag(argv, "--model-path")
+        assert model == HOSTILE
+        if engine is EmitEngine.vllm:
+            assert flag(argv, "--eplb-config") == '{"num_redundant_experts":32}'
+            assert flag(argv, "--data-parallel-address") == f"host-{rank - rank % 2}.example"
+            assert flag(argv, "--max-num-seqs") == "32"  # 512 running / 16 DP ranks
+            if rank % 2:
+                assert flag(argv, "--data-parallel-start-rank") == "8" and "--headless" in argv
+            else:
+                assert flag(argv, "--api-server-count") == "8"
+        else:
+            assert flag(argv, "--node-rank") == str(rank % 2)
+            assert flag(argv, "--ep-num-redundant-experts") == "32"
+            assert flag(argv, "--max-running-requests") == "512"
 
 
 def test_script_refuses_a_short_hosts_file(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from advisor.core.disaggregated import (
 )
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance, StackedInstances
-from advisor.core.plan.shapes import Shape, instance_shapes
+from advisor.core.plan.shapes import Shape, ep_sizes_upto, instance_shapes
 from advisor.core.plan.split import PoolOption, ideal_split
 from advisor.core.results import ExcludedInstance
 from advisor.core.scenario import Scenario, TrafficPhase, instances_in_cluster
@@ -129,6 +129,8 @@ class CapacityGroup:
     phases: list[PhaseCapacities]
     chunks: np.ndarray | None
     """Token budgets searched (the pinned one, or ``CHUNK_CANDIDATES``); None without shapes."""
+    kv_nics: np.ndarray | None = None
+    """NICs one request's KV leaves from, per shape (DP attention: one rank's); None = gpus."""
 
 
 def _stage_link(inst: Instance) -> LinkSpec | None:
@@ -181,7 +183,10 @@ class Capacities:
         while pp <= 16:
             n_pp += multi & (gpn * pp <= G)
             pp *= 2
-        return multi.astype(np.int64) * 10_000 + n_tp * 100 + n_pp
+        n_ep = np.zeros(G.shape, dtype=np.int64)  # expert-parallel sizes that fit (MoE only)
+        for size in ep_sizes_upto(self.sc, int(G.max(initial=0))):
+            n_ep += (size <= G) & (multi | (size <= gpn))
+        return n_ep * 1_000_000 + multi.astype(np.int64) * 10_000 + n_tp * 100 + n_pp
 
     def group_at(self, gpus: int) -> CapacityGroup:
         """The group of one cluster size."""
@@ -234,7 +239,8 @@ class Capacities:
         chunks = (np.array([float(sc.chunk_tokens)] if sc.chunk_tokens else CHUNK_CANDIDATES)
                   if shapes else None)
         grp = CapacityGroup(shapes, excluded, np.array([s.gpus for s in shapes], dtype=np.int64),
-                            link, phases, chunks)
+                            link, phases, chunks,
+                            np.array([s.instance.kv_sender_gpus for s in shapes], dtype=np.int64))
         self._groups[code] = grp
         return grp
 

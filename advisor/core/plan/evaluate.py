@@ -151,7 +151,11 @@ def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: 
         output_tokens_per_s_per_gpu=float(goodput_total * ph.output_tokens.mean / max(gpus, 1)),
         best_ttft_ms=None if light_over else _ms(float(both.ttft_q_s[1])),
         best_tpot_ms=None if light_over else _ms(float(both.tpot_q_s[1])),
-        max_running_sequences=max(running, 1))
+        max_running_sequences=max(running, 1), expert_parallel=inst.expert_parallel,
+        dp_attention=inst.attention_data_parallel > 1, redundant_experts=inst.redundant_experts,
+        all_to_all_share=inst.all_to_all_share(
+            decode_seqs=max(float(pt.batch), 1.0),
+            decode_context_tokens=ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0))
 
 
 def _interference(sc: Scenario, shape: Shape, chunk: int, ph: TrafficPhase,
@@ -240,7 +244,9 @@ def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
     return AllocationSummary(pi.tensor_parallel, di.tensor_parallel, pi.pipeline_stages,
                              di.pipeline_stages, a.prefill_instances, a.decode_instances,
                              a.prefill_gpus, a.decode_gpus, a.idle_gpus, a.goodput_rps,
-                             a.limited_by)
+                             a.limited_by, pi.expert_parallel, di.expert_parallel,
+                             pi.attention_data_parallel > 1, di.attention_data_parallel > 1,
+                             pi.redundant_experts, di.redundant_experts)
 
 
 def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficPhase,
@@ -255,10 +261,9 @@ def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficP
     demand = rate * mean_b
     capacity = prefill_gpus * link.effective_bytes_per_s
     util = float(link_utilization(demand, capacity))
-    exposed, serial = transfer_seconds(p95_b, link, inst.gpus, prefill_s, inst.model.num_layers,
-                                       min(util, 0.999))
-    _, serial_mean = transfer_seconds(mean_b, link, inst.gpus, prefill_s, inst.model.num_layers,
-                                      0.0)
+    nics, layers = inst.kv_sender_gpus, inst.model.num_layers
+    exposed, serial = transfer_seconds(p95_b, link, nics, prefill_s, layers, min(util, 0.999))
+    _, serial_mean = transfer_seconds(mean_b, link, nics, prefill_s, layers, 0.0)
     return KvTransfer(link_id=link.id, bytes_per_token=bpt, bytes_per_request_mean=mean_b,
                       bytes_per_request_p95=p95_b, demand_bytes_per_s=demand,
                       link_bytes_per_s=capacity, utilization=util,
@@ -312,7 +317,12 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
         prefill_saturating_tokens=pc.saturating_tokens, decode_batch=float(batch),
         alternatives=alternatives, kv_transfer=kv,
         best_ttft_ms=_ms(float(light_ttft)), best_tpot_ms=_ms(light_tpot),
-        decode_max_running_sequences=max(int(math.floor(dc.slo_batch)), 1))
+        decode_max_running_sequences=max(int(math.floor(dc.slo_batch)), 1),
+        prefill_all_to_all_share=pshape.instance.all_to_all_share(
+            prefill_tokens=ph.prompt_tokens.quantile(0.95), prefill_seqs=1.0),
+        decode_all_to_all_share=dshape.instance.all_to_all_share(
+            decode_seqs=max(float(batch), 1.0),
+            decode_context_tokens=ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0))
 
 
 def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]
@@ -468,13 +478,16 @@ def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _Co
                         ph: TrafficPhase, k: int, memo: dict) -> DeployedPrediction:
     dep = sc.deployment
     assert dep is not None
-    tp = dep.tensor_parallel or 1
-    index = next((i for i, s in enumerate(grp.shapes) if s.gpus == tp), None)
+    tp: int | None = dep.tensor_parallel or 1
+    index = _shape_index(grp.shapes, tp or 1, dep.expert_parallel)
+    if dep.expert_parallel is not None:
+        tp = None
     if index is None:
+        name = f"TP{tp}" if dep.expert_parallel is None else f"EP{dep.expert_parallel}"
         return DeployedPrediction("colocated", tp, sc.chunk_tokens, None, None, 0.0,
                                   ph.rate_rps, sc.slo.percentile, None, None, True, False,
                                   ph.name, feasible=False,
-                                  reason=f"TP{tp} instances cannot serve this workload")
+                                  reason=f"{name} instances cannot serve this workload")
     shape = grp.shapes[index]
     chunk = sc.chunk_tokens if dep.chunked_prefill else None  # the deployment's budget
     per = tables[chunk is not None].get(index, chunk, k)
@@ -497,8 +510,8 @@ def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools
     shapes = grp.shapes
     ptp = dep.prefill_tensor_parallel or dep.tensor_parallel
     dtp = dep.decode_tensor_parallel or dep.tensor_parallel
-    pi = _pick_shape(shapes, pools.prefill, ptp)
-    di = _pick_shape(shapes, pools.decode, dtp)
+    pi = _pick_shape(shapes, pools.prefill, ptp, dep.prefill_expert_parallel)
+    di = _pick_shape(shapes, pools.decode, dtp, dep.decode_expert_parallel)
     pg, dg = dep.prefill_gpus or 0, dep.decode_gpus or 0
     if pi is None or di is None:
         return DeployedPrediction("disaggregated", None, None, pg, dg, 0.0, ph.rate_rps,
@@ -543,10 +556,22 @@ def _deployed(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _ColocatedTab
     return worst
 
 
-def _pick_shape(shapes: list[Shape], options: list[PoolOption], tp: int | None) -> int | None:
-    """The shape of ``tp`` GPUs, or (no TP declared) the best goodput per GPU."""
-    if tp is not None:
-        return next((i for i, s in enumerate(shapes) if s.gpus == tp), None)
+def _shape_index(shapes: list[Shape], tp: int, ep: int | None) -> int | None:
+    """The shape of ``tp`` GPUs (no expert parallelism), or the EP shape of ``ep`` GPUs with
+    DP attention when ``ep`` is given."""
+    if ep is not None:
+        return next((i for i, s in enumerate(shapes) if s.instance.expert_parallel == ep
+                     and s.instance.attention_data_parallel > 1), None)
+    return next((i for i, s in enumerate(shapes)
+                 if s.gpus == tp and s.instance.layout is None), None)
+
+
+def _pick_shape(shapes: list[Shape], options: list[PoolOption], tp: int | None,
+                ep: int | None = None) -> int | None:
+    """The shape of ``tp`` GPUs (or of EP degree ``ep``), or (neither declared) the best
+    goodput per GPU."""
+    if tp is not None or ep is not None:
+        return _shape_index(shapes, tp or 1, ep)
     if not options:
         return None
     return int(np.argmax([o.rate_rps / o.gpus for o in options]))

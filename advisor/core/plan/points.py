@@ -215,7 +215,8 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
         good_k = d_good[inv, k]
         carried = np.where(good_k > 0, np.minimum(r[:, k], good_k), r[:, k])
         u = link_utilization(carried * pc.mean_bytes[pi], pgpus * link.effective_bytes_per_s)
-        exposed, _ = transfer_seconds(pc.p95_bytes[pi], link, grp.gpus[pi], pc.own_prefill_s[pi],
+        nics = grp.gpus if grp.kv_nics is None else grp.kv_nics
+        exposed, _ = transfer_seconds(pc.p95_bytes[pi], link, nics[pi], pc.own_prefill_s[pi],
                                       sc.model.num_layers, np.minimum(u, 0.999))
         util[:, k] = np.where(ex, u, -np.inf)
         tms[:, k] = np.where(ex, exposed * 1000, -np.inf)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from advisor.core.expert_parallel import ep_candidate_sizes, expert_layout
 from advisor.core.instance import Instance
 from advisor.core.memory import build_instance, candidate_sizes, plan_memory
 from advisor.core.results import ExcludedInstance
@@ -51,9 +52,12 @@ def instance_shapes(sc: Scenario) -> tuple[list[Shape], list[ExcludedInstance]]:
         max_request = float(sc.deployment.max_model_len)  # engines reserve room for one
     shapes: list[Shape] = []
     excluded: list[ExcludedInstance] = []
-    for tp, pp in candidate_sizes(sc.model, cl.gpu, cl.gpus, cl.gpus_per_node, cl.spans_nodes):
-        inst = build_instance(sc.model, cl.gpu, sc.precision, sc.engine, tp, pp, cl.intra_node,
-                              cl.inter_node)
+    candidates = [build_instance(sc.model, cl.gpu, sc.precision, sc.engine, tp, pp,
+                                 cl.intra_node, cl.inter_node)
+                  for tp, pp in candidate_sizes(sc.model, cl.gpu, cl.gpus, cl.gpus_per_node,
+                                                cl.spans_nodes)]
+    candidates += expert_parallel_instances(sc)
+    for inst in candidates:
         seqs: dict[str, int] = {}
         reason = ""
         for ph in sc.phases:
@@ -64,7 +68,41 @@ def instance_shapes(sc: Scenario) -> tuple[list[Shape], list[ExcludedInstance]]:
                 break
             seqs[ph.name] = mem.max_sequences
         if reason:
-            excluded.append(ExcludedInstance(shape_label(tp, pp), reason))
+            excluded.append(ExcludedInstance(inst.label, reason))
         else:
-            shapes.append(Shape(inst, shape_label(tp, pp), seqs))
+            shapes.append(Shape(inst, inst.label, seqs))
     return shapes, excluded
+
+
+def ep_sizes_upto(sc: Scenario, gpus: int) -> list[int]:
+    """EP sizes :func:`expert_parallel_instances` may try on clusters of up to ``gpus`` GPUs
+    with an inter-node link (empty for dense models and engines without EP terms)."""
+    m, eng, cl = sc.model, sc.engine, sc.cluster
+    terms = eng.expert_parallel
+    if m.moe is None or terms is None or not eng.supports.expert_parallel:
+        return []
+    return ep_candidate_sizes(m.moe.num_experts, gpus, cl.gpus_per_node, True, terms)
+
+
+def expert_parallel_instances(sc: Scenario) -> list[Instance]:
+    """The expert-parallel instances to try for an MoE model on an engine with EP terms
+    (docs/model.md §4.1): EP over one node or whole-node multiples that hold the experts
+    evenly, attention data-parallel (where the engine has DP attention), and EP over one
+    node with attention TP over the node. None for dense models, engines without EP, or a
+    workload that pins another parallelism (``deployment.expert_parallel``)."""
+    m, cl, eng = sc.model, sc.cluster, sc.engine
+    terms = eng.expert_parallel
+    if m.moe is None or terms is None or not eng.supports.expert_parallel:
+        return []
+    out: list[Instance] = []
+    for ep in ep_candidate_sizes(m.moe.num_experts, cl.gpus, cl.gpus_per_node,
+                                 cl.spans_nodes, terms):
+        attention = [1] if eng.supports.dp_attention else []
+        if ep == cl.gpus_per_node:
+            attention.append(ep)
+        for attn_tp in attention:
+            lay = expert_layout(m.moe.num_experts, ep, attn_tp, cl.gpus_per_node, terms)
+            if lay is not None:
+                out.append(build_instance(m, cl.gpu, sc.precision, eng, attn_tp, 1,
+                                          cl.intra_node, cl.inter_node, lay))
+    return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from advisor.core.disaggregated import saturating_tokens
+from advisor.core.expert_parallel import expert_layout
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance
 from advisor.core.memory import build_instance, plan_memory
@@ -59,6 +60,8 @@ class ColocatedSimPlan:
     pipeline_stages: int
     instances: int
     chunk_tokens: int | None
+    expert_parallel: int = 1
+    """EP degree with DP attention (1: none; the instance then has this many GPUs)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class DisaggregatedSimPlan:
     decode_pipeline_stages: int
     decode_instances: int
     prefill_batch_tokens: float | None = None
+    prefill_expert_parallel: int = 1
+    decode_expert_parallel: int = 1
 
 
 Plan = ColocatedSimPlan | DisaggregatedSimPlan
@@ -114,14 +119,17 @@ def default_plan(sc: Scenario, mode: Mode, result: ModelResult) -> Plan:
         if cp is None or cp.instances < 1:
             raise PlanError(f"no colocated {mode} plan fits this workload")
         return ColocatedSimPlan(cp.tensor_parallel, cp.pipeline_stages, cp.instances,
-                                cp.chunk_tokens if mode == "chunked" else None)
+                                cp.chunk_tokens if mode == "chunked" else None,
+                                cp.expert_parallel)
     dp = result.disaggregated
     if dp is None or dp.allocation is None:
         raise PlanError("no disaggregated plan fits this workload")
     a = dp.allocation
     return DisaggregatedSimPlan(a.prefill_tensor_parallel, a.prefill_pipeline_stages,
                                 a.prefill_instances, a.decode_tensor_parallel,
-                                a.decode_pipeline_stages, a.decode_instances)
+                                a.decode_pipeline_stages, a.decode_instances,
+                                prefill_expert_parallel=a.prefill_expert_parallel,
+                                decode_expert_parallel=a.decode_expert_parallel)
 
 
 def max_request_tokens(sc: Scenario) -> float:
@@ -130,10 +138,19 @@ def max_request_tokens(sc: Scenario) -> float:
     return min(top, float(sc.model.max_context_tokens))
 
 
-def _pool(sc: Scenario, tp: int, pp: int, instances: int) -> Pool:
+def _pool(sc: Scenario, tp: int, pp: int, instances: int, ep: int = 1) -> Pool:
     cl = sc.cluster
+    layout = None
+    terms = sc.engine.expert_parallel
+    if ep > 1:
+        if sc.model.moe is None or terms is None:
+            raise PlanError(f"EP{ep} needs a mixture-of-experts model and an engine with "
+                            "expert-parallel terms")
+        layout = expert_layout(sc.model.moe.num_experts, ep, tp, cl.gpus_per_node, terms)
+        if layout is None:
+            raise PlanError(f"EP{ep} cannot hold the model's experts evenly")
     inst = build_instance(sc.model, cl.gpu, sc.precision, sc.engine, tp, pp, cl.intra_node,
-                          cl.inter_node)
+                          cl.inter_node, layout)
     top = max_request_tokens(sc)
     seqs = []
     kv_tokens = 0.0
@@ -141,7 +158,7 @@ def _pool(sc: Scenario, tp: int, pp: int, instances: int) -> Pool:
         ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
         mem = plan_memory(inst, ctx, top, sc.policy.memory_fraction)
         if not mem.fits:
-            raise PlanError(f"TP{tp}×PP{pp} cannot serve phase '{ph.name}': {mem.reason}")
+            raise PlanError(f"{inst.label} cannot serve phase '{ph.name}': {mem.reason}")
         seqs.append(mem.max_sequences)
         if idx == 0:
             full = sc.model.kv_bytes_per_token(sc.precision) * ctx
@@ -159,14 +176,15 @@ def build_deployment(sc: Scenario, mode: Mode, plan: Plan) -> Deployment:
             raise PlanError(f"mode {mode} needs a colocated plan")
         if (mode == "chunked") != (plan.chunk_tokens is not None):
             raise PlanError("chunked mode needs chunk_tokens; unchunked mode must have none")
-        pool = _pool(sc, plan.tensor_parallel, plan.pipeline_stages, plan.instances)
+        pool = _pool(sc, plan.tensor_parallel, plan.pipeline_stages, plan.instances,
+                     plan.expert_parallel)
         return Deployment(mode, plan, (pool,), None, ())
     if not isinstance(plan, DisaggregatedSimPlan):
         raise PlanError("mode disaggregated needs a disaggregated plan")
     pre = _pool(sc, plan.prefill_tensor_parallel, plan.prefill_pipeline_stages,
-                plan.prefill_instances)
+                plan.prefill_instances, plan.prefill_expert_parallel)
     dec = _pool(sc, plan.decode_tensor_parallel, plan.decode_pipeline_stages,
-                plan.decode_instances)
+                plan.decode_instances, plan.decode_expert_parallel)
     link = sc.cluster.kv_link
     if plan.prefill_batch_tokens is not None:
         lm = tuple(float(plan.prefill_batch_tokens) for _ in sc.phases)

@@ -140,8 +140,12 @@ def measure_next(sc: Scenario, m: ModelResult, disaggregated: bool,
     if c is not None:
         slo = f" vs the {sc.slo.tpot_ms:g} ms SLO" if sc.slo.tpot_ms else ""
         tpot = f"{c.tpot_ms:.1f} ms" if c.tpot_ms is not None else "overloaded"
+        shape = f"TP{c.tensor_parallel}"
+        if c.expert_parallel > 1:  # #17: the EP shape, not its attention TP
+            shape = f"EP{c.expert_parallel}" + ("·DPA" if c.dp_attention
+                                                else f"·TP{c.tensor_parallel}")
         colocated_line = (f"{pct} TPOT under chunked prefill (token budget {c.chunk_tokens}, "
-                          f"TP{c.tensor_parallel}) at {c.rate_rps:g} req/s: the model "
+                          f"{shape}) at {c.rate_rps:g} req/s: the model "
                           f"predicts {tpot}{slo}")
     if disaggregated and d is not None:
         if d.ttft_ms is not None and d.kv_transfer is not None:

@@ -30,6 +30,7 @@ import numpy as np
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Policy, Scenario
 from advisor.core.verdict.advice import Advisory, advisories, binding_cause, measure_next
+from advisor.core.verdict.moe_warnings import moe_warnings
 
 __all__ = ["Advisory", "Assessment", "Finding", "Precondition", "assess"]
 
@@ -483,6 +484,9 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
         why = headline.split(": ", 1)[0] if rule in ("kv-bandwidth", "traffic-mix") else headline
         shape = (f"TP{c.tensor_parallel}" + (f"×PP{c.pipeline_stages}" if c.pipeline_stages > 1 else "")
                  if c is not None else "")
+        if c is not None and c.expert_parallel > 1:
+            shape = f"EP{c.expert_parallel}" + ("·DPA" if c.dp_attention else
+                                                f"·TP{c.tensor_parallel}")
         plan = (f" ({c.instances} × {shape}, token budget {c.chunk_tokens:,})"
                 if c is not None else "")
         summary = f"Chunked prefill on a colocated pool{plan}: {why}."
@@ -490,7 +494,8 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
     rounding = _worst_rounding(m)
     findings = _findings(sc, m, verdict, pre, slo_met)
     return Assessment(verdict=verdict, slo_met=slo_met, summary=summary, reasons=tuple(reasons),
-                      warnings=advisories(sc, m, verdict == "disaggregate", rounding),
+                      warnings=(*(Advisory(i, msg) for i, msg in moe_warnings(sc, m)),
+                                *advisories(sc, m, verdict == "disaggregate", rounding)),
                       measure_next=measure_next(sc, m, verdict == "disaggregate", rule),
                       preconditions=pre, disagg_gain=gain, findings=findings, model=m,
                       deciding_rule=rule, headline_reason=headline,
