@@ -39,7 +39,6 @@ from typing import Literal
 
 import numpy as np
 
-from advisor.core.arrays import unique_sorted
 from advisor.core.limits import MAX_GPUS
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.points import design_points
@@ -47,6 +46,7 @@ from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
 from advisor.core.sweep.keys import apply_value, peak_index
 from advisor.core.verdict.rules import VERDICTS
+from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, first_flips
 
 Direction = Literal["up", "down"]
 Kind = Literal["verdict", "slo"]
@@ -98,40 +98,43 @@ def _gpu_limit(sc: Scenario, direction: Direction) -> int:
     return min(max(cl.gpus * GPU_FACTOR, cl.gpus), MAX_GPUS)
 
 
-def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
-                 caps: Capacities | None = None) -> Boundary:
-    """The nearest GPU count above (or below) the current one with the other verdict.
+def gpu_boundaries(sc: Scenario, verdict: str, caps: Capacities | None = None,
+                   grid: CountGrid = DEFAULT_GRID) -> tuple[Boundary, Boundary]:
+    """The nearest GPU counts above and below the current one with the other verdict.
 
-    Every count within a factor of two of the current one is evaluated; beyond that a grid
-    of counts 2 % apart, and the first bracket of that grid whose end has the other verdict
-    is scanned count by count. (A flip and flip-back that both fall between two grid points
-    beyond 2× is not seen; the verdict settles as the rounding loss fades with scale.)
+    ``search.first_flips`` over the many-point verdict (``design_points``), both directions
+    in the same calls: every count within ``grid.near`` (64) of the current one, beyond that a
+    grid of counts ``grid.ratio`` (2 %) apart, and the first grid step whose end has the other
+    verdict narrowed by vectorised bisection to one count. (A flip and flip-back that both
+    fall between two grid counts beyond the first 64 is not seen; the verdict settles as the
+    rounding loss fades with scale.)
     """
     cur = sc.cluster.gpus
-    limit = _gpu_limit(sc, direction)
     caps = caps or Capacities(sc)
     want = verdict == VERDICTS[0]  # True: looking for disaggregate
     rates = np.array([ph.rate_rps for ph in sc.phases])
 
-    def first_flip(G: np.ndarray) -> int | None:
-        if G.size == 0:
-            return None
-        dis = design_points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"]
-        hit = np.flatnonzero(dis == want)
-        return int(G[hit[0]]) if hit.size else None
+    def flipped(G: np.ndarray) -> np.ndarray:
+        return design_points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"] == want
 
-    step = 1 if direction == "up" else -1
-    near = (min(limit, max(2 * cur, cur + 64)) if direction == "up"
-            else max(limit, min(cur // 2, cur - 64)))
-    found = first_flip(np.arange(cur + step, near + step, step, dtype=np.int64))
-    if found is None and near != limit:
-        grid = unique_sorted(np.round(np.geomspace(near, limit, max(2, int(abs(
-            math.log(limit / near)) / math.log(1.02)) + 2))).astype(np.int64))
-        grid = grid[::step]
-        hit = first_flip(grid[1:])
-        if hit is not None:
-            k = int(np.flatnonzero(grid == hit)[0])
-            found = first_flip(np.arange(grid[k - 1] + step, hit + step, step, dtype=np.int64))
+    limits = (_gpu_limit(sc, "up"), _gpu_limit(sc, "down"))
+    up, down = first_flips(flipped, cur, limits, grid)
+    return (_gpu_result(sc, verdict, "up", limits[0], up, grid),
+            _gpu_result(sc, verdict, "down", limits[1], down, grid))
+
+
+def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
+                 caps: Capacities | None = None) -> Boundary:
+    """:func:`gpu_boundaries` in one direction."""
+    up, down = gpu_boundaries(sc, verdict, caps)
+    return up if direction == "up" else down
+
+
+def _gpu_result(sc: Scenario, verdict: str, direction: Direction, limit: int,
+                found: int | None, grid: CountGrid) -> Boundary:
+    cur = sc.cluster.gpus
+    near = (min(limit, cur + grid.near) if direction == "up"
+            else max(limit, cur - grid.near))
     to = _other(verdict)
     what = "disaggregation would pay" if to == "disaggregate" else "chunked prefill would win"
     if found is None:
@@ -141,7 +144,8 @@ def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
             (direction == "up" and limit > cur) or (direction == "down" and cur > 1))
             else "no other GPU count to try in this direction")
         if near != limit:
-            text += f" (every count to {_fmt_gpus(near)}, then a 2% grid)"
+            text += (f" (every count to {_fmt_gpus(near)}, then a "
+                     f"{(grid.ratio - 1) * 100:g}% grid)")
         if direction == "up" and sc.cluster.inter_node is None:
             text += " (without an inter-node link the cluster stays on one node)"
         return Boundary("cluster.gpus", cur, None, direction, text, "verdict", None)
@@ -368,8 +372,7 @@ def verdict_boundaries(sc: Scenario, m: ModelResult | None = None,
         m = evaluate(sc, caps)
     a = assess(sc, m)
     verdict = a.verdict
-    out: list[Boundary] = [gpu_boundary(sc, verdict, "up", caps),
-                           gpu_boundary(sc, verdict, "down", caps)]
+    out: list[Boundary] = list(gpu_boundaries(sc, verdict, caps))
     bw = bandwidth_boundary(sc, verdict, caps)
     if bw is not None:
         out.append(bw)
