@@ -7,11 +7,15 @@ TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
 ``evaluate`` reads), so it is ``assess(sc, evaluate(sc)).verdict`` at that point. ``flips_at`` is None when nothing in
 the searched range flips it.
 
-* ``cluster.gpus`` — integer scan (vectorised) above the current count up to 16× or the
-  largest cluster evaluated (``limits.MAX_GPUS``, 100,000; ``up``) and below it down to one GPU (``down``): every count within a factor of two, then a
-  2 % grid whose first flipped bracket is scanned count by count. ``flips_at`` is the first
-  count with the other verdict, so ``flips_at − 1`` (up) or ``flips_at + 1`` (down) still has
-  the current one. Without an inter-node link the cluster cannot leave one node.
+* ``cluster.gpus`` — above the current count up to 16× or the largest cluster evaluated
+  (``limits.MAX_GPUS``, 100,000; ``up``) and below it down to one GPU (``down``), by the
+  bounded search of ``advisor.core.verdict.search`` (both directions in the same calls):
+  every count within 64 of the current one and every count up to 256, a 2 % grid beyond,
+  and the first grid step with the other verdict narrowed to one count by vectorised
+  bisection. ``flips_at`` is a count with the other verdict whose neighbour towards the
+  current one still has the current one (the first such count within the exhaustive ranges;
+  see the search's resolution beyond). Without an inter-node link the cluster cannot leave
+  one node.
 * ``cluster.inter_node.bandwidth_scale`` — a multiplier on the inter-node link's bandwidth
   (only when the KV crosses it): towards disaggregation (``up``, 1…100×) when the verdict is
   chunked prefill, away from it (``down``, 1…1/100×) when it is disaggregate. The other end
@@ -133,8 +137,6 @@ def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
 def _gpu_result(sc: Scenario, verdict: str, direction: Direction, limit: int,
                 found: int | None, grid: CountGrid) -> Boundary:
     cur = sc.cluster.gpus
-    near = (min(limit, cur + grid.near) if direction == "up"
-            else max(limit, cur - grid.near))
     to = _other(verdict)
     what = "disaggregation would pay" if to == "disaggregate" else "chunked prefill would win"
     if found is None:
@@ -143,9 +145,7 @@ def _gpu_result(sc: Scenario, verdict: str, direction: Direction, limit: int,
         text = (f"no GPU count in {rng} changes the verdict" if (
             (direction == "up" and limit > cur) or (direction == "down" and cur > 1))
             else "no other GPU count to try in this direction")
-        if near != limit:
-            text += (f" (every count to {_fmt_gpus(near)}, then a "
-                     f"{(grid.ratio - 1) * 100:g}% grid)")
+        text += _resolution(cur, direction, limit, grid)
         if direction == "up" and sc.cluster.inter_node is None:
             text += " (without an inter-node link the cluster stays on one node)"
         return Boundary("cluster.gpus", cur, None, direction, text, "verdict", None)
@@ -157,6 +157,19 @@ def _gpu_result(sc: Scenario, verdict: str, direction: Direction, limit: int,
         then = "chunked prefill wins" if to == "chunked-prefill" else "disaggregation would pay"
         text = f"{keeps} down to {_fmt_gpus(found + 1)} GPUs; at {_fmt_gpus(found)} {then}"
     return Boundary("cluster.gpus", cur, found, direction, text, "verdict", to)
+
+
+def _resolution(cur: int, direction: Direction, limit: int, grid: CountGrid) -> str:
+    """Which counts a search that found nothing checked, when not every one."""
+    pct = f"{(grid.ratio - 1) * 100:g}%"
+    if direction == "up":
+        every = min(limit, max(cur + grid.near, grid.dense))
+        return "" if every >= limit else f" (every count to {_fmt_gpus(every)}, then a {pct} grid)"
+    every = cur - grid.near
+    if every <= grid.dense + 1:
+        return ""
+    return (f" (every count to {_fmt_gpus(every)}, a {pct} grid to "
+            f"{_fmt_gpus(grid.dense)}, then every count)")
 
 
 def bandwidth_boundary(sc: Scenario, verdict: str,
