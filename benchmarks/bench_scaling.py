@@ -204,7 +204,7 @@ SEARCHES = ["search gpus up", "search gpus down", "search bandwidth", "search ra
             "search gain"]
 
 
-def _cell(fig: tuple[float, float, float]) -> str:
+def cell(fig: tuple[float, float, float]) -> str:
     med, lo, hi = fig
     return f"{med:,.0f} ({lo:,.0f}–{hi:,.0f})"
 
@@ -212,9 +212,9 @@ def _cell(fig: tuple[float, float, float]) -> str:
 def render(rows: Sequence[Row], runs: int, markdown: bool = False) -> str:
     """The table: one row per workload, medians with (min–max) ms."""
     head = ["workload", "verdict"] + [name for _, name in COLUMNS]
-    body = [[r.label, r.verdict] + [_cell(r.figures[k]) for k, _ in COLUMNS] for r in rows]
+    body = [[r.label, r.verdict] + [cell(r.figures[k]) for k, _ in COLUMNS] for r in rows]
     head2 = ["workload"] + [s.removeprefix("search ") for s in SEARCHES]
-    body2 = [[r.label] + [_cell(r.figures[k]) for k in SEARCHES] for r in rows]
+    body2 = [[r.label] + [cell(r.figures[k]) for k in SEARCHES] for r in rows]
     title = (f"CPU ms, median (min–max) of {runs} fresh processes; process wall in ms "
              "(`python -m advisor recommend FILE`)")
     title2 = "boundary searches one by one, CPU ms (same processes)"
