@@ -25,7 +25,7 @@ from advisor.core.scenario import Scenario
 from advisor.core.sweep.keys import apply_value
 from advisor.core.verdict.boundaries import _gpu_limit, gpu_boundaries
 from advisor.core.verdict.rules import VERDICTS, assess
-from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, first_flips
+from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
 from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, scenario
 
 EXHAUSTIVE_MAX_GPUS = 32_768
@@ -166,3 +166,31 @@ def test_the_scaled_workloads_flip() -> None:
              for n in CASES for _, o, t in [_exhaustive(n)]]
     assert sum(d is not None for d, _ in found) >= 4
     assert sum(u is not None for _, u in found) >= 2
+
+
+# ---- the bracketing root finder (the bandwidth boundary) --------------------------------------
+@pytest.mark.parametrize("root", [0.0013, 0.7, 2.3, 4.6049, -3.5, -0.001])
+@pytest.mark.parametrize("shape", ["linear", "exp", "kinked", "no-margin", "lying-margin"])
+def test_bracketed_flip_finds_the_flip_within_tol(root: float, shape: str) -> None:
+    end = 4.61 if root > 0 else -4.61
+    tol = math.log1p(2e-3)
+    toward = 1.0 if end > 0 else -1.0
+
+    def margin(x: float) -> float:
+        d = (x - root) * toward  # > 0 on the far side
+        return {"linear": d, "exp": math.expm1(3 * d), "kinked": min(d, 0.1 * d + 0.3),
+                "no-margin": math.nan, "lying-margin": -d}[shape]
+
+    calls: list[float] = []
+
+    def at(x: float) -> tuple[bool, float]:
+        calls.append(x)
+        return (x - root) * toward >= 0, margin(x)
+
+    far, evaluations = bracketed_flip(at, 0.0, end, tol, (margin(0.0), margin(end)))
+    assert evaluations == len(calls)
+    assert (far - root) * toward >= 0 and abs(far - root) <= tol  # on the far side, within tol
+    bisection = math.ceil(math.log2(abs(end) / tol))
+    assert evaluations <= 2 * bisection + 1
+    if shape == "linear":
+        assert evaluations <= 4  # a straight margin: one estimate and a squeeze

@@ -50,7 +50,7 @@ from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
 from advisor.core.sweep.keys import apply_value, peak_index
 from advisor.core.verdict.rules import VERDICTS
-from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, first_flips
+from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
 
 Direction = Literal["up", "down"]
 Kind = Literal["verdict", "slo"]
@@ -189,27 +189,29 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
 
     caps = caps or Capacities(sc)
     rates = np.array([[ph.rate_rps for ph in sc.phases]])
+    want = to == VERDICTS[1]  # the far side: disaggregate (True) or not
 
-    def at(scale: float) -> str:
-        scaled = apply_value(sc, key, scale).cluster.inter_node
+    def at(log_scale: float) -> tuple[bool, float]:
+        """(the verdict there is ``to``, the margin towards ``to``)."""
+        scaled = apply_value(sc, key, math.exp(log_scale)).cluster.inter_node
         assert scaled is not None
         res = design_points(caps.with_inter_node(scaled), np.array([cl.gpus], dtype=np.int64),
-                         rates)
-        return VERDICTS[int(res["disaggregate"][0])]
+                            rates)
+        margin = _disaggregate_margin(sc, res)
+        return bool(res["disaggregate"][0]) == want, margin if want else -margin
 
     link = cl.inter_node.id
-    if at(end) == verdict:
+    far_side, far_margin = at(math.log(end))
+    if not far_side:
         span = (f"1–{BANDWIDTH_RANGE:g}×" if direction == "up"
                 else f"{1 / BANDWIDTH_RANGE:g}–1×")
         return Boundary(key, 1.0, None, direction,
                         f"no bandwidth of {link} in {span} changes the verdict", "verdict", None)
-    lo, hi = 0.0, math.log(end)  # log multipliers: verdict(lo) current, verdict(hi) other
-    while abs(hi - lo) > math.log1p(BANDWIDTH_TOLERANCE):
-        mid = (lo + hi) / 2.0
-        if at(math.exp(mid)) == verdict:
-            lo = mid
-        else:
-            hi = mid
+    # the current link: its capacity tables are the ones evaluate built (cheap)
+    here = design_points(caps, np.array([cl.gpus], dtype=np.int64), rates)
+    here_margin = _disaggregate_margin(sc, here) * (1.0 if want else -1.0)
+    hi, _ = bracketed_flip(at, 0.0, math.log(end), math.log1p(BANDWIDTH_TOLERANCE),
+                           (here_margin, far_margin))
     flips = math.exp(hi)
     gbps = cl.inter_node.bandwidth_bytes_per_s * flips / 1e9
     if direction == "up":
@@ -221,6 +223,32 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
                 f" with ≤ {_num(flips)}× the inter-node bandwidth ({_num(gbps)} GB/s per GPU "
                 f"instead of {link}'s {_num(cl.inter_node.bandwidth_bytes_per_s / 1e9)})")
     return Boundary(key, 1.0, flips, direction, text, "verdict", to)
+
+
+def _disaggregate_margin(sc: Scenario, res: dict[str, np.ndarray]) -> float:
+    """How far the design point ``res`` (one point of ``design_points``) is inside the
+    disaggregate verdict (> 0) or outside it (< 0): the smallest of the log headrooms
+    ``ln(limit/value)`` of the preconditions and ``ln((1 + gain)/(1 + min_disagg_gain))``
+    (logs: the KV utilisation is inversely proportional to the link's bandwidth, so the
+    margin is close to linear in the log multiplier the search moves along); NaN where it is
+    undefined. A guide for the bandwidth search's interpolation only: the verdict itself
+    always comes from ``res['disaggregate']``."""
+    pol = sc.policy
+    pairs = [(1.0 + float(res["gain"][0]), 1.0 + pol.min_disagg_gain),
+             (float(res["rounding_loss"][0]), pol.max_rounding_loss),
+             (float(res["kv_utilization"][0]), pol.max_kv_link_utilization),
+             (float(res["kv_transfer_share_of_ttft"][0]), pol.max_kv_transfer_share_of_ttft)]
+    if len(sc.phases) > 1 and not sc.autoscaling:
+        pairs.append((float(res["static_mix_loss"][0]), pol.max_static_mix_loss))
+    parts = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain, gain_min = pairs[0]
+        parts.append(float(np.log(gain) - np.log(gain_min)))
+        for value, limit in pairs[1:]:
+            if not math.isnan(value):  # NaN: not applicable (no KV link, no TTFT target)
+                parts.append(float(np.log(limit) - np.log(value)))
+    low = min(parts)
+    return low if math.isfinite(low) else math.nan
 
 
 _RATE_GRID = 32

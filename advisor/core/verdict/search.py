@@ -137,3 +137,49 @@ def first_flips(flipped: Predicate, start: int, ends: Sequence[int],
             else:
                 brackets[i] = (lo, hi)
     return found
+
+
+SideAndMargin = Callable[[float], tuple[bool, float]]
+"""x → (whether x is on the far side, a margin: > 0 roughly where it is, NaN if unknown)."""
+
+
+def bracketed_flip(at: SideAndMargin, near: float, far: float, tol: float,
+                   margins: tuple[float, float] = (math.nan, math.nan)) -> tuple[float, int]:
+    """Narrow ``[near, far]`` (``near`` on the near side, ``far`` on the far side; either
+    order) to ``tol``; return the end on the far side and the evaluations made.
+
+    Where the margins at the ends straddle zero, the Illinois (modified regula falsi) estimate
+    of the root, moved to at least ``tol`` from either end (Brent's rule: a root within
+    ``tol`` of an end then closes the bracket in one step); else a bisection, and bisection
+    only once the steps outnumber bisection's own count (so never more than about twice its
+    evaluations, and a handful where the margin is smooth). The bracket is kept by the side
+    ``at`` reports, never by the margin's sign, so the answer is a genuine flip whatever the
+    margin's accuracy. ``margins``: the ends' margins when known.
+    """
+    a, b = near, far  # a: near side, b: far side
+    fa, fb = margins
+    budget = max(1, math.ceil(math.log2(max(abs(b - a) / tol, 1.0))))
+    evaluations = 0
+    kept = 0  # -1: b replaced last (a kept), +1: a replaced last (b kept)
+    while abs(b - a) > tol:
+        x = (a + b) / 2.0
+        if (evaluations < budget and math.isfinite(fa) and math.isfinite(fb)
+                and fa <= 0.0 <= fb and fa < fb):
+            x = b - fb * (b - a) / (fb - fa)
+            if abs(b - a) > 2.0 * tol:  # at least tol from either end
+                x = min(max(x, min(a, b) + tol), max(a, b) - tol)
+            else:
+                x = (a + b) / 2.0
+        far_side, fx = at(x)
+        evaluations += 1
+        if far_side:
+            b, fb = x, fx
+            if kept == -1:
+                fa /= 2.0  # Illinois: a kept twice running
+            kept = -1
+        else:
+            a, fa = x, fx
+            if kept == 1:
+                fb /= 2.0
+            kept = 1
+    return b, evaluations
