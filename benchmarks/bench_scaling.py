@@ -14,8 +14,8 @@ medians and ranges (min–max) over ``--runs`` fresh processes of:
   with new capacity tables (the module-level tables are then built: what a repeated call, a
   sweep point, pays);
 * **boundaries** — CPU ms of ``verdict_boundaries`` right after the first evaluation, sharing
-  its capacity tables, as ``recommend`` runs it; then the same per search (GPU count up and
-  down, inter-node bandwidth, rate, TPOT-safe rate, gain), timed in the same order;
+  its capacity tables, as ``recommend`` runs it; then the same per search (GPU count, both
+  directions; inter-node bandwidth; rate; gain), timed in the same order;
 * **whole process** — CPU ms (user + system, from the child's rusage) and wall ms of
   ``python -m advisor recommend FILE`` (default table to /dev/null), bytecode cached by an
   untimed warm-up run as after an install.
@@ -121,9 +121,12 @@ t = clock(); evaluate(sc, Capacities(sc)); out["evaluate_warm"] = clock() - t
 # the searches one by one, in verdict_boundaries' order, on fresh tables after one evaluate
 caps = Capacities(sc); m = evaluate(sc, caps)
 a = assess(sc, m)
-steps = [("gpus up", lambda: B.gpu_boundary(sc, a.verdict, "up", caps)),
-         ("gpus down", lambda: B.gpu_boundary(sc, a.verdict, "down", caps)),
-         ("bandwidth", lambda: B.bandwidth_boundary(sc, a.verdict, caps)),
+if hasattr(B, "gpu_boundaries"):  # both directions in the same calls
+    steps = [("gpus", lambda: B.gpu_boundaries(sc, a.verdict, caps))]
+else:  # a checkout before #20: one search per direction
+    steps = [("gpus", lambda: (B.gpu_boundary(sc, a.verdict, "up", caps),
+                               B.gpu_boundary(sc, a.verdict, "down", caps)))]
+steps += [("bandwidth", lambda: B.bandwidth_boundary(sc, a.verdict, caps)),
          ("rate", lambda: B.rate_boundary(sc, a.verdict, caps)),
          ("gain", lambda: B.gain_boundary(sc, a.verdict, a.disagg_gain, caps))]
 for name, fn in steps:
@@ -200,8 +203,7 @@ def measure(gpus: Sequence[int] = GPU_SIZES, phases: Sequence[int] = PHASE_COUNT
 COLUMNS = [("evaluate_first", "evaluate 1st"), ("evaluate_warm", "evaluate warm"),
            ("boundaries", "boundaries"), ("process cpu", "process CPU"),
            ("process wall", "process wall")]
-SEARCHES = ["search gpus up", "search gpus down", "search bandwidth", "search rate",
-            "search gain"]
+SEARCHES = ["search gpus", "search bandwidth", "search rate", "search gain"]
 
 
 def cell(fig: tuple[float, float, float]) -> str:
