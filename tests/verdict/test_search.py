@@ -183,14 +183,28 @@ def test_bracketed_flip_finds_the_flip_within_tol(root: float, shape: str) -> No
 
     calls: list[float] = []
 
-    def at(x: float) -> tuple[bool, float]:
+    def at(x: float) -> tuple[bool, np.ndarray]:
         calls.append(x)
-        return (x - root) * toward >= 0, margin(x)
+        return (x - root) * toward >= 0, np.array([margin(x)])
 
-    far, evaluations = bracketed_flip(at, 0.0, end, tol, (margin(0.0), margin(end)))
+    far, evaluations = bracketed_flip(at, 0.0, end, tol,
+                                      (np.array([margin(0.0)]), np.array([margin(end)])))
     assert evaluations == len(calls)
     assert (far - root) * toward >= 0 and abs(far - root) <= tol  # on the far side, within tol
     bisection = math.ceil(math.log2(abs(end) / tol))
     assert evaluations <= 2 * bisection + 1
     if shape == "linear":
         assert evaluations <= 4  # a straight margin: one estimate and a squeeze
+
+
+def test_bracketed_flip_places_a_kink_where_another_margin_binds() -> None:
+    """Two headrooms, linear in x, the far side where both are positive: the flip is found in a
+    few evaluations however flat the binding one is at the near end."""
+    root, end, tol = -3.6, -4.61, math.log1p(2e-3)
+
+    def at(x: float) -> tuple[bool, np.ndarray]:
+        parts = np.array([0.9, (root - x) * 2.0])  # the first never binds near the flip
+        return bool(np.min(parts) >= 0), parts
+
+    far, evaluations = bracketed_flip(at, 0.0, end, tol, (at(0.0)[1], at(end)[1]))
+    assert far <= root and root - far <= tol and evaluations <= 4

@@ -191,14 +191,13 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
     rates = np.array([[ph.rate_rps for ph in sc.phases]])
     want = to == VERDICTS[1]  # the far side: disaggregate (True) or not
 
-    def at(log_scale: float) -> tuple[bool, float]:
-        """(the verdict there is ``to``, the margin towards ``to``)."""
+    def at(log_scale: float) -> tuple[bool, np.ndarray]:
+        """(the verdict there is ``to``, the log headrooms of disaggregation)."""
         scaled = apply_value(sc, key, math.exp(log_scale)).cluster.inter_node
         assert scaled is not None
         res = design_points(caps.with_inter_node(scaled), np.array([cl.gpus], dtype=np.int64),
                             rates)
-        margin = _disaggregate_margin(sc, res)
-        return bool(res["disaggregate"][0]) == want, margin if want else -margin
+        return bool(res["disaggregate"][0]) == want, _disaggregate_margins(sc, res)
 
     link = cl.inter_node.id
     far_side, far_margin = at(math.log(end))
@@ -209,9 +208,10 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
                         f"no bandwidth of {link} in {span} changes the verdict", "verdict", None)
     # the current link: its capacity tables are the ones evaluate built (cheap)
     here = design_points(caps, np.array([cl.gpus], dtype=np.int64), rates)
-    here_margin = _disaggregate_margin(sc, here) * (1.0 if want else -1.0)
+    # far side disaggregate: every headroom positive (min > 0); chunked: one negative
     hi, _ = bracketed_flip(at, 0.0, math.log(end), math.log1p(BANDWIDTH_TOLERANCE),
-                           (here_margin, far_margin))
+                           (_disaggregate_margins(sc, here), far_margin),
+                           _min if want else _minus_min)
     flips = math.exp(hi)
     gbps = cl.inter_node.bandwidth_bytes_per_s * flips / 1e9
     if direction == "up":
@@ -225,30 +225,37 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
     return Boundary(key, 1.0, flips, direction, text, "verdict", to)
 
 
-def _disaggregate_margin(sc: Scenario, res: dict[str, np.ndarray]) -> float:
+def _min(v: np.ndarray) -> np.ndarray:
+    return np.min(v, axis=-1)
+
+
+def _minus_min(v: np.ndarray) -> np.ndarray:
+    return -np.min(v, axis=-1)
+
+
+def _disaggregate_margins(sc: Scenario, res: dict[str, np.ndarray]) -> np.ndarray:
     """How far the design point ``res`` (one point of ``design_points``) is inside the
-    disaggregate verdict (> 0) or outside it (< 0): the smallest of the log headrooms
+    disaggregate verdict (smallest component > 0) or outside it (< 0): the log headrooms
     ``ln(limit/value)`` of the preconditions and ``ln((1 + gain)/(1 + min_disagg_gain))``
-    (logs: the KV utilisation is inversely proportional to the link's bandwidth, so the
-    margin is close to linear in the log multiplier the search moves along); NaN where it is
-    undefined. A guide for the bandwidth search's interpolation only: the verdict itself
-    always comes from ``res['disaggregate']``."""
+    (logs: the KV utilisation is inversely proportional to the link's bandwidth, so they are
+    close to linear in the log multiplier the search moves along); NaN where undefined. A
+    guide for the bandwidth search's interpolation only: the verdict itself always comes from
+    ``res['disaggregate']``."""
     pol = sc.policy
-    pairs = [(1.0 + float(res["gain"][0]), 1.0 + pol.min_disagg_gain),
-             (float(res["rounding_loss"][0]), pol.max_rounding_loss),
-             (float(res["kv_utilization"][0]), pol.max_kv_link_utilization),
-             (float(res["kv_transfer_share_of_ttft"][0]), pol.max_kv_transfer_share_of_ttft)]
+    # (value, limit) with ln(limit/value) the headroom: the gain's is ln((1 + g)/(1 + min))
+    pairs = [(1.0 + pol.min_disagg_gain, 1.0 + float(res["gain"][0])),
+             (float(res["rounding_loss"][0]), pol.max_rounding_loss)]
+    for value, limit in ((float(res["kv_utilization"][0]), pol.max_kv_link_utilization),
+                         (float(res["kv_transfer_share_of_ttft"][0]),
+                          pol.max_kv_transfer_share_of_ttft)):
+        # NaN: not applicable (no KV link, no TTFT target): no constraint
+        pairs.append((value, limit) if not math.isnan(value) else (0.0, 1.0))
     if len(sc.phases) > 1 and not sc.autoscaling:
         pairs.append((float(res["static_mix_loss"][0]), pol.max_static_mix_loss))
-    parts = []
+    value, limit = np.array(pairs).T
     with np.errstate(divide="ignore", invalid="ignore"):
-        gain, gain_min = pairs[0]
-        parts.append(float(np.log(gain) - np.log(gain_min)))
-        for value, limit in pairs[1:]:
-            if not math.isnan(value):  # NaN: not applicable (no KV link, no TTFT target)
-                parts.append(float(np.log(limit) - np.log(value)))
-    low = min(parts)
-    return low if math.isfinite(low) else math.nan
+        out = np.log(limit) - np.log(value)
+    return np.where(np.isnan(out) | np.isneginf(out), np.nan, np.minimum(out, 1e3))
 
 
 _RATE_GRID = 32

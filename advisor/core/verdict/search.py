@@ -139,47 +139,66 @@ def first_flips(flipped: Predicate, start: int, ends: Sequence[int],
     return found
 
 
-SideAndMargin = Callable[[float], tuple[bool, float]]
-"""x → (whether x is on the far side, a margin: > 0 roughly where it is, NaN if unknown)."""
+SideAndMargin = Callable[[float], tuple[bool, np.ndarray]]
+"""x → (whether x is on the far side, the margins: components whose ``combine`` is > 0
+roughly where x is on the far side; NaN where unknown)."""
+
+
+def _estimate(a: float, b: float, fa: np.ndarray, fb: np.ndarray,
+              combine: Callable[[np.ndarray], np.ndarray]) -> float | None:
+    """Where ``combine`` of the margins, each interpolated linearly between ``a`` and ``b``,
+    crosses zero (None: the ends do not straddle it). Exact for margins linear in x, and a
+    kink where another component binds is placed where the lines cross, not smeared as one
+    straight line through both ends would."""
+    t = np.linspace(0.0, 1.0, 257)
+    with np.errstate(invalid="ignore", over="ignore"):
+        model = combine(fa[None, :] + t[:, None] * (fb - fa)[None, :])
+    if not (np.all(np.isfinite(model)) and model[0] <= 0.0 <= model[-1] and model[0] < model[-1]):
+        return None
+    k = max(1, int(np.argmax(model > 0.0)) if np.any(model > 0.0) else t.size - 1)
+    lo, hi = float(model[k - 1]), float(model[k])
+    frac = (t[k - 1] + (t[k] - t[k - 1]) * (-lo / (hi - lo))) if hi > lo else t[k]
+    return a + float(frac) * (b - a)
 
 
 def bracketed_flip(at: SideAndMargin, near: float, far: float, tol: float,
-                   margins: tuple[float, float] = (math.nan, math.nan)) -> tuple[float, int]:
+                   margins: tuple[np.ndarray, np.ndarray] | None = None,
+                   combine: Callable[[np.ndarray], np.ndarray] = lambda v: np.min(v, axis=-1),
+                   ) -> tuple[float, int]:
     """Narrow ``[near, far]`` (``near`` on the near side, ``far`` on the far side; either
     order) to ``tol``; return the end on the far side and the evaluations made.
 
-    Where the margins at the ends straddle zero, the Illinois (modified regula falsi) estimate
-    of the root, moved to at least ``tol`` from either end (Brent's rule: a root within
-    ``tol`` of an end then closes the bracket in one step); else a bisection, and bisection
-    only once the steps outnumber bisection's own count (so never more than about twice its
-    evaluations, and a handful where the margin is smooth). The bracket is kept by the side
-    ``at`` reports, never by the margin's sign, so the answer is a genuine flip whatever the
-    margin's accuracy. ``margins``: the ends' margins when known.
+    Where the margins at the ends straddle zero, the root of ``combine`` of the margins each
+    interpolated linearly (:func:`_estimate`; with Illinois' halving of an end kept twice
+    running), moved to at least ``tol`` from either end (Brent's rule: a root within ``tol``
+    of an end then closes the bracket in one step); else a bisection, and bisection only once
+    the steps outnumber bisection's own count (so never more than about twice its
+    evaluations, and a handful where the margins are smooth). The bracket is kept by the side
+    ``at`` reports, never by the margins, so the answer is a genuine flip whatever their
+    accuracy. ``margins``: the ends' margins when known.
     """
     a, b = near, far  # a: near side, b: far side
-    fa, fb = margins
+    nan = np.array([math.nan])
+    fa, fb = (np.atleast_1d(np.asarray(m, dtype=float)) for m in (margins or (nan, nan)))
     budget = max(1, math.ceil(math.log2(max(abs(b - a) / tol, 1.0))))
     evaluations = 0
     kept = 0  # -1: b replaced last (a kept), +1: a replaced last (b kept)
     while abs(b - a) > tol:
         x = (a + b) / 2.0
-        if (evaluations < budget and math.isfinite(fa) and math.isfinite(fb)
-                and fa <= 0.0 <= fb and fa < fb):
-            x = b - fb * (b - a) / (fb - fa)
-            if abs(b - a) > 2.0 * tol:  # at least tol from either end
-                x = min(max(x, min(a, b) + tol), max(a, b) - tol)
-            else:
-                x = (a + b) / 2.0
+        est = _estimate(a, b, fa, fb, combine) if evaluations < budget else None
+        if est is not None and abs(b - a) > 2.0 * tol:  # at least tol from either end
+            x = min(max(est, min(a, b) + tol), max(a, b) - tol)
         far_side, fx = at(x)
+        fx = np.atleast_1d(np.asarray(fx, dtype=float))
         evaluations += 1
         if far_side:
             b, fb = x, fx
             if kept == -1:
-                fa /= 2.0  # Illinois: a kept twice running
+                fa = fa / 2.0  # Illinois: a kept twice running
             kept = -1
         else:
             a, fa = x, fx
             if kept == 1:
-                fb /= 2.0
+                fb = fb / 2.0
             kept = 1
     return b, evaluations
