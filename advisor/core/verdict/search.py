@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from advisor.core.arrays import unique_sorted
+
 Predicate = Callable[[np.ndarray], np.ndarray]
 """Counts (int64, any order) → whether each holds (bool array of the same length)."""
 
@@ -67,7 +69,7 @@ def _grid_distances(start: int, end: int, grid: CountGrid) -> np.ndarray:
     counts = np.round(np.geomspace(max(first, 1), max(end, 1), steps)).astype(np.int64)
     low, high = min(first, end), max(first, end)
     dense = np.arange(max(low, 1), min(high, grid.dense) + 1, dtype=np.int64)
-    dist = np.unique(np.abs(np.concatenate([counts, dense]) - start))
+    dist = unique_sorted(np.abs(np.concatenate([counts, dense]) - start))
     return dist[(dist > near) & (dist <= span)]
 
 
@@ -120,7 +122,7 @@ def first_flips(flipped: Predicate, start: int, ends: Sequence[int],
             if hi - lo - 1 <= grid.batch:
                 samples.append(np.arange(lo + 1, hi, dtype=np.int64))
             else:
-                samples.append(np.unique(np.round(
+                samples.append(unique_sorted(np.round(
                     np.linspace(lo, hi, grid.batch + 2)[1:-1]).astype(np.int64)))
         for i, s, held in zip(todo, samples, _ask(flipped, start, [signs[i] for i in todo],
                                                   samples), strict=True):
