@@ -6,7 +6,8 @@ verdict differs from the current one"). Its work does not grow with the distance
 
 1. **near** — every count within ``near`` (64) of the start, exhaustively;
 2. **grid** — beyond that, a geometric grid of counts ``ratio`` (2 %) apart out to the end (the
-   end itself included; every integer where the grid is denser than one count);
+   end itself included; every integer where the grid is denser than one count), plus every
+   count up to ``dense`` (256), where integer rounding makes the verdict flip most often;
 3. **refine** — in the first grid step whose far end holds, a vectorised bisection: up to
    ``batch`` (32) evenly spaced counts of the bracket at a time, keeping the sub-bracket from
    the last count that does not hold to the first that does, until the bracket is one count
@@ -15,13 +16,18 @@ verdict differs from the current one"). Its work does not grow with the distance
 Every stage asks the predicate once for all ends together, so a search costs at most
 ``2 + ⌈log₃₃(step)⌉`` predicate calls of at most a few hundred counts, whatever the distance.
 
-Resolution: within ``near`` of the start the answer is the exhaustive one. Beyond, the
+Resolution: within ``near`` of the start and up to ``dense`` the answer is the exhaustive
+one. Beyond, the
 predicate is sampled every ``ratio``: a stretch where it holds that starts and ends between
 two neighbouring grid counts is not seen, and inside the first grid step that ends holding,
 the count returned is one where it starts to hold (the count before it does not), which is the
 first one whenever it holds on one stretch only in that step. ``tests/verdict/test_search.py``
 checks the answers against an exhaustive scan on every example and on workloads at 8 to 16,384
 GPUs.
+
+:func:`bracketed_flip` narrows a bracket of a continuous key (the inter-node bandwidth
+multiplier) to a tolerance with a safeguarded root finder on margins that come with each
+evaluation; the bracket is kept by the evaluations' side, so the answer is a genuine flip.
 """
 
 from __future__ import annotations
