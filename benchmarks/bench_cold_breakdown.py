@@ -3,12 +3,20 @@ fresh process, median over several processes.
 
     python benchmarks/bench_cold_breakdown.py [WORKLOAD] [--runs N]
 
-A child interpreter does what ``pd-advisor recommend WORKLOAD`` does, in the same order, with
-a clock reading between the phases: the floor's imports, what Typer imports at run time to
-coerce the arguments (pydantic's model machinery), wiring the command, building the pydantic
-schemas, importing the loading, core and rendering code, then loading, evaluating, assessing
-with the verdict boundaries, and rendering the default table. Python's own start-up is the
-process's wall time minus the child's clock. Bytecode is cached by an untimed warm-up run
+A child interpreter does what ``pd-advisor recommend WORKLOAD`` does, in the same order, and
+reads the clock between the phases: the floor's imports, what Typer imports at run time to
+coerce the arguments (pydantic's model machinery), wiring the command, parsing its arguments,
+importing the pydantic schemas and the loading, core and rendering code, then loading,
+evaluating (the first evaluation in the process), assessing, the verdict boundaries,
+rendering the default table, writing it to stdout (/dev/null) and ending the process the way
+the console script does (``advisor.__main__.exit_now``: flush, ``os._exit``; a checkout
+without it ends with ``sys.exit``, i.e. the interpreter's teardown).
+
+Every phase is measured, none inferred by subtraction: the clock is ``time.monotonic``
+(``CLOCK_MONOTONIC``, one clock for every process on Linux), so **start-up** is from just
+before the parent spawns the child to the child's first statement (exec, interpreter, site)
+and **shutdown** from the child's last statement to the parent seeing it exit. The phases add
+up to the process's wall time. Bytecode is cached by an untimed warm-up run
 (``PYTHONPYCACHEPREFIX``), as after an install. ``measure`` returns the figures for
 ``benchmarks/run.py``. Not a test: machines are noisy.
 """
@@ -29,49 +37,68 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WORKLOAD = ROOT / "examples" / "chat-8b-single-node.yaml"
 
-STARTUP = "Python start-up (interpreter, site)"
+STARTUP = "start-up: exec, interpreter and site, to the first statement"
+SHUTDOWN = "shutdown: from the last statement to the process reaped"
 
 _CHILD = r'''
-import json, sys, time
-marks = [("", time.perf_counter())]
+import time
+_t0 = time.monotonic()
+import json, os, sys
+marks = [("", _t0)]
 def mark(name):
-    marks.append((name, time.perf_counter()))
+    marks.append((name, time.monotonic()))
 import numpy, yaml, pydantic, typer, rich.console
-mark("floor imports: numpy, yaml, pydantic, typer, rich.console")
+mark("imports: numpy, yaml, pydantic, typer, rich.console (the floor's)")
 from typer import _adapters
-mark("Typer's run-time imports (pydantic model machinery for argument coercion)")
+mark("imports: Typer's run-time (pydantic model machinery for argument coercion)")
 import typer.main
 from advisor.cli.app import make_app
-typer.main.get_command(make_app("recommend"))
+command = typer.main.get_command(make_app("recommend"))
 mark("command line: wire the recommend command")
+ctx = command.make_context("pd-advisor", ["recommend", sys.argv[1]])
+mark("command line: parse the arguments")
 from advisor.loading import profile_schema, workload_schema
-mark("pydantic schemas of workloads and profiles (class construction)")
+mark("imports: pydantic schemas of workloads and profiles (class construction)")
 from advisor.loading import catalog, resolve
-mark("loading code (YAML guard, resolution)")
-from advisor.core.plan import evaluate
+mark("imports: loading code (YAML guard, resolution)")
+from advisor.core.plan import capacities, evaluate
 from advisor.core.verdict import boundaries, rules
-mark("core modules (dataclasses, constants)")
+mark("imports: core modules")
 from advisor.render import formats, report_json, table
-mark("rendering modules (rich tables)")
+mark("imports: rendering modules")
 from pathlib import Path
 path = Path(sys.argv[1])
 sc, _ = resolve.load_scenario_and_document(path, catalog.ProfileCatalog())
-mark("read and validate the workload and its profiles")
-model = evaluate.evaluate(sc)
-mark("evaluate the model")
+data = path.read_bytes()
+mark("load: read and validate the workload and its profiles")
+caps = capacities.Capacities(sc)
+model = evaluate.evaluate(sc, caps)
+mark("evaluate (the first evaluation in the process)")
 assessment = rules.assess(sc, model)
-bounds = boundaries.verdict_boundaries(sc, model)
-mark("assess, with the verdict boundaries")
-doc = report_json.build_report(sc, assessment, str(path), path.read_bytes(), bounds)
-formats.render(doc, formats.Format.table, width=100, color=False)
+mark("assess: the rules")
+bounds = boundaries.verdict_boundaries(sc, model, caps)
+mark("verdict boundaries")
+doc = report_json.build_report(sc, assessment, str(path), data, bounds)
+text = formats.render(doc, formats.Format.table, width=100, color=False)
 mark("build the report and render the table")
-json.dump([(name, t - marks[i][1]) for i, (name, t) in enumerate(marks[1:])], sys.stdout)
+sys.stdout.write(text)
+sys.stdout.flush()
+mark("write the table to stdout")
+with open(sys.argv[2], "w") as fh:
+    json.dump([(name, t - marks[i][1]) for i, (name, t) in enumerate(marks[1:])]
+              + [("_end", time.monotonic())], fh)
+try:
+    from advisor.__main__ import exit_now
+except ImportError:
+    sys.exit(0)
+exit_now(0)
 '''
 
 
 @dataclass(frozen=True)
 class Breakdown:
-    """Median seconds per phase (in order; Python start-up first) and of the whole process."""
+    """Median seconds per phase (in order: start-up first, shutdown last) and of the whole
+    process."""
 
     workload: str
     runs: int
@@ -98,19 +125,24 @@ def measure(workload: Path = DEFAULT_WORKLOAD, runs: int = 7) -> Breakdown:
     totals: list[float] = []
     with tempfile.TemporaryDirectory(prefix="pd-advisor-pycache-") as pycache:
         env = cold_env(pycache)
+        marks_file = Path(pycache) / "marks.json"
         for n in range(runs + 1):
-            t0 = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-c", _CHILD, str(workload)], cwd=ROOT,
-                                  env=env, capture_output=True, text=True, check=False,
-                                  timeout=300)
-            wall = time.perf_counter() - t0
+            t0 = time.monotonic()
+            proc = subprocess.run([sys.executable, "-c", _CHILD, str(workload), str(marks_file)],
+                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True, check=False, timeout=300)
+            t_end = time.monotonic()
             if proc.returncode != 0:
                 raise RuntimeError(f"breakdown child failed:\n{proc.stderr[-2000:]}")
             if n == 0:
                 continue  # warm-up: writes the bytecode cache
-            phases = [(str(name), float(s)) for name, s in json.loads(proc.stdout)]
-            samples.append([(STARTUP, wall - sum(s for _, s in phases)), *phases])
-            totals.append(wall)
+            raw = json.loads(marks_file.read_text(encoding="utf-8"))
+            child_end = float(raw[-1][1])
+            phases = [(str(name), float(s)) for name, s in raw[:-1]]
+            first = child_end - sum(s for _, s in phases)  # the child's first statement, _t0
+            startup, shutdown = first - t0, t_end - child_end
+            samples.append([(STARTUP, startup), *phases, (SHUTDOWN, shutdown)])
+            totals.append(t_end - t0)
     names = [name for name, _ in samples[0]]
     medians = [(name, statistics.median(run[i][1] for run in samples))
                for i, name in enumerate(names)]

@@ -49,30 +49,44 @@ def test_benchmark_functions_return_positive_figures(run: ModuleType) -> None:
     assert sim.mode == "chunked" and len(sim.runs) == 1 and sim.runs[0].steps > 0
     assert _positive(sim.requests_per_s, sim.requests_per_min)
 
+    first = run.bench_evaluate.first_run(run.bench_evaluate.THREE_PHASE, runs=1)
+    assert first.phases == 3 and _positive(first.first_ms, first.first_cpu_ms, first.second_ms)
+
+    rows = run.bench_scaling.measure(gpus=(8,), phases=(), runs=1)
+    assert [(r.gpus, r.phases) for r in rows] == [(8, 3)]
+    assert all(_positive(*fig) for fig in rows[0].figures.values()
+               if fig[0] > 0) and rows[0].figures["process cpu"][0] > 0
+    assert "8 GPUs, 3 phases" in run.bench_scaling.render(rows, 1)
+
     commands = run.cold_start_commands([])
-    assert set(commands) == {run.FLOOR, run.TYPER_FLOOR, run.VERSION}
+    assert set(commands) == {run.FLOOR, run.TYPER_FLOOR, run.VERSION, run.SWEEP}
     # time_commands raises when a command fails: the Typer floor's app must parse its line
     timed = run.time_commands({k: commands[k] for k in (run.VERSION, run.TYPER_FLOOR)}, runs=1,
                               warmup=False)
     assert all(len(v) == 1 and _positive(*v) for v in timed.values())
-    cold = {run.FLOOR: [0.25], **timed}  # the floor is not timed here: too slow uncached
+    cold = {run.FLOOR: [0.25], **timed, run.CHECK: [0.4], run.LARGE: [1.0],
+            "recommend examples/chat-8b-single-node.yaml": [0.3]}  # not timed here: too slow
 
     breakdown = run.bench_cold_breakdown.measure(runs=1)
     assert breakdown.phases[0][0] == run.bench_cold_breakdown.STARTUP
-    assert len(breakdown.phases) == 12 and _positive(breakdown.total_s)
-    assert all(math.isfinite(s) and s >= 0 for _, s in breakdown.phases[1:])
+    assert breakdown.phases[-1][0] == run.bench_cold_breakdown.SHUTDOWN
+    assert len(breakdown.phases) == 16 and _positive(breakdown.total_s)
+    assert all(math.isfinite(s) and s >= 0 for _, s in breakdown.phases)
+    # every phase measured: they add up to the process's wall time
+    assert math.isclose(sum(s for _, s in breakdown.phases), breakdown.total_s, rel_tol=1e-6)
 
-    figures = run.Figures(cold=cold, breakdown=breakdown, evaluate=[ev], kernel=k, sweep=sw,
-                          simulate=sim)
+    figures = run.Figures(cold=cold, breakdown=breakdown, first_run=[first], evaluate=[ev],
+                          scaling=rows, scaling_runs=1, kernel=k, sweep=sw, simulate=sim)
     tabs, failures = run.tables(figures, runs=1)
-    assert [len(t.rows) for t in tabs] == [3, 13, 4]
+    assert [len(t.rows) for t in tabs] == [6, 17, 1, 1, 4]
     assert isinstance(failures, list)
     info = run.machine()
     assert info["cpu"] and info["python"]
     text = run.render_text(info, tabs)
     markdown = run.render_markdown(info, tabs)
     assert "design points/s" in text and "requests/s" in text and "× floor" in text
-    assert markdown.count("\n|---|") == 3 and "≥ 1,000,000/min" in markdown
+    assert "100,000-GPU workload" in text and "check` on the four examples" in markdown
+    assert markdown.count("\n|---|") == 5 and "≥ 1,000,000/min" in markdown
 
 
 def test_bench_figure_measures_every_example() -> None:

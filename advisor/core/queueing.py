@@ -131,25 +131,52 @@ _BISECTIONS = 64
 """Halvings of the bracket (0, 1): 2^-64 is below double precision."""
 
 
-@lru_cache(maxsize=256)
-def _sigma_table(arrival_cv: float) -> np.ndarray:
-    """σ on ``_RHO_GRID`` for one arrival CV (solved once, then interpolated).
+def _solve_sigma(ks: np.ndarray) -> np.ndarray:
+    """σ on ``_RHO_GRID`` for gamma arrivals of shapes ``ks`` (one row each), all at once.
 
     Vectorised bisection on (0, 1 − 1e-12): the gap σ − A*(μ(1 − σ)) is negative at 0 and
     positive just below 1 for ρ < 1 (σ = 1 is the other, trivial root), and it has one root
-    in between, so 64 halvings pin it to double precision.
+    in between, so 64 halvings pin it to double precision. Each element takes the same
+    operations whatever the number of rows, so a row is the same solved alone or with others.
     """
-    # CV below 0.05 is as regular as arrivals get here (k = 400 ≈ the deterministic limit,
-    # σ = e^(−(1 − σ)/ρ)); the clip keeps k finite.
-    k = 1.0 / max(arrival_cv, 0.05) ** 2
-    lo = np.zeros_like(_RHO_GRID)
-    hi = np.full_like(_RHO_GRID, 1.0 - 1e-12)
+    k = np.asarray(ks, dtype=float)[:, None]
+    rho = _RHO_GRID[None, :]
+    lo = np.zeros((k.shape[0], _RHO_GRID.size))
+    hi = np.full_like(lo, 1.0 - 1e-12)
     for _ in range(_BISECTIONS):
         mid = (lo + hi) / 2.0
-        negative = mid - np.power(1.0 + (1.0 - mid) / (k * _RHO_GRID), -k) < 0.0
+        negative = mid - np.power(1.0 + (1.0 - mid) / (k * rho), -k) < 0.0
         lo = np.where(negative, mid, lo)
         hi = np.where(negative, hi, mid)
     return (lo + hi) / 2.0
+
+
+_SIGMA: dict[float, np.ndarray] = {}
+"""σ tables by (rounded) arrival CV, solved on first use."""
+
+
+def _shape(arrival_cv: float) -> float:
+    # CV below 0.05 is as regular as arrivals get here (k = 400 ≈ the deterministic limit,
+    # σ = e^(−(1 − σ)/ρ)); the clip keeps k finite.
+    return 1.0 / max(arrival_cv, 0.05) ** 2
+
+
+def _sigma_table(arrival_cv: float) -> np.ndarray:
+    """σ on ``_RHO_GRID`` for one arrival CV (solved once, then interpolated)."""
+    return _sigma_tables_for((arrival_cv,))[0]
+
+
+def _sigma_tables_for(cvs: tuple[float, ...]) -> list[np.ndarray]:
+    """σ tables of ``cvs``, the missing ones solved together in one vectorised bisection
+    (first-run cost: one pass however many CVs a workload's phases and pools produce)."""
+    missing = sorted({cv for cv in cvs if cv not in _SIGMA})
+    if missing:
+        if len(_SIGMA) + len(missing) > 256:
+            _SIGMA.clear()
+        for cv, table in zip(missing, _solve_sigma(np.array([_shape(cv) for cv in missing])),
+                             strict=True):
+            _SIGMA[cv] = table
+    return [_SIGMA[cv] for cv in cvs]
 
 
 def renewal_wait_probability(utilization: np.ndarray,
@@ -181,7 +208,8 @@ def renewal_wait_probability(utilization: np.ndarray,
 @lru_cache(maxsize=256)
 def _sigma_tables(values: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
     """σ tables of several CVs laid end to end, row r on ρ + 2r (σ = ρ for CV 1)."""
-    tables = [_RHO_GRID if v == 1.0 else _sigma_table(round(v, 6)) for v in values]
+    solved = iter(_sigma_tables_for(tuple(round(v, 6) for v in values if v != 1.0)))
+    tables = [_RHO_GRID if v == 1.0 else next(solved) for v in values]
     grid = (_RHO_GRID[None, :] + 2.0 * np.arange(len(values))[:, None]).ravel()
     return grid, np.concatenate(tables)
 

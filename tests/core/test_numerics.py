@@ -122,3 +122,14 @@ def test_three_statistic_fit_is_the_least_squares_optimum(mean: float, p50: floa
                                      ftol=1e-15, gtol=1e-15)
         assert ours <= float(np.sum(sol.fun**2)) + 1e-12
     assert d.sigma >= 0.0
+
+
+def test_sigma_tables_solved_together_are_the_ones_solved_alone() -> None:
+    """The first-run batch (one bisection for every CV a workload needs) changes no bit."""
+    cvs = (0.05, 0.3, 0.7, 1.3, 2.0, 3.5)
+    shapes = np.array([queueing._shape(cv) for cv in cvs])
+    together = queueing._solve_sigma(shapes)
+    for row, k in zip(together, shapes, strict=True):
+        assert np.array_equal(row, queueing._solve_sigma(np.array([k]))[0])
+    assert all(np.array_equal(a, b) for a, b in zip(
+        queueing._sigma_tables_for(cvs), together, strict=True))

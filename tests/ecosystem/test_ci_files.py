@@ -80,7 +80,7 @@ def test_hook_ignores_other_files(hook: dict[str, Any], path: str) -> None:
 
 def test_hook_entry_is_the_console_script() -> None:
     pyproject = (REPO / "pyproject.toml").read_text()
-    assert 'pd-advisor = "advisor.cli.app:main"' in pyproject
+    assert 'pd-advisor = "advisor.__main__:console"' in pyproject
 
 
 # --------------------------------------------------------------------------- action

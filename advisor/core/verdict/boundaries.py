@@ -7,11 +7,15 @@ TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
 ``evaluate`` reads), so it is ``assess(sc, evaluate(sc)).verdict`` at that point. ``flips_at`` is None when nothing in
 the searched range flips it.
 
-* ``cluster.gpus`` — integer scan (vectorised) above the current count up to 16× or the
-  largest cluster evaluated (``limits.MAX_GPUS``, 100,000; ``up``) and below it down to one GPU (``down``): every count within a factor of two, then a
-  2 % grid whose first flipped bracket is scanned count by count. ``flips_at`` is the first
-  count with the other verdict, so ``flips_at − 1`` (up) or ``flips_at + 1`` (down) still has
-  the current one. Without an inter-node link the cluster cannot leave one node.
+* ``cluster.gpus`` — above the current count up to 16× or the largest cluster evaluated
+  (``limits.MAX_GPUS``, 100,000; ``up``) and below it down to one GPU (``down``), by the
+  bounded search of ``advisor.core.verdict.search`` (both directions in the same calls):
+  every count within 64 of the current one and every count up to 256, a 2 % grid beyond,
+  and the first grid step with the other verdict narrowed to one count by vectorised
+  bisection. ``flips_at`` is a count with the other verdict whose neighbour towards the
+  current one still has the current one (the first such count within the exhaustive ranges;
+  see the search's resolution beyond). Without an inter-node link the cluster cannot leave
+  one node.
 * ``cluster.inter_node.bandwidth_scale`` — a multiplier on the inter-node link's bandwidth
   (only when the KV crosses it): towards disaggregation (``up``, 1…100×) when the verdict is
   chunked prefill, away from it (``down``, 1…1/100×) when it is disaggregate. The other end
@@ -39,7 +43,6 @@ from typing import Literal
 
 import numpy as np
 
-from advisor.core.arrays import unique_sorted
 from advisor.core.limits import MAX_GPUS
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.points import design_points
@@ -47,6 +50,7 @@ from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
 from advisor.core.sweep.keys import apply_value, peak_index
 from advisor.core.verdict.rules import VERDICTS
+from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
 
 Direction = Literal["up", "down"]
 Kind = Literal["verdict", "slo"]
@@ -98,40 +102,41 @@ def _gpu_limit(sc: Scenario, direction: Direction) -> int:
     return min(max(cl.gpus * GPU_FACTOR, cl.gpus), MAX_GPUS)
 
 
-def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
-                 caps: Capacities | None = None) -> Boundary:
-    """The nearest GPU count above (or below) the current one with the other verdict.
+def gpu_boundaries(sc: Scenario, verdict: str, caps: Capacities | None = None,
+                   grid: CountGrid = DEFAULT_GRID) -> tuple[Boundary, Boundary]:
+    """The nearest GPU counts above and below the current one with the other verdict.
 
-    Every count within a factor of two of the current one is evaluated; beyond that a grid
-    of counts 2 % apart, and the first bracket of that grid whose end has the other verdict
-    is scanned count by count. (A flip and flip-back that both fall between two grid points
-    beyond 2× is not seen; the verdict settles as the rounding loss fades with scale.)
+    ``search.first_flips`` over the many-point verdict (``design_points``), both directions
+    in the same calls: every count within ``grid.near`` (64) of the current one, beyond that a
+    grid of counts ``grid.ratio`` (2 %) apart, and the first grid step whose end has the other
+    verdict narrowed by vectorised bisection to one count. (A flip and flip-back that both
+    fall between two grid counts beyond the first 64 is not seen; the verdict settles as the
+    rounding loss fades with scale.)
     """
     cur = sc.cluster.gpus
-    limit = _gpu_limit(sc, direction)
     caps = caps or Capacities(sc)
     want = verdict == VERDICTS[0]  # True: looking for disaggregate
     rates = np.array([ph.rate_rps for ph in sc.phases])
 
-    def first_flip(G: np.ndarray) -> int | None:
-        if G.size == 0:
-            return None
-        dis = design_points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"]
-        hit = np.flatnonzero(dis == want)
-        return int(G[hit[0]]) if hit.size else None
+    def flipped(G: np.ndarray) -> np.ndarray:
+        return design_points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"] == want
 
-    step = 1 if direction == "up" else -1
-    near = (min(limit, max(2 * cur, cur + 64)) if direction == "up"
-            else max(limit, min(cur // 2, cur - 64)))
-    found = first_flip(np.arange(cur + step, near + step, step, dtype=np.int64))
-    if found is None and near != limit:
-        grid = unique_sorted(np.round(np.geomspace(near, limit, max(2, int(abs(
-            math.log(limit / near)) / math.log(1.02)) + 2))).astype(np.int64))
-        grid = grid[::step]
-        hit = first_flip(grid[1:])
-        if hit is not None:
-            k = int(np.flatnonzero(grid == hit)[0])
-            found = first_flip(np.arange(grid[k - 1] + step, hit + step, step, dtype=np.int64))
+    limits = (_gpu_limit(sc, "up"), _gpu_limit(sc, "down"))
+    up, down = first_flips(flipped, cur, limits, grid)
+    return (_gpu_result(sc, verdict, "up", limits[0], up, grid),
+            _gpu_result(sc, verdict, "down", limits[1], down, grid))
+
+
+def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
+                 caps: Capacities | None = None) -> Boundary:
+    """:func:`gpu_boundaries` in one direction."""
+    up, down = gpu_boundaries(sc, verdict, caps)
+    return up if direction == "up" else down
+
+
+def _gpu_result(sc: Scenario, verdict: str, direction: Direction, limit: int,
+                found: int | None, grid: CountGrid) -> Boundary:
+    cur = sc.cluster.gpus
     to = _other(verdict)
     what = "disaggregation would pay" if to == "disaggregate" else "chunked prefill would win"
     if found is None:
@@ -140,8 +145,7 @@ def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
         text = (f"no GPU count in {rng} changes the verdict" if (
             (direction == "up" and limit > cur) or (direction == "down" and cur > 1))
             else "no other GPU count to try in this direction")
-        if near != limit:
-            text += f" (every count to {_fmt_gpus(near)}, then a 2% grid)"
+        text += _resolution(cur, direction, limit, grid)
         if direction == "up" and sc.cluster.inter_node is None:
             text += " (without an inter-node link the cluster stays on one node)"
         return Boundary("cluster.gpus", cur, None, direction, text, "verdict", None)
@@ -153,6 +157,19 @@ def gpu_boundary(sc: Scenario, verdict: str, direction: Direction,
         then = "chunked prefill wins" if to == "chunked-prefill" else "disaggregation would pay"
         text = f"{keeps} down to {_fmt_gpus(found + 1)} GPUs; at {_fmt_gpus(found)} {then}"
     return Boundary("cluster.gpus", cur, found, direction, text, "verdict", to)
+
+
+def _resolution(cur: int, direction: Direction, limit: int, grid: CountGrid) -> str:
+    """Which counts a search that found nothing checked, when not every one."""
+    pct = f"{(grid.ratio - 1) * 100:g}%"
+    if direction == "up":
+        every = min(limit, max(cur + grid.near, grid.dense))
+        return "" if every >= limit else f" (every count to {_fmt_gpus(every)}, then a {pct} grid)"
+    every = cur - grid.near
+    if every <= grid.dense + 1:
+        return ""
+    return (f" (every count to {_fmt_gpus(every)}, a {pct} grid to "
+            f"{_fmt_gpus(grid.dense)}, then every count)")
 
 
 def bandwidth_boundary(sc: Scenario, verdict: str,
@@ -172,27 +189,29 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
 
     caps = caps or Capacities(sc)
     rates = np.array([[ph.rate_rps for ph in sc.phases]])
+    want = to == VERDICTS[1]  # the far side: disaggregate (True) or not
 
-    def at(scale: float) -> str:
-        scaled = apply_value(sc, key, scale).cluster.inter_node
+    def at(log_scale: float) -> tuple[bool, np.ndarray]:
+        """(the verdict there is ``to``, the log headrooms of disaggregation)."""
+        scaled = apply_value(sc, key, math.exp(log_scale)).cluster.inter_node
         assert scaled is not None
         res = design_points(caps.with_inter_node(scaled), np.array([cl.gpus], dtype=np.int64),
-                         rates)
-        return VERDICTS[int(res["disaggregate"][0])]
+                            rates)
+        return bool(res["disaggregate"][0]) == want, _disaggregate_margins(sc, res)
 
     link = cl.inter_node.id
-    if at(end) == verdict:
+    far_side, far_margin = at(math.log(end))
+    if not far_side:
         span = (f"1–{BANDWIDTH_RANGE:g}×" if direction == "up"
                 else f"{1 / BANDWIDTH_RANGE:g}–1×")
         return Boundary(key, 1.0, None, direction,
                         f"no bandwidth of {link} in {span} changes the verdict", "verdict", None)
-    lo, hi = 0.0, math.log(end)  # log multipliers: verdict(lo) current, verdict(hi) other
-    while abs(hi - lo) > math.log1p(BANDWIDTH_TOLERANCE):
-        mid = (lo + hi) / 2.0
-        if at(math.exp(mid)) == verdict:
-            lo = mid
-        else:
-            hi = mid
+    # the current link: its capacity tables are the ones evaluate built (cheap)
+    here = design_points(caps, np.array([cl.gpus], dtype=np.int64), rates)
+    # far side disaggregate: every headroom positive (min > 0); chunked: one negative
+    hi, _ = bracketed_flip(at, 0.0, math.log(end), math.log1p(BANDWIDTH_TOLERANCE),
+                           (_disaggregate_margins(sc, here), far_margin),
+                           _min if want else _minus_min)
     flips = math.exp(hi)
     gbps = cl.inter_node.bandwidth_bytes_per_s * flips / 1e9
     if direction == "up":
@@ -204,6 +223,39 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
                 f" with ≤ {_num(flips)}× the inter-node bandwidth ({_num(gbps)} GB/s per GPU "
                 f"instead of {link}'s {_num(cl.inter_node.bandwidth_bytes_per_s / 1e9)})")
     return Boundary(key, 1.0, flips, direction, text, "verdict", to)
+
+
+def _min(v: np.ndarray) -> np.ndarray:
+    return np.min(v, axis=-1)
+
+
+def _minus_min(v: np.ndarray) -> np.ndarray:
+    return -np.min(v, axis=-1)
+
+
+def _disaggregate_margins(sc: Scenario, res: dict[str, np.ndarray]) -> np.ndarray:
+    """How far the design point ``res`` (one point of ``design_points``) is inside the
+    disaggregate verdict (smallest component > 0) or outside it (< 0): the log headrooms
+    ``ln(limit/value)`` of the preconditions and ``ln((1 + gain)/(1 + min_disagg_gain))``
+    (logs: the KV utilisation is inversely proportional to the link's bandwidth, so they are
+    close to linear in the log multiplier the search moves along); NaN where undefined. A
+    guide for the bandwidth search's interpolation only: the verdict itself always comes from
+    ``res['disaggregate']``."""
+    pol = sc.policy
+    # (value, limit) with ln(limit/value) the headroom: the gain's is ln((1 + g)/(1 + min))
+    pairs = [(1.0 + pol.min_disagg_gain, 1.0 + float(res["gain"][0])),
+             (float(res["rounding_loss"][0]), pol.max_rounding_loss)]
+    for value, limit in ((float(res["kv_utilization"][0]), pol.max_kv_link_utilization),
+                         (float(res["kv_transfer_share_of_ttft"][0]),
+                          pol.max_kv_transfer_share_of_ttft)):
+        # NaN: not applicable (no KV link, no TTFT target): no constraint
+        pairs.append((value, limit) if not math.isnan(value) else (0.0, 1.0))
+    if len(sc.phases) > 1 and not sc.autoscaling:
+        pairs.append((float(res["static_mix_loss"][0]), pol.max_static_mix_loss))
+    value, limit = np.array(pairs).T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(limit) - np.log(value)
+    return np.where(np.isnan(out) | np.isneginf(out), np.nan, np.minimum(out, 1e3))
 
 
 _RATE_GRID = 32
@@ -368,8 +420,7 @@ def verdict_boundaries(sc: Scenario, m: ModelResult | None = None,
         m = evaluate(sc, caps)
     a = assess(sc, m)
     verdict = a.verdict
-    out: list[Boundary] = [gpu_boundary(sc, verdict, "up", caps),
-                           gpu_boundary(sc, verdict, "down", caps)]
+    out: list[Boundary] = list(gpu_boundaries(sc, verdict, caps))
     bw = bandwidth_boundary(sc, verdict, caps)
     if bw is not None:
         out.append(bw)
