@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.memory import build_instance, launch_memory_problem, longest_sequence_tokens
-from advisor.loading.model_ids import looks_like_repo_id
+from advisor.loading.model_ids import HF_IDS, looks_like_repo_id
 from advisor.render.ep_flags import per_rank
 from advisor.render.formats import EmitEngine
 from advisor.render.launch import LaunchPlan, Pool, Slot
@@ -75,28 +75,9 @@ class LaunchError(ValueError):
 PREFILL_BUDGET_RANGE = (2048, 16384)
 """Smallest and largest prefill token budget of a disaggregated prefill instance."""
 
-HF_REPOSITORIES: dict[str, str] = {
-    "llama-2-7b": "meta-llama/Llama-2-7b-hf",
-    "llama-2-70b": "meta-llama/Llama-2-70b-hf",
-    "llama-3.1-8b": "meta-llama/Llama-3.1-8B-Instruct",
-    "llama-3.1-70b": "meta-llama/Llama-3.1-70B-Instruct",
-    "llama-3.1-405b": "meta-llama/Llama-3.1-405B-Instruct",
-    "mistral-7b": "mistralai/Mistral-7B-v0.1",
-    "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1",
-    "mixtral-8x22b": "mistralai/Mixtral-8x22B-Instruct-v0.1",
-    "qwen2.5-7b": "Qwen/Qwen2.5-7B-Instruct",
-    "qwen2.5-32b": "Qwen/Qwen2.5-32B-Instruct",
-    "qwen2.5-72b": "Qwen/Qwen2.5-72B-Instruct",
-    "qwen3-8b": "Qwen/Qwen3-8B",
-    "qwen3-32b": "Qwen/Qwen3-32B",
-    "qwen3-235b-a22b": "Qwen/Qwen3-235B-A22B",
-    "deepseek-v3": "deepseek-ai/DeepSeek-V3",
-    "gpt-oss-20b": "openai/gpt-oss-20b",
-    "gpt-oss-120b": "openai/gpt-oss-120b",
-    "opt-13b": "facebook/opt-13b",
-    "opt-66b": "facebook/opt-66b",
-}
-"""Checkpoint served for each built-in model profile (same architecture as the profile)."""
+HF_REPOSITORIES: dict[str, str] = {profile: ids[0] for profile, ids in HF_IDS.items()}
+"""Checkpoint served for each built-in model profile: the first Hugging Face id
+:data:`advisor.loading.model_ids.HF_IDS` gives it (same architecture as the profile)."""
 
 
 def checkpoint_from_workload(model_ref: str | None, workload: Path) -> str | None:
