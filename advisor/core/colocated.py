@@ -33,6 +33,7 @@ Everything broadcasts over numpy arrays (chunk sizes × rates).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -229,15 +230,7 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
         # its full chunks and the shorter last one
         y = backlog_quantile_tokens(p_wait, backlog, phase.computed_prompt_tokens, quantile)
         y = np.where(np.isfinite(y), y, 0.0)
-        full = np.floor(y / room)
-        rest = y - full * room
-        t_full = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
-                                  prefill_context_tokens=np.maximum(y - room, 0.0) / 2,
-                                  decode_seqs=b, decode_context_tokens=ctx)
-        t_rest = inst.step_time_s(prefill_tokens=rest, prefill_seqs=1.0,
-                                  prefill_context_tokens=y - rest, decode_seqs=b,
-                                  decode_context_tokens=ctx)
-        own_prefill = full * t_full + np.where(rest > 0, t_rest, 0.0)
+        own_prefill = _chunked_pass_s(inst, y, room, b, ctx)
         wait_q = np.where(np.isfinite(wait_mean), 0.0, np.inf)
         residual = _residual_quantile(t_dec, t_inf, f, quantile)
     else:
@@ -275,15 +268,22 @@ def own_prompt_prefill_s(inst: Instance | StackedInstances, phase: TrafficPhase,
     s_mean, s_q, _, ctx, _ = _phase_numbers(phase, quantile)
     b = np.asarray(point.batch, dtype=float)
     room = np.maximum(float(chunk_tokens) - b, 1.0)
-    full = np.floor(s_q / room)
-    rest = s_q - full * room
+    return np.asarray(_chunked_pass_s(inst, s_q, room, b, ctx), dtype=float)
+
+
+def _chunked_pass_s(inst: Instance | StackedInstances, tokens: Any, room: Any, b: Any,
+                    ctx: Any) -> Any:
+    """Seconds to prefill ``tokens`` in chunks of ``room`` tokens beside ``b`` decodes of
+    context ``ctx``: the full chunks and the shorter last one."""
+    full = np.floor(tokens / room)
+    rest = tokens - full * room
     t_full = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
-                              prefill_context_tokens=np.maximum(s_q - room, 0.0) / 2,
+                              prefill_context_tokens=np.maximum(tokens - room, 0.0) / 2,
                               decode_seqs=b, decode_context_tokens=ctx)
     t_rest = inst.step_time_s(prefill_tokens=rest, prefill_seqs=1.0,
-                              prefill_context_tokens=s_q - rest, decode_seqs=b,
+                              prefill_context_tokens=tokens - rest, decode_seqs=b,
                               decode_context_tokens=ctx)
-    return np.asarray(full * t_full + np.where(rest > 0, t_rest, 0.0), dtype=float)
+    return full * t_full + np.where(rest > 0, t_rest, 0.0)
 
 
 def _prefill_passes(inst: Instance | StackedInstances, lam: np.ndarray, s_mean: float
