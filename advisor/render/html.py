@@ -250,15 +250,7 @@ def _deployed(doc: Mapping[str, Any]) -> str | None:
     dep = doc.get("deployed")
     if dep is None:
         return None
-    pct = f"p{t.num(dep['percentile'])}"
-    lines = [f"<p>{e(t.deployment_text(dep))}.</p>"]
-    if not dep["feasible"]:
-        lines.append(f"<p>It cannot run: {e(dep['reason'])}</p>")
-    else:
-        lat = ("overloaded" if dep["overloaded"] else
-               f"{pct} TTFT {t.ms(dep['ttft_ms'])}, TPOT {t.ms(dep['tpot_ms'])}")
-        lines.append(f"<p>Predicted: {e(lat)} at {e(t.rps(dep['rate_rps']))}; carries "
-                     f"{e(t.rps(dep['max_goodput_rps']))} within the SLOs.</p>")
+    lines = [f"<p>{e(sentence)}</p>" for sentence in t.deployed_sentences(dep)]
     if dep["findings"]:
         lines.append("<ul>" + "".join(
             f'<li>{_mark(False)} <strong>{e(f["id"])}</strong> (<code>{e(f["key"])}</code>): '

@@ -217,15 +217,8 @@ def _deployed(doc: Mapping[str, Any], heading: str) -> list[str]:
     dep = doc.get("deployed")
     if dep is None:
         return []
-    pct = f"p{t.num(dep['percentile'])}"
-    lines = [f"{heading} Declared deployment", "", f"{cell(t.deployment_text(dep))}."]
-    if not dep["feasible"]:
-        lines.append(f"It cannot run: {cell(dep['reason'])}")
-    else:
-        lat = ("overloaded" if dep["overloaded"] else
-               f"{pct} TTFT {t.ms(dep['ttft_ms'])}, TPOT {t.ms(dep['tpot_ms'])}")
-        lines.append(f"Predicted: {lat} at {t.rps(dep['rate_rps'])}; carries "
-                     f"{t.rps(dep['max_goodput_rps'])} within the SLOs.")
+    lines = [f"{heading} Declared deployment", "",
+             *(cell(sentence) for sentence in t.deployed_sentences(dep))]
     lines.append("")
     if dep["findings"]:
         lines += [f"- {BAD} **{cell(f['id'])}** (`{cell(f['key'])}`): {cell(f['message'])}"

@@ -319,3 +319,16 @@ def visible_doc(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [visible_doc(v) for v in value]
     return value
+
+
+def deployed_sentences(dep: Mapping[str, Any]) -> list[str]:
+    """The declared deployment in plain sentences (each renderer escapes them): what it is,
+    then why it cannot run or what the model predicts for it."""
+    lines = [f"{deployment_text(dep)}."]
+    if not dep["feasible"]:
+        return [*lines, f"It cannot run: {dep['reason']}"]
+    pct = f"p{num(dep['percentile'])}"
+    lat = ("overloaded" if dep["overloaded"] else
+           f"{pct} TTFT {ms(dep['ttft_ms'])}, TPOT {ms(dep['tpot_ms'])}")
+    return [*lines, f"Predicted: {lat} at {rps(dep['rate_rps'])}; carries "
+                    f"{rps(dep['max_goodput_rps'])} within the SLOs."]
