@@ -7,7 +7,7 @@ Steady-state, mean-field model per instance at arrival rate λ (docs/model.md §
   prompt tokens. Prompts need λ·S̄ tokens/s; the share of steps that carry prompt tokens is
   f = max(λ·S̄·τ/q, 1 − e^(−λτ)) — enough full budgets for the token demand, and at least the
   chance that a prompt arrived during a step (Poisson) — each carrying q_eff = λ·S̄·τ/f tokens;
-  τ = f·T_mix(q_eff) + (1−f)·T_dec (performance-model.md §5.2). The budget is the prompt
+  τ = f·T_mix(q_eff) + (1−f)·T_dec (docs/model.md §5). The budget is the prompt
   "server": utilisation ρ = λ·S̄·τ/q, overload at ρ ≥ 1.
 * **Unchunked**: a prompt runs whole as its own pass of T_pre(S) and stalls every decode of
   the instance: φ = λ·S̄/q_eff · T_pre, τ = T_dec/(1 − φ), and a token gap is inflated with

@@ -1,6 +1,6 @@
 """Queueing approximations: mean waits and how a mean wait becomes a percentile.
 
-* G/G/1 (Kingman): W = ρ/(1−ρ) · (c_a² + c_s²)/2 · E[S]  (performance-model.md §6.2).
+* G/G/1 (Kingman): W = ρ/(1−ρ) · (c_a² + c_s²)/2 · E[S]  (Kingman; docs/sources.md#queueing).
 * G/G/c (Allen–Cunneen): W = C(c, a)/(c·μ − λ) · (c_a² + c_s²)/2, with C the Erlang-C
   probability of waiting (from the Erlang-B recursion, or its integral form for many servers).
 * Percentile of the wait: waits are taken as a mass P(wait > 0) at zero plus an exponential

@@ -15,9 +15,10 @@ from tests.core.queueing_reference import allen_cunneen_wait_s, kingman_wait_s
 from tests.core.helpers import catalog, instance, scenario
 
 
-# --- KV transfer demand (performance-model.md §9.1) -----------------------------------------
+# --- KV transfer demand (docs/sources.md#kv-demand) ------------------------------------------
 def test_kv_demand_70b_8k_prompts_at_10_rps() -> None:
-    """Llama-70B: 327,680 B/token × 8,192 tokens × 10 req/s ≈ 26.8 GB/s (models.md §4), on
+    """Llama-70B: 327,680 B/token × 8,192 tokens × 10 req/s ≈ 26.8 GB/s
+    (docs/sources.md#kv-bytes-per-token), on
     48 GPUs, whose split carries 10 req/s; on 16 GPUs (≈ 4.9 req/s carried) the KV is that of
     the rate carried (#14)."""
     sc = scenario(model="llama-3.1-70b", gpus=48, rate=10, prompt=8192, output=256,
@@ -51,7 +52,7 @@ def test_more_bandwidth_never_increases_exposed_transfer() -> None:
     assert times == sorted(times, reverse=True)
 
 
-# --- interference (performance-model.md §5) --------------------------------------------------
+# --- interference (docs/model.md §5; docs/sources.md#interference) ---------------------------
 def test_interference_70b_on_4xh100_8k_prompt() -> None:
     """Unchunked 8k prompt inflates a decode step 10–35×; a 512-token chunk keeps it under 3×."""
     inst = instance("llama-3.1-70b", "h100-sxm", 4)
@@ -70,7 +71,7 @@ def test_chunked_safe_rate_for_moderate_prompts() -> None:
     assert inter.chunked_safe_rate_rps > 50
 
 
-# --- rounding (performance-model.md §8.2) ----------------------------------------------------
+# --- rounding (docs/sources.md#rate-matching) ------------------------------------------------
 def _loss(gpus: int) -> float:
     # P = 7 req/s per prefill GPU, D = 3 per decode GPU: ideal prefill fraction 0.30
     return alloc.split(gpus, [alloc.PoolOption(1, 7.0, "TP1")], [alloc.PoolOption(1, 3.0, "TP1")],
