@@ -30,7 +30,6 @@ import numpy as np
 from advisor.core.arrays import clip, unique_sorted
 from advisor.core.distributions import LengthDistribution, normal_quantile
 
-
 _RECURSION_SERVERS = 64
 """Up to this many servers Erlang B comes from its finite sum, beyond from the integral."""
 _COUNTS = np.arange(_RECURSION_SERVERS, dtype=float)

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
 from advisor.core.limits import MAX_CONCURRENCY, MAX_PRICE_PER_GPU_HOUR, MAX_TOKENS
 from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
 
-
 Loc = tuple[str | int, ...]
 WeightFormatName = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
 KvFormatName = Literal["bf16", "fp16", "fp8"]

@@ -259,11 +259,10 @@ def _allocation(a: AllocationSummary, moe: bool = False) -> dict[str, Any]:
             "limited_by": a.limited_by}
 
 
-_EMPTY_ALLOCATION: dict[str, Any] = {
-    key: None for key in ("prefill_tensor_parallel", "decode_tensor_parallel",
-                          "prefill_pipeline_stages", "decode_pipeline_stages",
-                          "prefill_instances", "decode_instances", "prefill_gpus",
-                          "decode_gpus", "idle_gpus", "limited_by")}
+_EMPTY_ALLOCATION: dict[str, Any] = dict.fromkeys((
+    "prefill_tensor_parallel", "decode_tensor_parallel", "prefill_pipeline_stages",
+    "decode_pipeline_stages", "prefill_instances", "decode_instances", "prefill_gpus",
+    "decode_gpus", "idle_gpus", "limited_by"))
 
 
 def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,

@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor.core.plan import split as alloc
-from advisor.core.plan.evaluate import evaluate
 from advisor.core.interference import tpot_inflation
 from advisor.core.kv_transfer import transfer_seconds
+from advisor.core.plan import split as alloc
+from advisor.core.plan.evaluate import evaluate
 from advisor.core.queueing import erlang_c
-from tests.core.queueing_reference import allen_cunneen_wait_s, kingman_wait_s
-
 from tests.core.helpers import catalog, instance, scenario
+from tests.core.queueing_reference import allen_cunneen_wait_s, kingman_wait_s
 
 
 # --- KV transfer demand (docs/sources.md#kv-demand) ------------------------------------------

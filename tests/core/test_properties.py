@@ -11,10 +11,9 @@ from hypothesis import strategies as st
 
 from advisor.core.colocated import evaluate_colocated
 from advisor.core.distributions import LengthDistribution
-from advisor.core.plan.evaluate import evaluate
 from advisor.core.memory import plan_memory
+from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import TrafficPhase
-
 from tests.core.helpers import instance, scenario
 
 PROFILE = settings(derandomize=True, deadline=None, max_examples=25,

@@ -200,7 +200,7 @@ def test_every_request_has_a_sensible_timeline() -> None:
     assert np.all(raw.done_s >= raw.first_token_s)
     multi = trace.output_tokens > 1
     assert np.all(raw.done_s[multi] > raw.first_token_s[multi])
-    assert 0 < raw.counters.busy_gpu_s and raw.counters.link_busy_s > 0
+    assert raw.counters.busy_gpu_s > 0 and raw.counters.link_busy_s > 0
 
 
 def test_plan_and_argument_errors() -> None:

@@ -235,7 +235,7 @@ class EnginePool:
     # ------------------------------------------------------------------ gaps
     def _gap(self, gap: float, weight: float) -> None:
         g = self.gaps
-        if gap > g.max_s:  # noqa: PLR1730 - a hot path: cheaper than max()
+        if gap > g.max_s:  # a hot path: cheaper than max()
             g.max_s = gap
         if gap <= GAP_MIN_S:
             b = 0
@@ -426,7 +426,7 @@ class EnginePool:
             rid = q[0]
             plen = S[rid] + redo[rid] if redo and rid in redo else S[rid]
             rem = plen - hd
-            piece = rem if rem < room else room  # noqa: FURB136 - hot path
+            piece = rem if rem < room else room  # hot path: cheaper than min()
             had = -(-hd // B)
             need = -(-(hd + piece) // B) - had
             if need > free and not exact:
