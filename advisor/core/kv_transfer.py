@@ -71,6 +71,6 @@ def transfer_seconds(bytes_per_request: np.ndarray | float, link: LinkSpec, nics
     wire = np.asarray(bytes_per_request, dtype=float) / (nics * link.effective_bytes_per_s)
     u = clip(np.asarray(utilization, dtype=float), 0.0, 0.999)
     queue = u / (2.0 * (1.0 - u)) * wire
-    exposed_wire = np.maximum(wire / num_layers,
-                              wire - np.asarray(prefill_s, dtype=float) * (num_layers - 1) / num_layers)
+    overlapped = np.asarray(prefill_s, dtype=float) * (num_layers - 1) / num_layers
+    exposed_wire = np.maximum(wire / num_layers, wire - overlapped)
     return link.transfer_setup_s + exposed_wire + queue, link.transfer_setup_s + wire + queue

@@ -126,9 +126,9 @@ def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: st
     if result.policy is not None:
         lim = result.policy.max_rounding_loss * 100.0
         ax2.axhline(lim, color=COLORS["loss"], ls=":", lw=1.0)
-        ax2.annotate(f"rounding warning {lim:g}%", xy=(1.0, lim), xycoords=("axes fraction", "data"),
-                     xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=8,
-                     color=COLORS["loss"])
+        ax2.annotate(f"rounding warning {lim:g}%", xy=(1.0, lim),
+                     xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                     textcoords="offset points", ha="right", fontsize=8, color=COLORS["loss"])
     cross = result.crossovers()[0]
     if cross.value is not None:
         i = list(axis.labels).index(cross.label)

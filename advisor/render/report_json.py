@@ -218,7 +218,8 @@ def _cost(sc: Scenario, max_goodput_rps: float | None, phase: str | None) -> dic
             "usd_per_million_output_tokens": cost.usd_per_million_output_tokens}
 
 
-def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None) -> dict[str, Any] | None:
+def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None
+               ) -> dict[str, Any] | None:
     if plan is None:
         return None
     return {

@@ -390,8 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print, write or check the committed schema; returns the exit code."""
     from advisor.schema_files import schema_file_main
 
-    return schema_file_main(argv, "python -m advisor.render.report_schema", __doc__.splitlines()[0], SCHEMA_PATH,
-                            render_schema(), "this module")
+    return schema_file_main(argv, "python -m advisor.render.report_schema",
+                            __doc__.splitlines()[0], SCHEMA_PATH, render_schema(), "this module")
 
 
 if __name__ == "__main__":

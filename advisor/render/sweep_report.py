@@ -72,7 +72,8 @@ whole, so its memory does not grow with the number of points)."""
 def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
     """One design point as plain data."""
     m = result.metrics
-    out: dict[str, Any] = {a.key: _value(a.values[i]) for a, i in zip(result.axes, index)}
+    out: dict[str, Any] = {a.key: _value(a.values[i])
+                           for a, i in zip(result.axes, index, strict=True)}
     out["verdict"] = VERDICTS[int(m["disaggregate"][index])]
     out["deciding_rule"] = result.deciding(index)
     for name in ("colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "gain",
@@ -99,7 +100,7 @@ def sweep_document(result: SweepResult, workload: str,
     crossovers = []
     for c in result.crossovers():
         crossovers.append({"key": c.key, "value": _value(c.value) if c.value is not None else None,
-                           "at": {k: v for k, v in c.at} or None, "from_start": c.from_start,
+                           "at": dict(c.at) or None, "from_start": c.from_start,
                            "stable_from": (_value(c.stable_from) if c.stable_from is not None
                                            else None)})
     transitions = []
@@ -176,7 +177,7 @@ def csv_chunks(result: SweepResult) -> Iterator[str]:
             yield buf.getvalue()
             buf.seek(0)
             buf.truncate()
-        row: list[Any] = [_value(a.values[i]) for a, i in zip(result.axes, idx)]
+        row: list[Any] = [_value(a.values[i]) for a, i in zip(result.axes, idx, strict=True)]
         for name in COLUMNS:
             if name == "verdict":
                 row.append(VERDICTS[int(m["disaggregate"][idx])])
@@ -281,7 +282,7 @@ def render_table(result: SweepResult, doc: Mapping[str, Any], width: int = 100,
     title = visible(f"pd-advisor sweep — {result.workload or doc['workload']} "
                     f"({doc['workload']})")
     console.print(Text(title, style="bold"))
-    for a, meta in zip(axes, doc["axes"]):
+    for a, meta in zip(axes, doc["axes"], strict=True):
         cur = meta.get("current")
         span = (f"{_show(_value(a.values[0]))} … {_show(_value(a.values[-1]))}"
                 if a.numeric and len(a) > 1 else ", ".join(a.labels))

@@ -60,7 +60,7 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
     link_free = [0.0] * n_pre
     busy_p = [0.0] * n_pre
     S = rec.S
-    O = rec.O
+    osl = rec.O
     F = rec.F
     G = rec.G
     seg_phase = [int(x) for x in rec.seg_phase.tolist()]
@@ -104,7 +104,7 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
             elif kind == KV_ARRIVED:
                 rid = i
                 F[rid] = t
-                if O[rid] <= 1:
+                if osl[rid] <= 1:
                     rec.done(rid, t)
                 else:
                     if route is not None:

@@ -299,7 +299,7 @@ class EnginePool:
         if st.fin:
             was_empty = st.D == 0
             S = self.S
-            O = self.O
+            osl = self.O
             F = rec.F
             redo = self.redo
             ds = st.dec_seq
@@ -311,7 +311,7 @@ class EnginePool:
                     gen = redo.pop(rid)
                     st.pblocks -= -(-(S[rid] + gen) // B)
                     gen += 1
-                    fin_k = k + O[rid] - gen
+                    fin_k = k + osl[rid] - gen
                     off = S[rid] + gen - k
                     if fin_k > k:
                         self.seq += 1
@@ -325,7 +325,7 @@ class EnginePool:
                 else:
                     st.pblocks -= -(-S[rid] // B)
                     F[rid] = t
-                    o = O[rid]
+                    o = osl[rid]
                     if o > 1:
                         off = S[rid] + 1 - k
                         self.seq += 1
@@ -510,7 +510,7 @@ class EnginePool:
         start a mixed step and return True when there is a recompute."""
         q = st.queue
         S = self.S
-        O = self.O
+        osl = self.O
         redo = self.redo
         B = self.B
         k = st.k
@@ -545,7 +545,7 @@ class EnginePool:
             q.popleft()
             running[rid] = None
             free -= need
-            self._join(st, rid, off, k + O[rid] - 1)
+            self._join(st, rid, off, k + osl[rid] - 1)
         if not n:
             return False
         d = st.D
