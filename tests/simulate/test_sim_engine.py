@@ -139,7 +139,7 @@ def test_max_num_seqs_bounds_concurrency() -> None:
     assert _concurrency(free) > 12  # the cap is what held it
 
 
-@pytest.mark.parametrize("mode,plan", [
+@pytest.mark.parametrize(("mode", "plan"), [
     ("chunked", ColocatedSimPlan(1, 1, 1, 2048)),
     ("unchunked", ColocatedSimPlan(1, 1, 1, None)),
     ("disaggregated", DisaggregatedSimPlan(1, 1, 1, 1, 1, 1)),
