@@ -91,7 +91,8 @@ def queue_instances(instances: np.ndarray | float) -> np.ndarray:
     shape, so a sweep over cluster sizes tabulates goodputs per (shape, pool size) cheaply.
     """
     n = np.maximum(np.asarray(instances, dtype=float), 1.0)
-    return np.exp2(np.floor(np.log2(n) + 1e-9))
+    pool: np.ndarray = np.exp2(np.floor(np.log2(n) + 1e-9))
+    return pool
 
 
 def _phase_numbers(phase: TrafficPhase, quantile: float
@@ -461,7 +462,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
     without a known feasible rate use the batch search, ``_max_rate_by_batch``).
     """
     stacked = isinstance(inst, StackedInstances)
-    n_shapes = len(inst.instances) if stacked else 1
+    n_shapes = len(inst.instances) if isinstance(inst, StackedInstances) else 1
     chunks = None if chunk_tokens is None else np.atleast_1d(np.asarray(chunk_tokens, float))
     n_chunks = 1 if chunks is None else chunks.size
     pool = np.asarray(instances, dtype=float)
@@ -474,7 +475,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
                                  ttft_slo_s, tpot_slo_s, lead, pool_b)
         if not stacked:
             out = out[0]
-        if np.ndim(chunk_tokens) == 0:
+        if chunk_tokens is None or np.ndim(chunk_tokens) == 0:  # (never None here: chunks is set)
             out = out[..., 0]
         return out
     upper = np.broadcast_to(np.asarray(rate_upper_bound(inst, phase), dtype=float).reshape(-1, 1),

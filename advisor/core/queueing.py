@@ -87,7 +87,8 @@ def _erlang_b_sum(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
         else:
             i = _COUNTS[: int(np.max(c))]
             factors = np.where(i < c[..., None], (c[..., None] - i) / a[..., None], 0.0)
-        return 1.0 / (1.0 + np.cumprod(factors, axis=-1).sum(axis=-1))
+        blocking: np.ndarray = 1.0 / (1.0 + np.cumprod(factors, axis=-1).sum(axis=-1))
+        return blocking
 
 
 @lru_cache(maxsize=1)
@@ -119,7 +120,8 @@ def _erlang_b_integral(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
     log_f -= log_peak[..., None]
     integral = half * (np.exp(log_f, out=log_f) @ weights)
     with np.errstate(divide="ignore", over="ignore"):
-        return np.exp(-(np.log(a) + log_peak + np.log(integral)))
+        result: np.ndarray = np.exp(-(np.log(a) + log_peak + np.log(integral)))
+        return result
 
 
 _RHO_GRID = unique_sorted(np.concatenate([np.geomspace(1e-9, 0.5, 600),
@@ -397,7 +399,7 @@ def backlog_quantile_tokens(p_wait: np.ndarray, backlog_tokens: np.ndarray,
     at = i * cols + k
     lower = flat[at] + b * (flat[at + 1] - flat[at])
     upper = flat[at + cols] + b * (flat[at + cols + 1] - flat[at + cols])
-    y = np.exp(lower + a * (upper - lower))
+    y: np.ndarray = np.exp(lower + a * (upper - lower))
     past = rel > _BACKLOG_NODES[-1]
     if np.any(past):  # beyond the table the backlog's tail dominates: y ∝ backlog
         y = np.where(past & (p > 1.0 - quantile), y * rel / _BACKLOG_NODES[-1], y)

@@ -42,7 +42,7 @@ def _num(x: Any) -> float | int | None:
     if x is None:
         return None
     if isinstance(x, (bool, np.bool_)):
-        return bool(x)  # type: ignore[return-value]
+        return bool(x)
     if isinstance(x, (int, np.integer)):
         return int(x)
     v = float(x)
@@ -325,6 +325,8 @@ def _point_table(console: Console, result: SweepResult, keep: Sequence[int],
                           ("coloc", "right"), ("disagg", "right"), ("gain", "right"),
                           ("rounding", "right"), ("KV", "right"), ("P:D", "right"),
                           ("fails", "left")):
+        # Ignored below: justify is one of rich's JustifyMethod literals, read from the tuple above
+        # as str.
         table.add_column(name, justify=justify,  # type: ignore[arg-type]
                          no_wrap=name != "fails", overflow="fold",
                          min_width=10 if name == "fails" else None)

@@ -52,6 +52,9 @@ from advisor.core.simulate.steptime import StepTimes
 
 EngineMode = Literal["chunked", "unchunked", "decode"]
 
+Event = tuple[float, int, int, int]
+"""An entry of the shared event heap: (time s, event kind, instance or request index, version)."""
+
 IDLE, STEP, RUN = 0, 1, 2
 RECOMPUTE_BUDGET_TOKENS = 8192
 """Prefill tokens a disaggregated decode instance recomputes in one step (vLLM's default
@@ -135,7 +138,7 @@ class EnginePool:
 
     def __init__(self, rec: Recorder, steps: StepTimes, instances: int, mode: EngineMode,
                  chunk_tokens: int | None, capacity_blocks: int, block_tokens: int,
-                 max_num_seqs: int, prefill_cap_tokens: int, heap: list, event_kind: int,
+                 max_num_seqs: int, prefill_cap_tokens: int, heap: list[Event], event_kind: int,
                  counts: list[int], gaps: GapStats) -> None:
         self.rec = rec
         self.steps = steps
