@@ -19,15 +19,13 @@ from typing import Annotated, Any
 
 import typer
 
-from advisor.cli.output import refuse_input_as_output
+from advisor.cli.output import debug_enabled, refuse_input_as_output, write_output
 from advisor.cli.recommend_cmd import (
     FORMAT_ENV,
     OUTPUT_HELP,
     PROFILES_HELP,
     catalog_for,
-    debug_enabled,
     render_output,
-    write_output,
 )
 from advisor.render.formats import Format  # light: enums only
 

@@ -16,7 +16,7 @@ import enum
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,6 +28,9 @@ from advisor.cli.output import (
     write_output,
 )
 from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
+
+if TYPE_CHECKING:  # the loader is imported lazily, inside the command
+    from advisor.loading.traces import RequestLog
 
 DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_GPU = "h100-sxm"
@@ -58,7 +61,7 @@ TIME_SCALE_HELP = ("Multiply the log's clock by X (0.5 replays it twice as fast:
                    f"rate); {MIN_TIME_SCALE:g} to {MAX_TIME_SCALE:g}.")
 
 
-def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str):
+def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str) -> RequestLog:
     """Read the logs or exit 2 with every problem."""
     from advisor.loading.errors import InputError
     from advisor.loading.traces import load_traces

@@ -56,7 +56,7 @@ def _fits(catalog: ProfileCatalog, model: ModelSpec, gpu: GpuSpec, precision: st
     from advisor.core.memory import build_instance, plan_memory
 
     link = catalog.link(gpu.intra_node_link_id)
-    inst = build_instance(model, gpu, precision, catalog.engine("vllm"),  # type: ignore[arg-type]
+    inst = build_instance(model, gpu, precision, catalog.engine("vllm"),
                           tp, 1, link, None)
     return plan_memory(inst, context, context, 0.9).fits
 

@@ -134,6 +134,8 @@ def guard_stdout() -> None:
     if sys.stdout is None or isinstance(sys.stdout, GuardedStream):
         return
     with contextlib.suppress(AttributeError, ValueError, OSError):
+        # Ignored below: TextIO has no reconfigure(); the real stdout is a TextIOWrapper
+        # (AttributeError suppressed).
         sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     sys.stdout = GuardedStream(sys.stdout)
 

@@ -532,6 +532,8 @@ def show_profile(
                   f"'{console_text(profile.id)}' ({console_text(catalog.origin(path))}: "
                   f"{console_text(path)})", highlight=False)
     if kind_name == "gpus":
+        # Ignored below: raw() returns the union of profile types; kind_name picks the one each
+        # _show_* takes.
         _show_gpu(console, catalog, profile)  # type: ignore[arg-type]
     elif kind_name == "interconnects":
         _show_link(console, profile)  # type: ignore[arg-type]

@@ -8,8 +8,8 @@ all printed as ``path:line:col: error: key: message`` and exit 2; otherwise the 
 0, even when no plan meets the SLOs (the report says so first; ``check`` is the gate).
 
 The work itself is ``advisor.usecases.recommend.build_file_report``; the helpers here
-(terminal settings, writing the output) are shared with ``check``. Heavy modules (numpy, pydantic, rich) are imported inside the
-functions so that ``pd-advisor --help`` stays fast.
+(terminal settings, writing the output) are shared with ``check``. Heavy modules (numpy,
+pydantic, rich) are imported inside the functions so that ``pd-advisor --help`` stays fast.
 """
 
 from __future__ import annotations

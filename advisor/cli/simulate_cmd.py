@@ -135,6 +135,8 @@ def register(app: typer.Typer) -> None:
                     callback = bar(mode, replay.trace.requests if replay is not None
                                    else requests)
                     try:
+                        # Ignored below: the CLI's modes are str values equal to the simulator's
+                        # Mode literals.
                         results.append(simulate(scenario, mode, requests, seed,  # type: ignore[arg-type]
                                                 progress=callback, model=model, replay=replay))
                     except PlanError as exc:

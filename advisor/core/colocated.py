@@ -7,7 +7,7 @@ Steady-state, mean-field model per instance at arrival rate λ (docs/model.md §
   prompt tokens. Prompts need λ·S̄ tokens/s; the share of steps that carry prompt tokens is
   f = max(λ·S̄·τ/q, 1 − e^(−λτ)) — enough full budgets for the token demand, and at least the
   chance that a prompt arrived during a step (Poisson) — each carrying q_eff = λ·S̄·τ/f tokens;
-  τ = f·T_mix(q_eff) + (1−f)·T_dec (performance-model.md §5.2). The budget is the prompt
+  τ = f·T_mix(q_eff) + (1−f)·T_dec (docs/model.md §5). The budget is the prompt
   "server": utilisation ρ = λ·S̄·τ/q, overload at ρ ≥ 1.
 * **Unchunked**: a prompt runs whole as its own pass of T_pre(S) and stalls every decode of
   the instance: φ = λ·S̄/q_eff · T_pre, τ = T_dec/(1 − φ), and a token gap is inflated with
@@ -92,10 +92,12 @@ def queue_instances(instances: np.ndarray | float) -> np.ndarray:
     shape, so a sweep over cluster sizes tabulates goodputs per (shape, pool size) cheaply.
     """
     n = np.maximum(np.asarray(instances, dtype=float), 1.0)
-    return np.exp2(np.floor(np.log2(n) + 1e-9))
+    pool: np.ndarray = np.exp2(np.floor(np.log2(n) + 1e-9))
+    return pool
 
 
-def _phase_numbers(phase: TrafficPhase, quantile: float) -> tuple[float, float, float, float, float]:
+def _phase_numbers(phase: TrafficPhase, quantile: float
+                   ) -> tuple[float, float, float, float, float]:
     computed = phase.computed_prompt_tokens  # prefix-cache hits are not prefilled
     s_mean = computed.mean
     s_q = computed.quantile(quantile)
@@ -126,7 +128,8 @@ def _mixed_steps(inst: Instance | StackedInstances, arrivals_per_step: np.ndarra
     return need, f, t_inf
 
 
-def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndarray | int, phase: TrafficPhase,
+def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
+                       phase: TrafficPhase,
                        rate_rps: np.ndarray | float, chunk_tokens: np.ndarray | float | None,
                        quantile: float, instances: np.ndarray | float = 1.0) -> ColocatedPoint:
     """Colocated metrics per instance at ``rate_rps``; ``chunk_tokens`` None = unchunked.
@@ -138,7 +141,7 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     broadcastable to the rates; 1 = the instance alone; ``queue_instances`` gives the one
     ``evaluate`` uses). Checked against the simulator, tests/simulate/test_sim_matrix.py.
     """
-    s_mean, s_q, o_mean, ctx, s_cv = _phase_numbers(phase, quantile)
+    s_mean, _, o_mean, ctx, _ = _phase_numbers(phase, quantile)
     chunked = chunk_tokens is not None
     lam = np.asarray(rate_rps, dtype=float)
     c = np.asarray(chunk_tokens if chunked else 0.0, dtype=float)
@@ -153,13 +156,12 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     b_prev = b
     t_inf = inst.decode_step_s(1.0, ctx) + 0.0 * lam
     tau = t_inf
-    need = np.zeros_like(lam)
     for it in range(FIXED_POINT_ITERATIONS):
         t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
         if chunked:
             room = np.maximum(c - b, 1.0)
             # the previous iterate's τ stands in for this one's in λ·τ
-            need, f, t_inf = _mixed_steps(inst, lam * tau, b, room, s_mean, ctx)
+            _, f, t_inf = _mixed_steps(inst, lam * tau, b, room, s_mean, ctx)
             tau = f * t_inf + (1.0 - f) * t_dec
             # the prompt "server" is the token budget: its utilisation is the share of the
             # budget prompts use, λ·S̄·τ/room (≥ 1 = overload)
@@ -205,10 +207,7 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
     # arrivals bring prompts in clusters (runs longer by (1 + c_a²)/2, the burst factor of
     # the queue), so a request's Ō gaps hold about Ō/run independent draws, not Ō.
     burst = max((1.0 + phase.burstiness**2) / 2.0, 1.0)
-    if chunked:
-        run = np.maximum(s_mean / np.maximum(c - b, 1.0), 1.0) * burst
-    else:
-        run = burst
+    run = np.maximum(s_mean / np.maximum(c - b, 1.0), 1.0) * burst if chunked else burst
     share_q = binomial_share_quantile(o_mean / run, f, quantile)
     tpot_q = t_dec + (t_inf - t_dec) * share_q
 
@@ -265,7 +264,7 @@ def own_prompt_prefill_s(inst: Instance | StackedInstances, phase: TrafficPhase,
     """The q-quantile prompt's own chunked prefill at ``point``'s decode batch, without any
     backlog ahead of it: its full budget steps and the shorter last one (the same steps
     ``_metrics`` runs the backlog and the prompt in; the report's TTFT decomposition)."""
-    s_mean, s_q, _, ctx, _ = _phase_numbers(phase, quantile)
+    _, s_q, _, ctx, _ = _phase_numbers(phase, quantile)
     b = np.asarray(point.batch, dtype=float)
     room = np.maximum(float(chunk_tokens) - b, 1.0)
     return np.asarray(_chunked_pass_s(inst, s_q, room, b, ctx), dtype=float)
@@ -352,7 +351,7 @@ def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.
     need, f, t_inf = _mixed_steps(inst, x, b, room, s_mean, ctx)
     tau = f * t_inf + (1.0 - f) * t_dec
     lam = x / tau
-    stable = np.concatenate([np.ones(lam.shape[:-1] + (1,), bool),
+    stable = np.concatenate([np.ones((*lam.shape[:-1], 1), bool),
                              np.diff(lam, axis=-1) > 0], axis=-1)
     stable = np.logical_and.accumulate(stable, axis=-1)
     overloaded = (need >= 1.0) | (b > max_sequences) | (c <= b) | ~stable
@@ -371,8 +370,8 @@ def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndar
     rate of its last point.
     """
     seqs = np.asarray(max_sequences, dtype=float)
-    b_hi = np.minimum(np.broadcast_to(seqs.reshape(seqs.shape + (1,) * (len(lead) - seqs.ndim)), lead),
-                      chunks - 1.0)
+    seqs_lead = seqs.reshape(seqs.shape + (1,) * (len(lead) - seqs.ndim))
+    b_hi = np.minimum(np.broadcast_to(seqs_lead, lead), chunks - 1.0)
     lo = np.full(lead, np.log(BATCH_FLOOR))
     hi = np.log(np.maximum(b_hi, BATCH_FLOOR * 2))
     best = np.zeros(lead)
@@ -383,8 +382,9 @@ def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndar
             grid_b = np.exp(lo[..., None] + (hi - lo)[..., None] * steps)
         else:
             grid_b = lo[..., None] + (hi - lo)[..., None] * steps
-        pt, _ = chunked_state_at_batch(inst, seqs.reshape(seqs.shape + (1,) * (len(lead) + 1 - seqs.ndim)),
-                                       phase, grid_b, chunks[..., None], quantile, instances)
+        seqs_grid = seqs.reshape(seqs.shape + (1,) * (len(lead) + 1 - seqs.ndim))
+        pt, _ = chunked_state_at_batch(inst, seqs_grid, phase, grid_b, chunks[..., None],
+                                       quantile, instances)
         ok = within_targets(pt, ttft_slo_s, tpot_slo_s)
         # feasible prefix: up to the first infeasible batch
         prefix = np.logical_and.accumulate(ok, axis=-1)
@@ -462,7 +462,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
     without a known feasible rate use the batch search, ``_max_rate_by_batch``).
     """
     stacked = isinstance(inst, StackedInstances)
-    n_shapes = len(inst.instances) if stacked else 1
+    n_shapes = len(inst.instances) if isinstance(inst, StackedInstances) else 1
     chunks = None if chunk_tokens is None else np.atleast_1d(np.asarray(chunk_tokens, float))
     n_chunks = 1 if chunks is None else chunks.size
     pool = np.asarray(instances, dtype=float)
@@ -475,7 +475,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
                                  ttft_slo_s, tpot_slo_s, lead, pool_b)
         if not stacked:
             out = out[0]
-        if np.ndim(chunk_tokens) == 0:
+        if chunk_tokens is None or np.ndim(chunk_tokens) == 0:  # (never None here: chunks is set)
             out = out[..., 0]
         return out
     upper = np.broadcast_to(np.asarray(rate_upper_bound(inst, phase), dtype=float).reshape(-1, 1),

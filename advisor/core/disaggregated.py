@@ -2,7 +2,7 @@
 
 Prefill instance (docs/model.md §6): prompts are batched up to the *saturating* token count
 L_m — the smallest power of two (≥ 512) whose tokens/s reach 90 % of a 16k-token pass
-(Sarathi-Serve Fig. 3/4, Splitwise's 2,048 cap, DistServe's L_m; performance-model.md §1.1).
+(Sarathi-Serve Fig. 3/4, Splitwise's 2,048 cap, DistServe's L_m; docs/sources.md#roofline).
 At rate λ the instance is busy ρ = λ · S̄ · T(L_m)/L_m; TTFT_q = prefill of the q-prompt
 (batched with ρ·L_m other tokens) + the G/G/c wait over the pool's prefill instances
 (Allen–Cunneen; a shortest-queue router) as a percentile + exposed KV transfer + request

@@ -95,12 +95,9 @@ class LengthDistribution:
             mu = math.log(p50)
         elif mean is not None and p95 is not None:
             gap = math.log(p95 / mean)
-            if gap <= 0:
-                sigma = 0.0
-            else:
-                # gap = z·σ − σ²/2 has a real root only while gap ≤ z²/2; beyond that the
-                # heaviest lognormal with this mean puts p95 at mean·e^(z²/2): use σ = z.
-                sigma = Z95 - math.sqrt(max(0.0, Z95 * Z95 - 2.0 * gap))
+            # gap = z·σ − σ²/2 has a real root only while gap ≤ z²/2; beyond that the
+            # heaviest lognormal with this mean puts p95 at mean·e^(z²/2): use σ = z.
+            sigma = 0.0 if gap <= 0 else Z95 - math.sqrt(max(0.0, Z95 * Z95 - 2.0 * gap))
             mu = math.log(mean) - sigma**2 / 2
         else:
             raise ValueError("a p95 alone does not fix a lognormal: give the mean or the p50 too")

@@ -115,6 +115,8 @@ def _finite_scalars(*values: object) -> bool:
     for v in values:
         if not isinstance(v, _SCALAR):
             return False
+    # Ignored below: every value was just checked to be a scalar (_SCALAR); the parameter type
+    # admits arrays.
     return math.isfinite(sum(values))  # type: ignore[arg-type]
 
 
@@ -171,9 +173,11 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     if (m.moe is None and isinstance(q.compute_flops_per_s, float)
             and _finite_scalars(prefill_tokens, prefill_seqs, prefill_context_tokens,
                                 decode_seqs, decode_context_tokens)):
-        return _step_time_scalar(m, q, float(prefill_tokens), float(prefill_seqs),
-                                 float(prefill_context_tokens), float(decode_seqs),
-                                 float(decode_context_tokens))
+        # a numpy float64 scalar, as the array path returns for scalar inputs
+        t: np.ndarray = _step_time_scalar(m, q, float(prefill_tokens), float(prefill_seqs),
+                                          float(prefill_context_tokens), float(decode_seqs),
+                                          float(decode_context_tokens))
+        return t
     p = np.asarray(prefill_tokens, dtype=float)
     n = np.maximum(np.asarray(prefill_seqs, dtype=float), np.where(p > 0, 1.0, 0.0))
     k = np.asarray(prefill_context_tokens, dtype=float)

@@ -1,14 +1,14 @@
 """KV-cache transfer between prefill and decode pools: demand, link capacity, exposed time.
 
 * bytes per request = prompt tokens · KV bytes/token · TP duplication of the prefill instance
-  (every rank ships its own shard; models.md §6).
-* demand = rate · mean bytes per request (performance-model.md §9.1).
+  (every rank ships its own shard; docs/sources.md#kv-bytes-per-token).
+* demand = rate · mean bytes per request (DistServe's OPT-66B example; docs/sources.md#kv-demand).
 * link capacity = prefill GPUs · per-GPU, per-direction bandwidth · efficiency (inter-node
   NICs; the intra-node link when the whole cluster is one node) (§9.3).
 * utilisation U = demand / capacity; U ≥ 1 means the link cannot keep up.
 * transfer time of one request over its prefill instance's g_p NICs:
-  t = α + bytes / (g_p · η · B) (hardware.md §8); with layer-wise transfer (Splitwise,
-  §9.2) all but the last layer overlaps the prefill compute, so the exposed part is
+  t = α + bytes / (g_p · η · B) (docs/sources.md#kv-transfer); with layer-wise transfer
+  (Splitwise, §9.2) all but the last layer overlaps the prefill compute, so the exposed part is
   α + max(t_x / L, t_x − T_prefill · (L − 1)/L), t_x = bytes/(g_p·η·B); a shared link adds
   an M/D/1 wait U/(2(1 − U)) · t_x.
 """
@@ -71,6 +71,6 @@ def transfer_seconds(bytes_per_request: np.ndarray | float, link: LinkSpec, nics
     wire = np.asarray(bytes_per_request, dtype=float) / (nics * link.effective_bytes_per_s)
     u = clip(np.asarray(utilization, dtype=float), 0.0, 0.999)
     queue = u / (2.0 * (1.0 - u)) * wire
-    exposed_wire = np.maximum(wire / num_layers,
-                              wire - np.asarray(prefill_s, dtype=float) * (num_layers - 1) / num_layers)
+    overlapped = np.asarray(prefill_s, dtype=float) * (num_layers - 1) / num_layers
+    exposed_wire = np.maximum(wire / num_layers, wire - overlapped)
     return link.transfer_setup_s + exposed_wire + queue, link.transfer_setup_s + wire + queue

@@ -2,7 +2,7 @@
 
 Parameter counts, FLOPs per token, weight bytes and KV-cache bytes per token for dense,
 MoE, GQA/MHA and MLA transformers. Formulas: docs/model.md §1 (from
-shared/reference/models.md §2–§6).
+docs/sources.md#model-configs and #kv-bytes-per-token).
 """
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ class ModelSpec:
                                   + self.sliding_window_layers * min(tokens, window))
 
     def kv_duplication_factor(self, tensor_parallel: int) -> float:
-        """How many copies of each KV head a TP group stores (models.md §6).
+        """How many copies of each KV head a TP group stores (docs/sources.md#kv-bytes-per-token).
 
         GQA/MHA: max(TP, kv_heads) / kv_heads.  MLA under attention TP: the latent is
         replicated on every rank, so the factor is TP.
@@ -303,7 +303,8 @@ class ModelSpec:
     def moe_touched_fraction(self, tokens: float) -> float:
         """Share of routed experts a batch of ``tokens`` touches (uniform routing).
 
-        1 − (1 − k/E)^tokens (models.md §2.2); 1.0 for dense models.
+        1 − (1 − k/E)^tokens (docs/sources.md#kv-bytes-per-token, an assumption); 1.0 for
+        dense models.
         """
         if self.moe is None:
             return 1.0

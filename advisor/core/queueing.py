@@ -1,6 +1,6 @@
 """Queueing approximations: mean waits and how a mean wait becomes a percentile.
 
-* G/G/1 (Kingman): W = ρ/(1−ρ) · (c_a² + c_s²)/2 · E[S]  (performance-model.md §6.2).
+* G/G/1 (Kingman): W = ρ/(1−ρ) · (c_a² + c_s²)/2 · E[S]  (Kingman; docs/sources.md#queueing).
 * G/G/c (Allen–Cunneen): W = C(c, a)/(c·μ − λ) · (c_a² + c_s²)/2, with C the Erlang-C
   probability of waiting (from the Erlang-B recursion, or its integral form for many servers).
 * Percentile of the wait: waits are taken as a mass P(wait > 0) at zero plus an exponential
@@ -29,7 +29,6 @@ import numpy as np
 
 from advisor.core.arrays import clip, unique_sorted
 from advisor.core.distributions import LengthDistribution, normal_quantile
-
 
 _RECURSION_SERVERS = 64
 """Up to this many servers Erlang B comes from its finite sum, beyond from the integral."""
@@ -88,7 +87,8 @@ def _erlang_b_sum(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
         else:
             i = _COUNTS[: int(np.max(c))]
             factors = np.where(i < c[..., None], (c[..., None] - i) / a[..., None], 0.0)
-        return 1.0 / (1.0 + np.cumprod(factors, axis=-1).sum(axis=-1))
+        blocking: np.ndarray = 1.0 / (1.0 + np.cumprod(factors, axis=-1).sum(axis=-1))
+        return blocking
 
 
 @lru_cache(maxsize=1)
@@ -120,7 +120,8 @@ def _erlang_b_integral(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
     log_f -= log_peak[..., None]
     integral = half * (np.exp(log_f, out=log_f) @ weights)
     with np.errstate(divide="ignore", over="ignore"):
-        return np.exp(-(np.log(a) + log_peak + np.log(integral)))
+        result: np.ndarray = np.exp(-(np.log(a) + log_peak + np.log(integral)))
+        return result
 
 
 _RHO_GRID = unique_sorted(np.concatenate([np.geomspace(1e-9, 0.5, 600),
@@ -426,7 +427,7 @@ def backlog_quantile_tokens(p_wait: np.ndarray, backlog_tokens: np.ndarray,
     at = i * cols + k
     lower = flat[at] + b * (flat[at + 1] - flat[at])
     upper = flat[at + cols] + b * (flat[at + cols + 1] - flat[at + cols])
-    y = np.exp(lower + a * (upper - lower))
+    y: np.ndarray = np.exp(lower + a * (upper - lower))
     past = rel > _BACKLOG_NODES[-1]
     if np.any(past):  # beyond the table the backlog's tail dominates: y ∝ backlog
         y = np.where(past & (p > 1.0 - quantile), y * rel / _BACKLOG_NODES[-1], y)

@@ -45,7 +45,7 @@ class ExcludedInstance:
 
 @dataclass(frozen=True)
 class Interference:
-    """TPOT inflation when a prompt lands in a running decode batch (performance-model.md §5.2)."""
+    """TPOT inflation when a prompt lands in a running decode batch (docs/model.md §5)."""
 
     prompt_tokens: float
     """The prompt length used (the workload's p95)."""

@@ -160,7 +160,8 @@ class _Cost:
     def end_time(self, b: np.ndarray | int) -> np.ndarray:
         """A stretch [a, b) ends where request b arrives (the last one at the log's end)."""
         b = np.asarray(b)
-        return self.t[np.minimum(b, self.n - 1)]
+        end: np.ndarray = self.t[np.minimum(b, self.n - 1)]
+        return end
 
     def loglik(self, a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
         a = np.asarray(a)
@@ -174,7 +175,8 @@ class _Cost:
         sy2 = self.cy2[b] - self.cy2[a]
         sse_x = sx2 - sx * sx / np.maximum(c, 1.0)
         sse_y = sy2 - sy * sy / np.maximum(c, 1.0)
-        return rate - sse_x / (2 * self.vx) - sse_y / (2 * self.vy)
+        gain: np.ndarray = rate - sse_x / (2 * self.vx) - sse_y / (2 * self.vy)
+        return gain
 
     def stats(self, a: int, b: int) -> tuple[float, float, float]:
         """(ln rate, mean ln prompt, mean ln output) of [a, b)."""

@@ -1,6 +1,7 @@
 """Serving-benchmark result files → :class:`~advisor.core.calibration.BenchmarkRun` records.
 
-Two formats, told apart by their keys (engines.md §5):
+Two formats, told apart by their keys (vLLM ``vllm/benchmarks/serve.py`` and SGLang
+``python/sglang/bench_serving.py`` at the commits in docs/sources.md#benchmark-result-formats):
 
 * **vLLM** ``vllm bench serve --save-result`` (and the older ``benchmark_serving.py``): one JSON
   object per run; ``--append-result`` puts several objects in one file, separated by newlines.
@@ -9,7 +10,7 @@ Two formats, told apart by their keys (engines.md §5):
   Marker keys: ``dataset_name``, ``random_input_len``, ``total_output_tokens_retokenized``,
   ``*_e2e_latency_ms``, ``concurrency``.
 
-The traps of engines.md §0.2 are handled here:
+The traps of these formats (docs/sources.md#benchmark-result-formats) are handled here:
 
 1. units: ``*_ms`` statistics are milliseconds, the per-request arrays (``ttfts``, ``itls``,
    ``latencies``) and ``duration`` are seconds; everything is converted to seconds;
@@ -53,7 +54,8 @@ ResultFormat = Literal["vllm", "sglang"]
 STAT_KEY = re.compile(
     r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency|client_queue_time|"
     r"e2el_including_client_queue)_ms$")
-"""Statistic keys of both tools: ``<stat>_<metric>_ms`` (engines.md §5.2–§5.3)."""
+"""Statistic keys of both tools: ``<stat>_<metric>_ms``, parsed by regex because the set depends
+on the run's options (docs/sources.md#benchmark-result-formats)."""
 
 SGLANG_STRONG = frozenset({"total_output_tokens_retokenized", "sharegpt_output_len",
                            "accept_length"})
@@ -356,7 +358,8 @@ def parse_run(obj: dict[str, Any], label: str) -> BenchmarkRun:
     if output_throughput is None:
         output_throughput = completed * osl / duration
 
-    # mean requests in flight: SGLang records it; vLLM by Little's law (engines.md §5.4)
+    # mean requests in flight: SGLang records it; vLLM by Little's law
+    # (docs/sources.md#benchmark-result-formats)
     mean_concurrency = _optional(obj, "concurrency", label) if fmt == "sglang" else None
     if mean_concurrency is None:
         e2e = stats.get("e2el", {}).get("mean")
@@ -392,7 +395,8 @@ TP_KEYS = ("tp", "tp_size", "tensor_parallel", "tensor_parallel_size")
 GPUS_KEYS = ("gpus", "num_gpus", "gpu_count", "world_size")
 GPU_KEYS = ("gpu", "gpu_name", "gpu_model")
 """Keys read for provenance: the tools' own (``model_id``, ``backend``) and the ones users add
-with ``vllm bench serve --metadata engine=vllm tp=2 gpus=2 gpu=H100`` (engines.md §6.3)."""
+with ``vllm bench serve --metadata engine=vllm tp=2 gpus=2 gpu=H100``
+(values saved as strings; docs/sources.md#benchmark-result-formats)."""
 
 
 @dataclass(frozen=True)

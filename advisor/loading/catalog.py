@@ -33,14 +33,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor.loading.profile_errors import (  # noqa: F401 - re-exported: the catalog's errors
-    KIND_SINGULAR,
-    YAML_SUFFIXES,
-    EngineVersionError,
-    ProfileInvalidError,
-    ProfileNotFoundError,
-    looks_like_path,
-)
+# The catalog's errors and kind names are re-exported (``X as X`` marks an explicit
+# re-export for mypy and ruff): callers import them from the catalog.
+from advisor.loading.profile_errors import KIND_SINGULAR as KIND_SINGULAR
+from advisor.loading.profile_errors import YAML_SUFFIXES, looks_like_path
+from advisor.loading.profile_errors import EngineVersionError as EngineVersionError
+from advisor.loading.profile_errors import ProfileInvalidError as ProfileInvalidError
+from advisor.loading.profile_errors import ProfileNotFoundError as ProfileNotFoundError
 
 if TYPE_CHECKING:  # pydantic is imported lazily, on the first parse
     from advisor.core.engine import EngineSpec
@@ -208,22 +207,28 @@ class ProfileCatalog:
 
     def gpu(self, ref: str) -> GpuSpec:
         """The :class:`GpuSpec` of a GPU profile id or file."""
-        return self._spec("gpus", ref)
+        spec: GpuSpec = self._spec("gpus", ref)
+        return spec
 
     def link(self, ref: str) -> LinkSpec:
         """The :class:`LinkSpec` of an interconnect profile id or file."""
-        return self._spec("interconnects", ref)
+        spec: LinkSpec = self._spec("interconnects", ref)
+        return spec
 
     def model(self, ref: str) -> ModelSpec:
         """The :class:`ModelSpec` of a model profile id or file, or of a ``config.json``."""
-        return self._spec("models", ref)
+        spec: ModelSpec = self._spec("models", ref)
+        return spec
 
     def engine(self, ref: str) -> EngineSpec:
         """The :class:`EngineSpec` of an engine profile id (``vllm`` = its current family)."""
-        return self._spec("engines", ref)
+        spec: EngineSpec = self._spec("engines", ref)
+        return spec
 
     def engine_profile(self, ref: str) -> EngineProfile:
         """The validated engine profile object (with provenance)."""
+        # Ignored below: raw() is typed by the union of profiles; the engines kind always yields an
+        # EngineProfile.
         return self.raw("engines", ref)[0]  # type: ignore[return-value]
 
     def engine_families(self, engine: str) -> list[tuple[str, str]]:
@@ -267,6 +272,8 @@ def _yaml_loader() -> type:
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+    # Ignored below: the base is chosen at run time (CSafeLoader when libyaml is there), not a
+    # static class.
     class _UniqueKeyLoader(base):  # type: ignore[misc, valid-type]
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
             seen: dict[Any, Any] = {}
@@ -278,7 +285,8 @@ def _yaml_loader() -> type:
                         f"found duplicate key {key!r} (first defined at line "
                         f"{seen[key].line + 1})", key_node.start_mark)
                 seen[key] = key_node.start_mark
-            return super().construct_mapping(node, deep=deep)
+            mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+            return mapping
 
     return _UniqueKeyLoader
 
@@ -346,6 +354,8 @@ def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profi
         if kind == "engines":
             from advisor.loading.engine_profile import EngineProfile
 
+            # Ignored below: EngineProfile is kept out of the Profile union (imported lazily);
+            # callers narrow by kind.
             profile: Profile = EngineProfile.model_validate(data)  # type: ignore[assignment]
         else:
             profile = parse_profile(kind, data)

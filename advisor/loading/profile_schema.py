@@ -143,6 +143,8 @@ class SourcedFraction(SourcedNumber):
 class SourcedOptionalPositive(SourcedNumber):
     """A sourced number that may be ``null`` (FP8 peak on GPUs without FP8 tensor cores)."""
 
+    # Ignored below: narrows the parent's `float` field to `float | None` on purpose (FP8 peak may
+    # be null).
     value: Annotated[float, Field(ge=GPU_FLOPS_RANGE[0],  # type: ignore[assignment]
                                   le=GPU_FLOPS_RANGE[1])] | None
 
@@ -153,6 +155,8 @@ class SourcedOptionalPositive(SourcedNumber):
 
     @field_validator("value")
     @classmethod
+    # Ignored below: the parent's validator takes a float; this one also accepts the null the field
+    # allows.
     def _finite(cls, value: float | None) -> float | None:  # type: ignore[override]
         if value is not None and not math.isfinite(value):
             raise ValueError("must be a finite number or null")

@@ -145,6 +145,8 @@ def load_scenario_and_document(path: Path, catalog: ProfileCatalog
     extras = {"source": str(path)}
     if config_path is not None:
         extras["config"] = str(config_path)
+    # Ignored below: check() returns the validated model as BaseModel; for a workload it is a
+    # WorkloadV1.
     scenario = _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]
     try:
         scenario = solve_closed_loop(scenario)
@@ -178,6 +180,8 @@ def _load_config(workload: Path) -> tuple[dict[str, Any], Path | None, list[Inpu
     problems = list(document.problems) + _problems(document, check.issues)
     if problems or check.model is None:
         return {}, config_path, problems
+    # Ignored below: check_config() returns the validated model as BaseModel; it is a ConfigV1 with
+    # .policy.
     return _overrides(check.model.policy), config_path, []  # type: ignore[attr-defined]
 
 
@@ -375,6 +379,7 @@ def _profile_problems(exc: ProfileInvalidError) -> list[InputProblem]:
 def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaIssue]:
     """Checks that need two sections, or a section and a profile."""
     issues: list[ws.SchemaIssue] = []
+    # Ignored below: sections are typed BaseModel | None; each key holds its own section model.
     cluster: ws.Cluster | None = check.sections.get("cluster")  # type: ignore[assignment]
     deployment: ws.Deployment | None = check.sections.get("deployment")  # type: ignore[assignment]
     traffic: ws.Traffic | None = check.sections.get("traffic")  # type: ignore[assignment]

@@ -68,8 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print, write or check the committed schema; returns the exit code."""
     from advisor.schema_files import schema_file_main
 
-    return schema_file_main(argv, "python -m advisor.loading.schema_export", __doc__.splitlines()[0], SCHEMA_PATH,
-                            render_schema(), "the models")
+    return schema_file_main(argv, "python -m advisor.loading.schema_export",
+                            __doc__.splitlines()[0], SCHEMA_PATH, render_schema(), "the models")
 
 
 if __name__ == "__main__":

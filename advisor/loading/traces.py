@@ -305,7 +305,8 @@ def _azure_time(text: str) -> float | None:
     except ValueError:
         return None
     frac = m.group(3) or "0"
-    return (dt - _EPOCH).total_seconds() + int(frac) / 10 ** len(frac)
+    scale: int = 10 ** len(frac)  # int ** int is typed int | float
+    return (dt - _EPOCH).total_seconds() + int(frac) / scale
 
 
 def _csv(handle: Any, rows: _Rows, fmt: str) -> float | None:
@@ -403,6 +404,8 @@ def _vllm(handle: Any, rows: _Rows) -> None:
         data = data[3:]
     found: dict[str, tuple[Any, int]] = {}
     try:
+        # Ignored below (every _WS.match): _WS (whitespace*) matches the empty string, so match()
+        # never returns None.
         pos = _WS.match(data, 0).end()  # type: ignore[union-attr]
         if data[pos:pos + 1] != b"{":
             raise ValueError("expected a JSON object")

@@ -8,19 +8,18 @@ within its size limit; the cross-field rules for these keys are here too and ret
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
 
 from advisor.core.limits import MAX_CONCURRENCY, MAX_PRICE_PER_GPU_HOUR, MAX_TOKENS
 from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
 
-
 Loc = tuple[str | int, ...]
 WeightFormatName = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
 KvFormatName = Literal["bf16", "fp16", "fp8"]
-assert set(WEIGHT_FORMATS) == set(WeightFormatName.__args__)  # type: ignore[attr-defined]
-assert set(KV_FORMATS) == set(KvFormatName.__args__)  # type: ignore[attr-defined]
+assert set(WEIGHT_FORMATS) == set(get_args(WeightFormatName))
+assert set(KV_FORMATS) == set(get_args(KvFormatName))
 
 
 class PrecisionTensors(BaseModel):
@@ -52,7 +51,7 @@ def _precision_tag(value: Any) -> str | None:
 
 
 PrecisionWord = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
-assert set(SHORTHAND) == set(PrecisionWord.__args__)  # type: ignore[attr-defined]
+assert set(SHORTHAND) == set(get_args(PrecisionWord))
 
 PrecisionChoice = Annotated[
     Annotated[PrecisionWord, Tag(_TAG_WORD)] | Annotated[PrecisionTensors, Tag(_TAG_TENSORS)],

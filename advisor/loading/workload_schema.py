@@ -307,8 +307,10 @@ def _policy_model() -> type[_Model]:
                 bound["le"] = 1.0
         text = _POLICY_DESCRIPTIONS.get(spec.name, f"Override of the `{spec.name}` threshold.")
         definitions[spec.name] = (annotation, Field(
+            # Ignored below: Field() overloads cannot match the ge/le bounds passed as **kwargs (a
+            # dict[str, float]).
             None, description=f"{text} Default {default}.", **bound))  # type: ignore[call-overload]
-    model: type[_Model] = create_model(  # type: ignore[call-overload]
+    model: type[_Model] = create_model(
         "PolicyOverrides", __base__=_Model,
         __doc__="Overrides of rule thresholds; omitted keys keep their defaults.", **definitions)
     return model
@@ -345,6 +347,7 @@ class WorkloadV1(_Model):
                                    description="How the deployment is operated.")
     deployment: Deployment | None = Field(
         None, description="What runs today (optional; `pd-advisor check` gates on it).")
+    # Ignored below: PolicyOverrides is built by create_model() at import time, a variable to mypy.
     policy: PolicyOverrides = Field(  # type: ignore[valid-type]
         default_factory=PolicyOverrides,
         description="Overrides of rule thresholds (beats .pd-advisor.yaml, which beats defaults).")
@@ -356,6 +359,7 @@ class ConfigV1(_Model):
     model_config = ConfigDict(title="pd-advisor project configuration (version 1)")
 
     version: Literal[1] = Field(description="Format version; only 1 exists.")
+    # Ignored below: PolicyOverrides is built by create_model() at import time, a variable to mypy.
     policy: PolicyOverrides = Field(  # type: ignore[valid-type]
         default_factory=PolicyOverrides, description="Overrides of rule thresholds.")
 

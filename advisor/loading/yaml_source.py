@@ -73,7 +73,9 @@ PLAIN_DATA_TAGS: frozenset[str] = frozenset(
 """The only tags a document may name explicitly (``!!str 10``); anything else is refused."""
 
 
-class _Core12Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+# Ignored below: the base is chosen at run time (CSafeLoader when libyaml is there), a variable of
+# type `type`.
+class _Core12Loader(_BaseLoader):  # type: ignore[misc]
     """Safe loader whose implicit scalar types follow the YAML 1.2 core schema."""
 
     yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {}

@@ -111,7 +111,7 @@ def _comparison(doc: Mapping[str, Any]) -> list[str]:
                            ("USD/M output tokens", "usd_per_million_output_tokens")):
             rows.append([label, *(v(p, t.DASH if not p or p.get(key) is None
                                     else f"${p[key]:,.2f}") for p in (c, d))])
-    return _table(["", "colocated (chunked)", "disaggregated"], rows, right=(1, 2)) + [""]
+    return [*_table(["", "colocated (chunked)", "disaggregated"], rows, right=(1, 2)), ""]
 
 
 def _preconditions(doc: Mapping[str, Any]) -> list[str]:
@@ -121,8 +121,8 @@ def _preconditions(doc: Mapping[str, Any]) -> list[str]:
         threshold = ("≥ " if p.get("bound") == "min" else "≤ ") + threshold
         rows.append([_mark(p["passed"]), f"`{p['id']}`", measured, threshold,
                      p["explanation"]])
-    return _table(["", "precondition", "measured", "threshold", "explanation"], rows,
-                  right=(2, 3)) + [""]
+    return [*_table(["", "precondition", "measured", "threshold", "explanation"], rows,
+                    right=(2, 3)), ""]
 
 
 def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
@@ -225,7 +225,7 @@ def _deployed(doc: Mapping[str, Any], heading: str) -> list[str]:
                   for f in dep["findings"]]
     else:
         lines.append(f"{OK} The gate passes.")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def headline_line(doc: Mapping[str, Any]) -> str:
@@ -250,9 +250,9 @@ def recommendation_body(doc: Mapping[str, Any], level: int = 2, figure: str | No
     lines += [cell(doc["summary"]), ""]
     if figure:
         lines += [f"![latency-load curves, P:D split and TTFT parts]({_link(figure)})", ""]
-    lines += [f"{h}# Why", ""] + [f"- {cell(r)}" for r in doc["reasons"]] + [""]
-    lines += [f"{h}# Colocated vs disaggregated", ""] + _comparison(doc)
-    lines += [f"{h}# Preconditions for disaggregation", ""] + _preconditions(doc)
+    lines += [f"{h}# Why", "", *(f"- {cell(r)}" for r in doc["reasons"]), ""]
+    lines += [f"{h}# Colocated vs disaggregated", "", *_comparison(doc)]
+    lines += [f"{h}# Preconditions for disaggregation", "", *_preconditions(doc)]
     lines += _deployed(doc, f"{h}#")
     if doc["warnings"]:
         lines += [f"{h}# Warnings", ""]

@@ -126,11 +126,11 @@ def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: st
     if result.policy is not None:
         lim = result.policy.max_rounding_loss * 100.0
         ax2.axhline(lim, color=COLORS["loss"], ls=":", lw=1.0)
-        ax2.annotate(f"rounding warning {lim:g}%", xy=(1.0, lim), xycoords=("axes fraction", "data"),
-                     xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=8,
-                     color=COLORS["loss"])
+        ax2.annotate(f"rounding warning {lim:g}%", xy=(1.0, lim),
+                     xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                     textcoords="offset points", ha="right", fontsize=8, color=COLORS["loss"])
     cross = result.crossovers()[0]
-    if cross.value is not None:
+    if cross.value is not None and cross.label is not None:
         i = list(axis.labels).index(cross.label)
         ax.axvline(x[i], color=COLORS["disagg_region"], lw=1.6, ls="--")
         note = f"disaggregate from {axis.key} = {cross.label}"
@@ -208,7 +208,7 @@ def _plot_map(fig: Any, result: SweepResult, current: dict[str, Any], title: str
     # crossover per row: the first value of the first key with a disaggregate verdict
     xe = _edges(x, xlog)
     for j, c in enumerate(result.crossovers()):
-        if c.value is not None and not c.from_start:
+        if c.value is not None and c.label is not None and not c.from_start:
             i = list(ax0.labels).index(c.label)
             ye = _edges(y, ylog)
             ax.plot([xe[i], xe[i]], [ye[j], ye[j + 1]], color="black", lw=1.2)

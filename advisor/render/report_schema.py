@@ -173,7 +173,7 @@ _ALLOCATION_KEYS = ("prefill_tensor_parallel", "decode_tensor_parallel",
 
 
 def _allocation() -> Schema:
-    return obj({**{k: COUNT for k in _ALLOCATION_KEYS}, "max_goodput_rps": NONNEG,
+    return obj({**dict.fromkeys(_ALLOCATION_KEYS, COUNT), "max_goodput_rps": NONNEG,
                 "limited_by": STR, **_MOE_ALLOCATION}, optional=tuple(_MOE_ALLOCATION),
                description="One integer prefill:decode split.")
 
@@ -346,7 +346,7 @@ def _check() -> Schema:
         "kind": {"const": "check"},
         "tool": _tool(),
         "status": {"enum": ["pass", "fail", "error"]},
-        "counts": obj({k: COUNT for k in ("files", "passed", "failed", "errors")}),
+        "counts": obj(dict.fromkeys(("files", "passed", "failed", "errors"), COUNT)),
         "checks": array(ref("gate_check")),
         "files": array(file_entry),
     }, description="`pd-advisor check --format json`.")
@@ -390,8 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print, write or check the committed schema; returns the exit code."""
     from advisor.schema_files import schema_file_main
 
-    return schema_file_main(argv, "python -m advisor.render.report_schema", __doc__.splitlines()[0], SCHEMA_PATH,
-                            render_schema(), "this module")
+    return schema_file_main(argv, "python -m advisor.render.report_schema",
+                            __doc__.splitlines()[0], SCHEMA_PATH, render_schema(), "this module")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ def _num(x: Any) -> float | int | None:
     if x is None:
         return None
     if isinstance(x, (bool, np.bool_)):
-        return bool(x)  # type: ignore[return-value]
+        return bool(x)
     if isinstance(x, (int, np.integer)):
         return int(x)
     v = float(x)
@@ -72,7 +72,8 @@ whole, so its memory does not grow with the number of points)."""
 def point_dict(result: SweepResult, index: tuple[int, ...]) -> dict[str, Any]:
     """One design point as plain data."""
     m = result.metrics
-    out: dict[str, Any] = {a.key: _value(a.values[i]) for a, i in zip(result.axes, index)}
+    out: dict[str, Any] = {a.key: _value(a.values[i])
+                           for a, i in zip(result.axes, index, strict=True)}
     out["verdict"] = VERDICTS[int(m["disaggregate"][index])]
     out["deciding_rule"] = result.deciding(index)
     for name in ("colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "gain",
@@ -99,7 +100,7 @@ def sweep_document(result: SweepResult, workload: str,
     crossovers = []
     for c in result.crossovers():
         crossovers.append({"key": c.key, "value": _value(c.value) if c.value is not None else None,
-                           "at": {k: v for k, v in c.at} or None, "from_start": c.from_start,
+                           "at": dict(c.at) or None, "from_start": c.from_start,
                            "stable_from": (_value(c.stable_from) if c.stable_from is not None
                                            else None)})
     transitions = []
@@ -176,7 +177,7 @@ def csv_chunks(result: SweepResult) -> Iterator[str]:
             yield buf.getvalue()
             buf.seek(0)
             buf.truncate()
-        row: list[Any] = [_value(a.values[i]) for a, i in zip(result.axes, idx)]
+        row: list[Any] = [_value(a.values[i]) for a, i in zip(result.axes, idx, strict=True)]
         for name in COLUMNS:
             if name == "verdict":
                 row.append(VERDICTS[int(m["disaggregate"][idx])])
@@ -281,7 +282,7 @@ def render_table(result: SweepResult, doc: Mapping[str, Any], width: int = 100,
     title = visible(f"pd-advisor sweep — {result.workload or doc['workload']} "
                     f"({doc['workload']})")
     console.print(Text(title, style="bold"))
-    for a, meta in zip(axes, doc["axes"]):
+    for a, meta in zip(axes, doc["axes"], strict=True):
         cur = meta.get("current")
         span = (f"{_show(_value(a.values[0]))} … {_show(_value(a.values[-1]))}"
                 if a.numeric and len(a) > 1 else ", ".join(a.labels))
@@ -324,6 +325,8 @@ def _point_table(console: Console, result: SweepResult, keep: Sequence[int],
                           ("coloc", "right"), ("disagg", "right"), ("gain", "right"),
                           ("rounding", "right"), ("KV", "right"), ("P:D", "right"),
                           ("fails", "left")):
+        # Ignored below: justify is one of rich's JustifyMethod literals, read from the tuple above
+        # as str.
         table.add_column(name, justify=justify,  # type: ignore[arg-type]
                          no_wrap=name != "fails", overflow="fold",
                          min_width=10 if name == "fails" else None)

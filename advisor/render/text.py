@@ -21,7 +21,7 @@ def num(x: float | None, digits: int = 3) -> str:
     """
     if x is None:
         return DASH
-    if isinstance(x, int) and not isinstance(x, bool) or float(x).is_integer():
+    if (isinstance(x, int) and not isinstance(x, bool)) or float(x).is_integer():
         return f"{int(x):,}"
     ax = abs(x)
     if ax >= 10 ** (digits - 1):

@@ -233,7 +233,8 @@ def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[
                "rms_log_error_after": round(result.rms_log_error_after, 4),
                "instances": instances, "not_constrained": dropped}
         overlay = co.render_overlay(
-            gpu=scenario.cluster.gpu.id, engine=scenario.engine.name, precision=str(scenario.precision),
-            model=scenario.model.id, tensor_parallel=inst.tensor_parallel, chunk_tokens=budget,
-            factors=kept, source=source, fit=fit, files=co.input_files(list(files)))
+            gpu=scenario.cluster.gpu.id, engine=scenario.engine.name,
+            precision=str(scenario.precision), model=scenario.model.id,
+            tensor_parallel=inst.tensor_parallel, chunk_tokens=budget, factors=kept,
+            source=source, fit=fit, files=co.input_files(list(files)))
     return Calibration(inst, budget, result, kept, dropped, overlay)

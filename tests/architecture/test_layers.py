@@ -126,7 +126,7 @@ def test_no_import_cycles() -> None:
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(trail[trail.index(nxt):] + [nxt])
+                cycles.append([*trail[trail.index(nxt):], nxt])
             elif nxt not in state:
                 visit(nxt, [*trail, nxt])
         state[node] = 2

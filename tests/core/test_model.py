@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
-from advisor.core.plan import split as alloc
-from advisor.core.plan.evaluate import evaluate
 from advisor.core.interference import tpot_inflation
 from advisor.core.kv_transfer import transfer_seconds
+from advisor.core.plan import split as alloc
+from advisor.core.plan.evaluate import evaluate
 from advisor.core.queueing import erlang_c
+from tests.core.helpers import catalog, instance, scenario
 from tests.core.queueing_reference import allen_cunneen_wait_s, kingman_wait_s
 
-from tests.core.helpers import catalog, instance, scenario
 
-
-# --- KV transfer demand (performance-model.md §9.1) -----------------------------------------
+# --- KV transfer demand (docs/sources.md#kv-demand) ------------------------------------------
 def test_kv_demand_70b_8k_prompts_at_10_rps() -> None:
-    """Llama-70B: 327,680 B/token × 8,192 tokens × 10 req/s ≈ 26.8 GB/s (models.md §4), on
+    """Llama-70B: 327,680 B/token × 8,192 tokens × 10 req/s ≈ 26.8 GB/s
+    (docs/sources.md#kv-bytes-per-token), on
     48 GPUs, whose split carries 10 req/s; on 16 GPUs (≈ 4.9 req/s carried) the KV is that of
     the rate carried (#14)."""
     sc = scenario(model="llama-3.1-70b", gpus=48, rate=10, prompt=8192, output=256,
@@ -45,13 +47,14 @@ def test_kv_demand_opt66b_distserve_example() -> None:
 
 
 def test_more_bandwidth_never_increases_exposed_transfer() -> None:
-    links = [catalog().link(i) for i in ("eth-25", "roce-100", "ib-hdr-200", "ib-ndr-400", "ib-xdr-800")]
-    links.sort(key=lambda l: l.effective_bytes_per_s)
-    times = [float(transfer_seconds(2.68e9, l, 1, 0.5, 80)[0]) - l.transfer_setup_s for l in links]
+    ids = ("eth-25", "roce-100", "ib-hdr-200", "ib-ndr-400", "ib-xdr-800")
+    links = sorted((catalog().link(i) for i in ids), key=lambda link: link.effective_bytes_per_s)
+    times = [float(transfer_seconds(2.68e9, link, 1, 0.5, 80)[0]) - link.transfer_setup_s
+             for link in links]
     assert times == sorted(times, reverse=True)
 
 
-# --- interference (performance-model.md §5) --------------------------------------------------
+# --- interference (docs/model.md §5; docs/sources.md#interference) ---------------------------
 def test_interference_70b_on_4xh100_8k_prompt() -> None:
     """Unchunked 8k prompt inflates a decode step 10–35×; a 512-token chunk keeps it under 3×."""
     inst = instance("llama-3.1-70b", "h100-sxm", 4)
@@ -70,7 +73,7 @@ def test_chunked_safe_rate_for_moderate_prompts() -> None:
     assert inter.chunked_safe_rate_rps > 50
 
 
-# --- rounding (performance-model.md §8.2) ----------------------------------------------------
+# --- rounding (docs/sources.md#rate-matching) ------------------------------------------------
 def _loss(gpus: int) -> float:
     # P = 7 req/s per prefill GPU, D = 3 per decode GPU: ideal prefill fraction 0.30
     return alloc.split(gpus, [alloc.PoolOption(1, 7.0, "TP1")], [alloc.PoolOption(1, 3.0, "TP1")],
@@ -82,9 +85,10 @@ def test_rounding_loss_envelope_shrinks_with_scale() -> None:
     losses = [_loss(g) for g in sizes]
     assert losses[0] > 0.05
     envelope = [max(losses[i:]) for i in range(len(losses))]
-    assert all(a >= b for a, b in zip(envelope, envelope[1:]))
+    assert all(a >= b for a, b in itertools.pairwise(envelope))
     assert _loss(1024) < 0.01
-    split = alloc.split(8, [alloc.PoolOption(1, 7.0, "TP1")], [alloc.PoolOption(1, 3.0, "TP1")], 0.0, 8)
+    split = alloc.split(8, [alloc.PoolOption(1, 7.0, "TP1")], [alloc.PoolOption(1, 3.0, "TP1")],
+                        0.0, 8)
     assert split.ideal_prefill_fraction == pytest.approx(0.30, abs=1e-9)
     assert (split.best.prefill_gpus, split.best.decode_gpus) == (3, 5)
 
@@ -98,7 +102,7 @@ def test_kingman_reduces_to_md1() -> None:
 
 def test_erlang_c_single_server_is_utilisation() -> None:
     assert float(erlang_c(1, 0.7)) == pytest.approx(0.7)
-    wait, p = allen_cunneen_wait_s(1, 0.7, 1.0, 1.0, 1.0)
+    wait, _ = allen_cunneen_wait_s(1, 0.7, 1.0, 1.0, 1.0)
     assert float(wait) == pytest.approx(0.7 / 0.3)  # M/M/1: ρ/(μ − λ)
 
 
@@ -118,9 +122,9 @@ def test_memory_exclusion_has_reason() -> None:
     assert "TP1" in reasons and "weights" in reasons["TP1"]
 
 
-@pytest.mark.parametrize("model,gpu,tp", [("llama-3.1-8b", "h100-sxm", 1),
-                                          ("llama-3.1-70b", "a100-80gb-sxm", 4),
-                                          ("mistral-7b", "l40s", 1), ("opt-13b", "a100-80gb-sxm", 2)])
+@pytest.mark.parametrize(("model", "gpu", "tp"), [
+    ("llama-3.1-8b", "h100-sxm", 1), ("llama-3.1-70b", "a100-80gb-sxm", 4),
+    ("mistral-7b", "l40s", 1), ("opt-13b", "a100-80gb-sxm", 2)])
 def test_decode_step_is_two_lines_in_the_batch(model: str, gpu: str, tp: int) -> None:
     """The closed-form unchunked solve relies on T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B."""
     from advisor.core.instance import decode_step_lines
@@ -147,10 +151,11 @@ def test_chunked_goodput_search_agrees_with_the_rate_model() -> None:
     seqs = plan_memory(inst, 1150, 4000, 0.9).max_sequences
     chunks = np.array([512.0, 2048.0, 8192.0])
     goods = max_rate_meeting(inst, seqs, phase, chunks, 0.95, 0.5, 0.025)
-    for g, c in zip(goods, chunks):
+    for g, c in zip(goods, chunks, strict=True):
         below = evaluate_colocated(inst, seqs, phase, np.array(g * 0.998), np.array(c), 0.95)
         above = evaluate_colocated(inst, seqs, phase, np.array(g * 1.002), np.array(c), 0.95)
-        assert bool(within_targets(below, 0.5, 0.025)) and not bool(within_targets(above, 0.5, 0.025))
+        assert bool(within_targets(below, 0.5, 0.025))
+        assert not bool(within_targets(above, 0.5, 0.025))
 
 
 def test_bursty_queue_reduces_to_known_cases() -> None:

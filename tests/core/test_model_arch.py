@@ -1,4 +1,6 @@
-"""ModelSpec derivations against the reference numbers (shared/reference/models.md).
+"""ModelSpec derivations against hand-computed and published numbers.
+
+The hand-computed numbers follow docs/sources.md#model-configs and #kv-bytes-per-token [D].
 
 The architectures come from the bundled model profiles, so these tests check the profile
 data and the formulas in ``advisor/core/model_arch.py`` together.
@@ -26,7 +28,8 @@ def _model(catalog: ProfileCatalog, model_id: str) -> ModelSpec:
     return catalog.model(model_id)
 
 
-# models.md §4: KV bytes per token at BF16 (FP8 is half).
+# KV bytes per token at BF16 (FP8 is half), computed by hand from the official config.json
+# dimensions with the formulas of docs/sources.md#kv-bytes-per-token [D].
 KV_BYTES_PER_TOKEN_BF16 = {
     "llama-2-7b": 524_288,
     "llama-2-70b": 327_680,
@@ -50,7 +53,8 @@ KV_BYTES_PER_TOKEN_BF16 = {
     "opt-175b": 4_718_592,
 }
 
-# models.md §2: "Total params [D]" and "Active per token [D]" columns, in billions.
+# Total and active parameters in billions, computed by hand from the official config.json files
+# (embeddings + attention + MLP/experts + norms; docs/sources.md#model-configs) [D].
 TOTAL_PARAMS_B = {
     "llama-2-7b": 6.74, "llama-2-70b": 68.98, "llama-3.1-8b": 8.03, "llama-3.1-70b": 70.55,
     "llama-3.1-405b": 405.85, "mistral-7b": 7.24, "mixtral-8x7b": 46.70,
@@ -64,7 +68,8 @@ ACTIVE_PARAMS_B = {
     "deepseek-v3": 37.55, "gpt-oss-20b": 4.19, "gpt-oss-120b": 5.71,
 }
 
-# models.md §2.2: 2·N_active GFLOP/token and weights at 2 B/param (GB), dense + MoE.
+# 2·N_active GFLOP/token and weights at 2 B/param (GB), dense + MoE, from the parameter counts
+# above [D].
 FLOPS_PER_TOKEN_G = {
     "llama-2-7b": 13.5, "llama-2-70b": 138.0, "llama-3.1-8b": 16.1, "llama-3.1-70b": 141.1,
     "llama-3.1-405b": 811.7, "mistral-7b": 14.5, "mixtral-8x7b": 25.8, "mixtral-8x22b": 78.3,
@@ -116,7 +121,7 @@ def test_70b_request_of_8192_tokens_is_2_68_gb(catalog: ProfileCatalog, model_id
 
 
 def test_published_kv_sanity_checks(catalog: ProfileCatalog) -> None:
-    """models.md §7."""
+    """Published KV sizes, each with its public source (docs/sources.md#kv-bytes-per-token)."""
     llama70 = _model(catalog, "llama-3.1-70b")
     # Mooncake README: 40 GB = KV of 128k tokens of Llama-3-70B (40.0 GiB).
     assert llama70.kv_bytes_per_sequence(128 * 1024, "bf16") / GIB == pytest.approx(40.0)
@@ -141,7 +146,8 @@ def test_published_kv_sanity_checks(catalog: ProfileCatalog) -> None:
 
 
 def test_sliding_window_kv(catalog: ProfileCatalog) -> None:
-    """models.md §4: gpt-oss grows by its full-attention layers only; Mistral caps at 4,096."""
+    """gpt-oss grows by its full-attention layers only; Mistral caps at 4,096
+    (docs/sources.md#kv-bytes-per-token)."""
     gpt = _model(catalog, "gpt-oss-120b")
     fixed_bytes = 128 * 18 * 2048  # window layers: <= 128 tokens x 18 layers x 2,048 B
     for tokens in (1024, 8192, 131072):
@@ -191,7 +197,8 @@ def test_total_params_within_2pct_of_published(catalog: ProfileCatalog) -> None:
 
 
 def test_active_params_match_published_in_either_convention(catalog: ProfileCatalog) -> None:
-    """Vendors count active params with or without the input embedding (models.md §2)."""
+    """Vendors count active params with or without the input embedding (NVIDIA NeMo gpt-oss
+    page: 3.6 B / 5.1 B active = ours less the 0.58 B embedding; docs/sources.md#model-configs)."""
     checked = 0
     for model_id in catalog.ids("models"):
         model = _model(catalog, model_id)
@@ -211,9 +218,9 @@ def test_flops_per_token(catalog: ProfileCatalog, model_id: str, expected_g: flo
     assert 2 * model.active_params / 1e9 == pytest.approx(expected_g, rel=0.01)
     expected_matmul_g = MATMUL_FLOPS_PER_TOKEN_G[model_id]
     if model.tie_word_embeddings:
-        # models.md §2.2 subtracts the vocab table even when it is tied (OPT), although its
-        # own rule says "lm_head stays in": with tied weights the table IS the lm_head
-        # matmul, so ModelSpec keeps 2·vocab·hidden FLOPs for it.
+        # The hand-computed table subtracts the vocab table even when it is tied (OPT), although
+        # the rule is "lm_head stays in": with tied weights the table IS the lm_head matmul,
+        # so ModelSpec keeps 2·vocab·hidden FLOPs for it.
         expected_matmul_g += 2 * model.vocab_size * model.hidden_size / 1e9
     assert 2 * model.matmul_params_per_token / 1e9 == pytest.approx(expected_matmul_g, rel=0.01)
 
@@ -234,7 +241,7 @@ def test_gpt_oss_experts_keep_their_mxfp4_size(catalog: ProfileCatalog) -> None:
     assert model.expert_weight_bytes("bf16") == pytest.approx(experts * 0.53125)
 
 
-# ---- tensor-parallel KV duplication (models.md §6.1) ------------------------------------
+# ---- tensor-parallel KV duplication (docs/sources.md#kv-bytes-per-token, TP > kv_heads) ----
 TP_TABLE = {
     # model: [(factor, per-GPU bytes/token) for TP 1, 2, 4, 8, 16]
     "qwen2.5-7b": [(1, 57_344), (1, 28_672), (1, 14_336), (2, 14_336), (4, 14_336)],
@@ -276,7 +283,7 @@ def test_opt_has_no_duplication_up_to_tp16(catalog: ProfileCatalog, model_id: st
             "bf16") / tp
 
 
-# ---- MoE touched fraction (models.md §2.2) ------------------------------------------------
+# ---- MoE touched fraction (docs/sources.md#kv-bytes-per-token, MoE expert traffic) -------
 @pytest.mark.parametrize(("model_id", "batch", "percent"), [
     ("deepseek-v3", 1, 3.1), ("deepseek-v3", 8, 22.4), ("deepseek-v3", 64, 86.9),
     ("gpt-oss-120b", 32, 63.8), ("qwen3-235b-a22b", 16, 64.4), ("gpt-oss-20b", 4, 41.4),

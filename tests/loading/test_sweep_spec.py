@@ -63,7 +63,7 @@ def test_vary_text_resolves_interconnect_ids() -> None:
     axis = axis_from_vary("cluster.inter_node=ib-ndr-400,roce-400", catalog.link)
     assert axis.key == "cluster.inter_node" and axis.labels == ("ib-ndr-400", "roce-400")
     assert axis.values == (catalog.link("ib-ndr-400"), catalog.link("roce-400"))
-    with pytest.raises(SweepError, match="cluster.inter_node: .*no-such-link"):
+    with pytest.raises(SweepError, match=r"cluster\.inter_node: .*no-such-link"):
         axis_from_vary("cluster.inter_node=no-such-link", catalog.link)
     with pytest.raises(SweepError, match="is not KEY=SPEC"):
         axis_from_vary("cluster.gpus", catalog.link)

@@ -79,7 +79,8 @@ def test_minimal_workload_gets_defaults() -> None:
     ("traffic.burstiness", -0.5,
      ("traffic.burstiness", "must be greater than or equal to 0, got -0.5 (number)")),
     ("cluster.gpus", 0, ("cluster.gpus", "must be greater than or equal to 1, got 0 (integer)")),
-    ("cluster.gpus", 8.0, ("cluster.gpus", "must be an integer, got 8.0 (a number with a decimal point); write 8")),
+    ("cluster.gpus", 8.0, ("cluster.gpus", "must be an integer, got 8.0 (a number with a decimal "
+                                           "point); write 8")),
     ("cluster.gpus", True, ("cluster.gpus", "must be a valid integer, got true (boolean)")),
     ("slo.ttft_ms", 0, ("slo.ttft_ms", "must be greater than 0, got 0 (integer)")),
     ("slo.tpot_ms", -1, ("slo.tpot_ms", "must be greater than 0, got -1 (integer)")),

@@ -141,5 +141,5 @@ def test_results_are_read_only_arrays_of_the_grid_shape() -> None:
     res = sweep(sc, [axis_from_values("cluster.gpus", [8, 16, 32])])
     assert res.shape == (3,) and res.size == 3
     assert all(np.asarray(a).shape == (3,) for a in res.metrics.values())
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         res.metrics["rounding_loss"][0] = 0.0

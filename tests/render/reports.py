@@ -25,8 +25,8 @@ def relative(path: Path) -> str:
 @functools.cache
 def report_for(path: Path) -> dict[str, Any]:
     """The recommendation document of one workload (cached)."""
-    from advisor.usecases.recommend import build_file_report
     from advisor.loading.catalog import ProfileCatalog
+    from advisor.usecases.recommend import build_file_report
 
     report, _ = build_file_report(path, ProfileCatalog(env={}), display=relative(path))
     return report
@@ -35,10 +35,10 @@ def report_for(path: Path) -> dict[str, Any]:
 @functools.cache
 def check_doc_for(paths: tuple[Path, ...]) -> dict[str, Any]:
     """The check-run document of several workloads, with YAML positions (cached)."""
-    from advisor.usecases.recommend import build_file_report, locator
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.errors import InputError
     from advisor.render.report_json import build_check, check_entry, check_error_entry
+    from advisor.usecases.recommend import build_file_report, locator
 
     entries = []
     for path in paths:

@@ -113,8 +113,8 @@ def test_fractions_stay_fractions() -> None:
 
 
 def test_deployed_only_with_a_deployment_block(tmp_path: Path) -> None:
-    from advisor.usecases.recommend import build_file_report
     from advisor.loading.catalog import ProfileCatalog
+    from advisor.usecases.recommend import build_file_report
 
     text = ACCEPTANCE[0].read_text(encoding="utf-8")
     stripped = text[: text.index("deployment:")]

@@ -139,7 +139,7 @@ def test_max_num_seqs_bounds_concurrency() -> None:
     assert _concurrency(free) > 12  # the cap is what held it
 
 
-@pytest.mark.parametrize("mode,plan", [
+@pytest.mark.parametrize(("mode", "plan"), [
     ("chunked", ColocatedSimPlan(1, 1, 1, 2048)),
     ("unchunked", ColocatedSimPlan(1, 1, 1, None)),
     ("disaggregated", DisaggregatedSimPlan(1, 1, 1, 1, 1, 1)),
@@ -200,7 +200,7 @@ def test_every_request_has_a_sensible_timeline() -> None:
     assert np.all(raw.done_s >= raw.first_token_s)
     multi = trace.output_tokens > 1
     assert np.all(raw.done_s[multi] > raw.first_token_s[multi])
-    assert 0 < raw.counters.busy_gpu_s and raw.counters.link_busy_s > 0
+    assert raw.counters.busy_gpu_s > 0 and raw.counters.link_busy_s > 0
 
 
 def test_plan_and_argument_errors() -> None:

@@ -54,10 +54,10 @@ tolerances (issue #13).
 
 The comparison runs 8,000 requests per case. Separately every case is also run sized from its
 workload (issue #19: warm-up and window from the mean residence time, enough completions for
-the SLO's percentile) in both modes (the QUICK scenarios in the default run, the rest in the thorough tier); each must reach steady state, and Little's law over its
-measurement window must hold within 5 % (``test_littles_law_in_every_steady_run``; the
-unchunked mode reaches it too, worst gap 1.9 % at the time of writing, not run here to keep the
-suite short).
+the SLO's percentile) in both modes (the QUICK scenarios in the default run, the rest in the
+thorough tier); each must reach steady state, and Little's law over its measurement window
+must hold within 5 % (``test_littles_law_in_every_steady_run``; the unchunked mode reaches it
+too, worst gap 1.9 % at the time of writing, not run here to keep the suite short).
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def test_decode_heavy_sized_run_agrees_with_the_model() -> None:
     assert 256 * 300 / served == pytest.approx(r.colocated_gpus_needed, rel=0.25)
 
 
-@pytest.mark.parametrize("mode,plan", [
+@pytest.mark.parametrize(("mode", "plan"), [
     ("chunked", ColocatedSimPlan(1, 1, 1, 2048)),
     ("unchunked", ColocatedSimPlan(1, 1, 1, None)),
     ("disaggregated", DisaggregatedSimPlan(1, 1, 1, 1, 1, 1)),

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 THREE_PHASE = ROOT / "benchmarks" / "three-phase.yaml"
 PREFILL_HEAVY = EXAMPLES / "prefill-heavy-70b-ib.yaml"
-WORKLOADS = tuple(sorted(EXAMPLES.glob("*.yaml"))) + (THREE_PHASE,)
+WORKLOADS = (*sorted(EXAMPLES.glob("*.yaml")), THREE_PHASE)
 
 RTOL = 1e-9
 NUMBERS = ("colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "colocated_headroom",

@@ -60,7 +60,7 @@ def test_json_has_every_point(run_cli: RunCli) -> None:
     assert set(first) >= {"colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu",
                           "rounding_loss", "kv_utilization", "gain", "ideal_gain", "mix_loss",
                           "deciding_rule", "split", "colocated"}
-    for point, i in zip(doc["points"], range(len(want.axes[0]))):
+    for point, i in zip(doc["points"], range(len(want.axes[0])), strict=True):
         assert point["verdict"] == str(want.verdict[i])
         assert point["deciding_rule"] == want.deciding((i,))
         assert point["rounding_loss"] == json_number(float(want["rounding_loss"][i]))

@@ -158,6 +158,8 @@ def _stats(name: str, rate: float, fig: WindowFigures, sc: Scenario,
                 meets = meets and a_slo_tpot is not None and a_slo_tpot <= sc.slo.tpot_ms
     return PhaseStats(
         name=name, requests=fig.completed, rate_rps=rate,
+        # Ignored below: three percentiles in, three out; tuple() of a generator is typed
+        # tuple[Compared, ...].
         ttft_ms=tuple(Compared(s, a) for s, a in zip(tt, a_tt, strict=True)),  # type: ignore[arg-type]
         tpot_ms=tuple(Compared(s, a) for s, a in zip(tp, a_tp, strict=True)),  # type: ignore[arg-type]
         goodput_share=goodput, throughput_rps=Compared(thr, a_thr), output_tokens_per_s=tok,

@@ -120,7 +120,8 @@ def draw_lengths(rng: np.random.Generator, dist: LengthDistribution, n: int) -> 
         values = rng.lognormal(dist.mu, dist.sigma, size=n)
     if dist.max_tokens is not None:
         values = np.minimum(values, dist.max_tokens)
-    return np.maximum(np.rint(values), 1.0).astype(np.int64)
+    lengths: np.ndarray = np.maximum(np.rint(values), 1.0).astype(np.int64)
+    return lengths
 
 
 class DrawnSource(Source):

@@ -14,7 +14,7 @@ from heapq import heappop
 
 import numpy as np
 
-from advisor.core.simulate.engine import EnginePool
+from advisor.core.simulate.engine import EnginePool, Event
 from advisor.core.simulate.feed import Feed
 from advisor.core.simulate.metrics import GapStats, RunCounters
 from advisor.core.simulate.steptime import StepTimes
@@ -64,7 +64,7 @@ def run_colocated(feed: Feed, steps: StepTimes, instances: int, gpus_per_instanc
     """Simulate the feed's requests on ``instances`` colocated instances (chunk None =
     unchunked)."""
     rec = feed.rec
-    heap: list = []
+    heap: list[Event] = []
     counts = [0] * instances
     pool = EnginePool(rec, steps, instances, "chunked" if chunk_tokens else "unchunked",
                       chunk_tokens, kv.capacity_blocks, kv.block_tokens, kv.max_num_seqs,

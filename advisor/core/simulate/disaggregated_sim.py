@@ -24,7 +24,7 @@ from collections import deque
 from heapq import heappop, heappush
 
 from advisor.core.simulate.colocated_sim import KvSpec, RandomRouter, shortest_queue
-from advisor.core.simulate.engine import EnginePool
+from advisor.core.simulate.engine import EnginePool, Event
 from advisor.core.simulate.feed import Feed
 from advisor.core.simulate.metrics import GapStats, RunCounters
 from advisor.core.simulate.plan import Deployment
@@ -46,7 +46,7 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
     if link is None:
         raise ValueError("a disaggregated deployment needs a KV link")
     rec = feed.rec
-    heap: list = []
+    heap: list[Event] = []
     counts_d = [0] * dec.instances
     decode = EnginePool(rec, decode_steps, dec.instances, "decode", None, kv.capacity_blocks,
                         kv.block_tokens, kv.max_num_seqs, 0, heap, DECODE, counts_d, gaps)
@@ -60,7 +60,7 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
     link_free = [0.0] * n_pre
     busy_p = [0.0] * n_pre
     S = rec.S
-    O = rec.O
+    osl = rec.O
     F = rec.F
     G = rec.G
     seg_phase = [int(x) for x in rec.seg_phase.tolist()]
@@ -104,7 +104,7 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
             elif kind == KV_ARRIVED:
                 rid = i
                 F[rid] = t
-                if O[rid] <= 1:
+                if osl[rid] <= 1:
                     rec.done(rid, t)
                 else:
                     if route is not None:

@@ -52,6 +52,9 @@ from advisor.core.simulate.steptime import StepTimes
 
 EngineMode = Literal["chunked", "unchunked", "decode"]
 
+Event = tuple[float, int, int, int]
+"""An entry of the shared event heap: (time s, event kind, instance or request index, version)."""
+
 IDLE, STEP, RUN = 0, 1, 2
 RECOMPUTE_BUDGET_TOKENS = 8192
 """Prefill tokens a disaggregated decode instance recomputes in one step (vLLM's default
@@ -135,7 +138,7 @@ class EnginePool:
 
     def __init__(self, rec: Recorder, steps: StepTimes, instances: int, mode: EngineMode,
                  chunk_tokens: int | None, capacity_blocks: int, block_tokens: int,
-                 max_num_seqs: int, prefill_cap_tokens: int, heap: list, event_kind: int,
+                 max_num_seqs: int, prefill_cap_tokens: int, heap: list[Event], event_kind: int,
                  counts: list[int], gaps: GapStats) -> None:
         self.rec = rec
         self.steps = steps
@@ -235,7 +238,7 @@ class EnginePool:
     # ------------------------------------------------------------------ gaps
     def _gap(self, gap: float, weight: float) -> None:
         g = self.gaps
-        if gap > g.max_s:  # noqa: PLR1730 - a hot path: cheaper than max()
+        if gap > g.max_s:  # a hot path: cheaper than max()
             g.max_s = gap
         if gap <= GAP_MIN_S:
             b = 0
@@ -299,7 +302,7 @@ class EnginePool:
         if st.fin:
             was_empty = st.D == 0
             S = self.S
-            O = self.O
+            osl = self.O
             F = rec.F
             redo = self.redo
             ds = st.dec_seq
@@ -311,7 +314,7 @@ class EnginePool:
                     gen = redo.pop(rid)
                     st.pblocks -= -(-(S[rid] + gen) // B)
                     gen += 1
-                    fin_k = k + O[rid] - gen
+                    fin_k = k + osl[rid] - gen
                     off = S[rid] + gen - k
                     if fin_k > k:
                         self.seq += 1
@@ -325,7 +328,7 @@ class EnginePool:
                 else:
                     st.pblocks -= -(-S[rid] // B)
                     F[rid] = t
-                    o = O[rid]
+                    o = osl[rid]
                     if o > 1:
                         off = S[rid] + 1 - k
                         self.seq += 1
@@ -426,7 +429,7 @@ class EnginePool:
             rid = q[0]
             plen = S[rid] + redo[rid] if redo and rid in redo else S[rid]
             rem = plen - hd
-            piece = rem if rem < room else room  # noqa: FURB136 - hot path
+            piece = rem if rem < room else room  # hot path: cheaper than min()
             had = -(-hd // B)
             need = -(-(hd + piece) // B) - had
             if need > free and not exact:
@@ -510,7 +513,7 @@ class EnginePool:
         start a mixed step and return True when there is a recompute."""
         q = st.queue
         S = self.S
-        O = self.O
+        osl = self.O
         redo = self.redo
         B = self.B
         k = st.k
@@ -545,7 +548,7 @@ class EnginePool:
             q.popleft()
             running[rid] = None
             free -= need
-            self._join(st, rid, off, k + O[rid] - 1)
+            self._join(st, rid, off, k + osl[rid] - 1)
         if not n:
             return False
         d = st.D

@@ -17,9 +17,9 @@ time alone (prefill of the mean prompt plus Ō − 1 decode steps at the memory-
   over a window is off by the difference between the requests in the system at its two
   edges over L·window/W, and that difference swings with the arrivals' burstiness c — the
   (c_a² + c_s²)/2 of Kingman's formula with c_s = 1) and the time for
-  ``COUNT_MARGIN`` · ``TAIL_SAMPLES``/(1 − q) arrivals, q the SLO's percentile (the one a verdict rests on; p95
-  by default: 1,000 requests), so that percentile rests on at least ``TAIL_SAMPLES`` requests
-  beyond it (the p99 shown beside it on at least 10 at p95);
+  ``COUNT_MARGIN`` · ``TAIL_SAMPLES``/(1 − q) arrivals, q the SLO's percentile (the one a
+  verdict rests on; p95 by default: 1,000 requests), so that percentile rests on at least
+  ``TAIL_SAMPLES`` requests beyond it (the p99 shown beside it on at least 10 at p95);
 * requests needed = rate × (warm-up + window).
 
 **Judgement** (``assess``), from what the run measured (W from the simulation itself):

@@ -88,7 +88,7 @@ class StepTimes:
         grid = np.arange(self._points + 1, dtype=float) * self._h
         row = np.asarray(self.instance.step_time_s(decode_seqs=float(batch),
                                                    decode_context_tokens=grid), dtype=float)
-        values = row.tolist()
+        values: list[float] = row.tolist()
         self._rows[batch] = values
         return values
 

@@ -2,7 +2,7 @@
 
 Disaggregation pays only when all three preconditions hold *and* the modelled disaggregated
 goodput — of the best *integer* split — beats the best chunked-prefill colocated goodput by
-``min_disagg_gain`` (performance-model.md §12.3; docs/model.md §9 gives every threshold's
+``min_disagg_gain`` (docs/sources.md#decision-rules; docs/model.md §9 gives every threshold's
 rationale):
 
 * ``gpu-scale`` — does integer allocation eat the specialisation gain? It fails when the
