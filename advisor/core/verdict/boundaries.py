@@ -4,8 +4,8 @@ For the workload as given, :func:`verdict_boundaries` finds, per key, the neares
 flips the verdict (``kind='verdict'``), plus the rate up to which chunked prefill keeps the
 TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
 (``advisor.core.plan.points.design_points``, the rule engine's tests on the capacity tables
-``evaluate`` reads), so it is ``assess(sc, evaluate(sc)).verdict`` at that point. ``flips_at`` is None when nothing in
-the searched range flips it.
+``evaluate`` reads), so it is ``assess(sc, evaluate(sc)).verdict`` at that point.
+``flips_at`` is None when nothing in the searched range flips it.
 
 * ``cluster.gpus`` — above the current count up to 16× or the largest cluster evaluated
   (``limits.MAX_GPUS``, 100,000; ``up``) and below it down to one GPU (``down``), by the
@@ -27,7 +27,8 @@ the searched range flips it.
   scale together (their ratio, the gain, does not move). So the verdict flips exactly where
   the KV precondition does: the root of ``max(U/U_max, share/share_max) − 1`` in the log of
   the rate multiplier, bracketed by six nested grids of 32 multipliers (each grid one
-  vectorised sweep evaluation) to ~1e-9 of the log-range; up from disaggregate, down to it when the KV link is the only thing in the way.
+  vectorised sweep evaluation) to ~1e-9 of the log-range; up from disaggregate, down to it
+  when the KV link is the only thing in the way.
 * ``traffic.rate_rps`` (``slo``) — the colocated plan's ``chunked_safe_rate_rps`` (the rate up
   to which chunked prefill keeps the TPOT percentile within the SLO, docs/model.md §5),
   expressed as the peak phase's rate.
@@ -119,7 +120,8 @@ def gpu_boundaries(sc: Scenario, verdict: str, caps: Capacities | None = None,
     rates = np.array([ph.rate_rps for ph in sc.phases])
 
     def flipped(G: np.ndarray) -> np.ndarray:
-        return design_points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"] == want
+        verdicts: np.ndarray = design_points(caps, G, np.tile(rates, (G.size, 1)))["disaggregate"]
+        return np.asarray(verdicts == want)
 
     limits = (_gpu_limit(sc, "up"), _gpu_limit(sc, "down"))
     up, down = first_flips(flipped, cur, limits, grid)
@@ -226,11 +228,11 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
 
 
 def _min(v: np.ndarray) -> np.ndarray:
-    return np.min(v, axis=-1)
+    return np.asarray(np.min(v, axis=-1))
 
 
 def _minus_min(v: np.ndarray) -> np.ndarray:
-    return -np.min(v, axis=-1)
+    return np.asarray(-np.min(v, axis=-1))
 
 
 def _disaggregate_margins(sc: Scenario, res: dict[str, np.ndarray]) -> np.ndarray:

@@ -188,7 +188,9 @@ def disaggregates(preconditions_pass: np.ndarray | bool, gain: np.ndarray | floa
     """The verdict: disaggregate when every precondition holds and the gain (NaN:
     undefined) clears ``min_disagg_gain``."""
     g = np.asarray(gain, dtype=float)
-    return np.asarray(preconditions_pass) & ~np.isnan(g) & (g >= policy.min_disagg_gain)
+    verdict: np.ndarray = np.asarray(preconditions_pass) & ~np.isnan(g) & (
+        g >= policy.min_disagg_gain)
+    return verdict
 
 
 # --------------------------------------------------------------------------- preconditions
@@ -275,7 +277,8 @@ def _kv_bandwidth(sc: Scenario, m: ModelResult) -> Precondition:
             f"{_pct(kv.utilization)} utilisation (limit {_pct(limit)})")
     if share is not None:
         text += (f"; a p95 prompt's exposed transfer takes {kv.transfer_ms:.1f} ms, "
-                 f"{_pct(share)} of the TTFT SLO (limit {_pct(sc.policy.max_kv_transfer_share_of_ttft)})")
+                 f"{_pct(share)} of the TTFT SLO "
+                 f"(limit {_pct(sc.policy.max_kv_transfer_share_of_ttft)})")
     return Precondition("kv-bandwidth", "does the network sustain the KV production rate?",
                         bool(kv_bandwidth_passes(kv.utilization, share, sc.policy)),
                         kv.utilization, limit, "fraction", text)
@@ -379,10 +382,13 @@ def _findings(sc: Scenario, m: ModelResult, verdict: Verdict, pre: tuple[Precond
                         f"{pred.max_goodput_rps:.1f} req/s within the SLOs")
             else:
                 parts = []
-                if sc.slo.ttft_ms is not None and pred.ttft_ms is not None and pred.ttft_ms > sc.slo.ttft_ms:
-                    parts.append(f"p{sc.slo.percentile:g} TTFT {pred.ttft_ms:.0f} ms > {sc.slo.ttft_ms:g} ms")
-                if sc.slo.tpot_ms is not None and pred.tpot_ms is not None and pred.tpot_ms > sc.slo.tpot_ms:
-                    parts.append(f"p{sc.slo.percentile:g} TPOT {pred.tpot_ms:.1f} ms > {sc.slo.tpot_ms:g} ms")
+                pct = f"p{sc.slo.percentile:g}"
+                if (sc.slo.ttft_ms is not None and pred.ttft_ms is not None
+                        and pred.ttft_ms > sc.slo.ttft_ms):
+                    parts.append(f"{pct} TTFT {pred.ttft_ms:.0f} ms > {sc.slo.ttft_ms:g} ms")
+                if (sc.slo.tpot_ms is not None and pred.tpot_ms is not None
+                        and pred.tpot_ms > sc.slo.tpot_ms):
+                    parts.append(f"{pct} TPOT {pred.tpot_ms:.1f} ms > {sc.slo.tpot_ms:g} ms")
                 if not parts:
                     parts.append(f"carries only {pred.max_goodput_rps:.1f} req/s within the SLOs")
                 what = "; ".join(parts) + f" at {pred.rate_rps:g} req/s (phase '{pred.phase}')"
@@ -455,7 +461,8 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
     if c is not None and c.interference is not None:
         i = c.interference
         reasons.append(f"a p95 prompt ({i.prompt_tokens:,.0f} tokens) landing in the decode "
-                       f"batch stretches that decode step {i.unchunked_tpot_factor:.1f}× unchunked; "
+                       f"batch stretches that decode step "
+                       f"{i.unchunked_tpot_factor:.1f}× unchunked; "
                        f"with the {i.chunk_tokens:,}-token budget each chunk stretches it "
                        f"{i.chunked_tpot_factor:.1f}×")
 
@@ -482,7 +489,8 @@ def assess(sc: Scenario, m: ModelResult) -> Assessment:
     else:
         # a precondition's full explanation follows in the reasons
         why = headline.split(": ", 1)[0] if rule in ("kv-bandwidth", "traffic-mix") else headline
-        shape = (f"TP{c.tensor_parallel}" + (f"×PP{c.pipeline_stages}" if c.pipeline_stages > 1 else "")
+        shape = (f"TP{c.tensor_parallel}"
+                 + (f"×PP{c.pipeline_stages}" if c.pipeline_stages > 1 else "")
                  if c is not None else "")
         if c is not None and c.expert_parallel > 1:
             shape = f"EP{c.expert_parallel}" + ("·DPA" if c.dp_attention else
