@@ -304,8 +304,12 @@ def _preconditions(doc: Mapping[str, Any]) -> RenderableType:
     for p in doc["preconditions"]:
         measured, threshold = t.precondition_values(p)
         word = "needs at least" if p.get("bound") == "min" else "limit"
+        beyond = p.get("measured") is not None and p.get("threshold") is not None and (
+            p["measured"] < p["threshold"] if p.get("bound") == "min"
+            else p["measured"] > p["threshold"])
+        anyway = "; passes all the same (why below)" if p["passed"] and beyond else ""
         rows.append(Text.assemble(_mark(p["passed"]), " ", (p["id"], "bold"),
-                                  f": {measured} measured, {word} {threshold}"))
+                                  f": {measured} measured, {word} {threshold}{anyway}"))
         rows.append(Padding(Text.assemble((p["question"], "italic"), " ", p["explanation"]),
                             (0, 0, 0, 2)))
     return Group(*rows)
