@@ -29,8 +29,8 @@ from advisor.core.scenario import ClosedLoop, Scenario, TrafficPhase
 LIGHT_RATE_SHARE = 1e-6
 """The 'light-load' probe rate as a share of the first guess N / E2E: low enough that no
 queue forms."""
-RELATIVE_TOLERANCE = 1e-5
-"""brentq's relative tolerance on λ."""
+RELATIVE_TOLERANCE = 1e-4
+"""brentq's relative tolerance on λ (Little's law is then met to far better than 1 %)."""
 OVERLOADED_E2E_S = 1e9
 """The end-to-end seconds an overloaded plan counts as (finite, so brentq can bracket it)."""
 
@@ -68,17 +68,26 @@ def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> Clos
         raise ClosedLoopError(f"phase '{phase.name}': no plan serves a single request, so "
                               f"{concurrency} clients have no equivalent rate")
     high = concurrency / first
-    low = high * LIGHT_RATE_SHARE
+    floor = high * LIGHT_RATE_SHARE
+    seen: dict[float, float] = {}  # each value is a full evaluation: never twice
 
     def excess(rate: float) -> float:
-        e2e = _latencies(sc, phase, rate)[2]
-        return rate * min(e2e, OVERLOADED_E2E_S) - concurrency
+        if rate not in seen:
+            e2e = _latencies(sc, phase, rate)[2]
+            seen[rate] = rate * min(e2e, OVERLOADED_E2E_S) - concurrency
+        return seen[rate]
 
     if excess(high) <= 0.0:  # latencies flat up to N / E2E(0): no queueing at all
         rate = high
     else:
         from scipy import optimize  # only a closed-loop workload pays scipy's import
 
+        # λ·E2E(λ) grows with λ: halve from N / E2E(0) until it falls below N (usually once),
+        # so that brentq starts on a narrow bracket instead of [1e-6·high, high]
+        low = high / 2.0
+        while low > floor and excess(low) > 0.0:
+            low /= 2.0
+        low = max(low, floor)
         rate = float(optimize.brentq(excess, low, high, rtol=RELATIVE_TOLERANCE))
     ttft, tpot, e2e, name = _latencies(sc, phase, rate)
     if not math.isfinite(e2e):  # the root sits on the overload edge: step just below it
