@@ -6,8 +6,8 @@ many rates at once, which can stop it one iteration away from the scalar solve).
 TTFT parts must sum to the plan's TTFT; the SLO limit found on the curves must agree with
 the model's goodput to 2.5% where the plan is the phase's own best: the model finds the
 unchunked goodput on nested rate grids, which on prefill-heavy-70b-ib stops 1.9% below the
-root (the chunked and disaggregated searches agree to 0.01%); a static split across phases
-is sized differently (docs/model.md §11).
+root (the chunked and disaggregated searches agree to 0.01%); a split, static ones included,
+is taken with its own prefill pool (#22).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_ttft_parts_sum_to_the_plans_ttft(path: Path) -> None:
             assert d.parts_ms["kv_transfer"] == 0.0 and d.parts_ms["decode_step"] > 0.0
 
 
-@pytest.mark.parametrize("path", [p for p in EXAMPLES if p != DAY_NIGHT], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_slo_limit_is_the_models_goodput(path: Path) -> None:
     data = _evaluated(path)[3]
     for curve in data.curves:

@@ -298,7 +298,8 @@ class Capacities:
                 for j, shape in enumerate(grp.shapes):
                     base = (shape.label, k, grp.link, _stage_link(shape.instance))
                     cols = need.setdefault(base, (shape.instance, k, grp.link, []))[3]
-                    cols.extend([servers[:, j], grid])
+                    # a split has at most G // g instances of this shape
+                    cols.extend([servers[:, j], grid[grid <= max(int(G.max()) // shape.gpus, 1)]])
         for base, (inst, k, link, cols) in need.items():
             missing = _missing(cols, self._pooled.get(base))
             if missing.size == 0:
@@ -339,7 +340,9 @@ class Capacities:
         out = np.zeros((len(grp.shapes), grid.size))
         for j, shape in enumerate(grp.shapes):
             vals, res = self._pooled[(shape.label, k, grp.link, _stage_link(shape.instance))]
-            out[j] = res[np.searchsorted(vals, grid)]
+            top = grid[grid <= max(int(G.max()) // shape.gpus, 1)]
+            out[j, :top.size] = res[np.searchsorted(vals, top)]
+            out[j, top.size:] = out[j, top.size - 1]       # sizes no split of it reaches
         # per-instance goodput never falls as the pool grows (guards the searches' grid noise)
         return PoolRates(grid, np.maximum.accumulate(out, axis=1))
 
