@@ -405,7 +405,8 @@ def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray,
         return Splits(good, pair, bx, by)
     assert P is not None
     a_rate = np.minimum(P, gp * link) if link > 0 else P
-    u = 1.0 / (gp / a_rate + gd / D)
+    with np.errstate(divide="ignore"):    # a zero rate (a pool of one too slow): u = 0
+        u = 1.0 / (gp / a_rate + gd / D)
     order = np.argsort(-u, kind="stable")
     b = int(order[0])
     lower = np.maximum(0.0, u[b] * (G - gd[b]) - a_rate[b]) * (1.0 - 1e-9)
