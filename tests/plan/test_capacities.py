@@ -61,12 +61,26 @@ def _splits_of(model: Any) -> Iterator[tuple[str, Any, float]]:
             yield phase.name, model.static_allocation, phase.static_goodput_rps
 
 
+def _is_prefill_shape(shape: Any, a: Any) -> bool:
+    """Whether ``shape`` is the split's prefill instance (expert-parallel fields where the
+    model has them)."""
+    inst = shape.instance
+    return (inst.tensor_parallel == a.prefill_tensor_parallel
+            and inst.pipeline_stages == a.prefill_pipeline_stages
+            and shape.gpus * a.prefill_instances == a.prefill_gpus
+            and getattr(inst, "expert_parallel", 1) == getattr(a, "prefill_expert_parallel", 1)
+            and (getattr(inst, "attention_data_parallel", 1) > 1)
+            == getattr(a, "prefill_dp_attention", False)
+            and getattr(inst, "redundant_experts", 0)
+            == getattr(a, "prefill_redundant_experts", 0))
+
+
 def test_a_splits_goodput_never_exceeds_what_its_own_pooled_queue_carries() -> None:
     """#22, property: whatever a split's size, its reported goodput is at most x·P(x), P(x)
     the per-instance TTFT-SLO goodput with its own x prefill instances behind one pooled
-    queue (``prefill_goodputs(servers=[x])``), and at least the same with the table's pool
-    size (the largest tabulated ≤ x; sizes up to the cluster's largest pool) — over every example workload, the three-phase
-    benchmark and every cluster size from 8 to 96 GPUs: best splits, runners-up and static
+    queue (``prefill_goodputs(servers=[x])``), and equal to x·P at the table's pool size
+    (the largest tabulated ≤ x) where prefill limits it — over every example workload, the
+    three-phase benchmark and every cluster size from 8 to 96 GPUs: best splits, runners-up and static
     splits alike."""
     from advisor.core.plan.capacities import Capacities, prefill_pool_grid
     from advisor.core.plan.evaluate import evaluate
@@ -87,9 +101,7 @@ def test_a_splits_goodput_never_exceeds_what_its_own_pooled_queue_carries() -> N
             ttft = sc.slo.ttft_ms / 1000.0
             for name, a, good in _splits_of(model):
                 ph = next(p for p in sc.phases if p.name == name)
-                shape = next(s for s in instance_shapes(sc)[0]
-                             if s.instance.tensor_parallel == a.prefill_tensor_parallel
-                             and s.instance.pipeline_stages == a.prefill_pipeline_stages)
+                shape = next(s for s in instance_shapes(sc)[0] if _is_prefill_shape(s, a))
                 x = a.prefill_instances
                 grid = prefill_pool_grid(gpus // model.smallest_instance_gpus)  # the table's sizes
                 own, tabulated = prefill_goodputs(shape.instance, ph, sc.slo.quantile, ttft, link,
