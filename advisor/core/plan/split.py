@@ -65,7 +65,7 @@ class PoolRates:
     def at(self, option: np.ndarray | int, x: np.ndarray | int) -> np.ndarray:
         """Per-instance goodput of ``option`` with ``x`` instances (element-wise)."""
         j = np.maximum(np.searchsorted(self.sizes, x, side="right") - 1, 0)
-        return self.rates[option, j]
+        return np.asarray(self.rates[option, j], dtype=float)
 
     def take(self, options: np.ndarray) -> PoolRates:
         """The table of ``options`` only (e.g. per shape pair)."""
@@ -74,7 +74,7 @@ class PoolRates:
     @property
     def usable(self) -> np.ndarray:
         """Per option: serves anything at some pool size."""
-        return self.rates.max(axis=1, initial=0.0) > 0
+        return np.asarray(self.rates.max(axis=1, initial=0.0) > 0, dtype=bool)
 
 
 def constant_rates(rates: np.ndarray) -> PoolRates:
