@@ -80,7 +80,8 @@ def test_a_splits_goodput_never_exceeds_what_its_own_pooled_queue_carries() -> N
     the per-instance TTFT-SLO goodput with its own x prefill instances behind one pooled
     queue (``prefill_goodputs(servers=[x])``), and x·P at the table's pool size (the
     largest tabulated ≤ x) where prefill limits it — over every example workload, the
-    three-phase benchmark and every cluster size from 8 to 96 GPUs: best splits, runners-up and static
+    three-phase benchmark and every cluster size from 8 to 96 GPUs: best splits, runners-up
+    and static
     splits alike."""
     from advisor.core.plan.capacities import Capacities, prefill_pool_grid
     from advisor.core.plan.evaluate import evaluate
