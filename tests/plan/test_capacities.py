@@ -81,8 +81,7 @@ def test_a_splits_goodput_never_exceeds_what_its_own_pooled_queue_carries() -> N
     queue (``prefill_goodputs(servers=[x])``), and x·P at the table's pool size (the
     largest tabulated ≤ x) where prefill limits it — over every example workload, the
     three-phase benchmark and every cluster size from 8 to 96 GPUs: best splits, runners-up
-    and static
-    splits alike."""
+    and static splits alike."""
     from advisor.core.plan.capacities import Capacities, prefill_pool_grid
     from advisor.core.plan.evaluate import evaluate
     from tests.render.reports import EXAMPLES
