@@ -154,7 +154,7 @@ def test_split_goodput_is_the_slo_limit_of_its_own_prefill_pool(name: str) -> No
     SLOs — day-night-shift's static split (which, sized over the ideal split's 7 prefill
     instances, used to report 6.35 req/s where its 4-instance queue carried 5.30) and
     prefill-heavy's best split. Within 0.5 %: the goodput search stops within 1e-4 of the
-    root, the pool-size grid beyond 64 instances moves it < 0.1 %."""
+    root, the pool-size grid beyond 64 instances by at most 0.41 % (docs/model.md §6)."""
     sc, model, _, data = _evaluated(REPO_ROOT / "examples" / f"{name}.yaml")
     curve = next(c for c in data.curves if c.plan == DISAGGREGATED)
     plan = _plans(model, data)[DISAGGREGATED]
