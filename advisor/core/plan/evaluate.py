@@ -440,10 +440,27 @@ def _colocated_gpus_needed(sc: Scenario, choice: _ColocatedChoice) -> int | None
     return need
 
 
+def _prefill_instances_for(own: PoolRates, option: int, rate_rps: float) -> int | None:
+    """Fewest instances x of ``option`` whose pooled queue carries ``rate_rps``: x·P(x) ≥ R
+    over the tabulated pool sizes (the cluster's), else ⌈R/P(top)⌉ beyond them (P grows
+    with the pool, so that many carry it: conservative); None if it serves nothing."""
+    top = int(own.sizes[-1])
+    xs = np.arange(1, top + 1, dtype=np.int64)
+    carried = xs * own.at(np.full(xs.shape, option), xs)
+    enough = np.flatnonzero(carried >= rate_rps * (1 - 1e-9))
+    if enough.size:
+        return int(xs[enough[0]])
+    p_top = float(own.at(option, top))
+    if p_top <= 0:
+        return None
+    return max(top + 1, math.ceil(rate_rps / p_top - 1e-9))
+
+
 def _disagg_gpus_needed(sc: Scenario, pools: dict[str, _PhasePools]) -> int | None:
     """Fewest GPUs whose integer split carries every phase's rate (DistServe's ceilings).
 
-    Per shape pair: x = ⌈R/P⌉ prefill instances (more if the KV link needs more NICs),
+    Per shape pair: the fewest x prefill instances with x·P(x) ≥ R, P(x) with the pool's
+    own x instances (:func:`_prefill_instances_for`; more if the KV link needs more NICs),
     y = ⌈R/D⌉ decode instances; GPUs = x·g_p + y·g_d, rounded up to whole nodes when an
     instance spans nodes.
     """
@@ -452,10 +469,10 @@ def _disagg_gpus_needed(sc: Scenario, pools: dict[str, _PhasePools]) -> int | No
     for ph in sc.phases:
         sp = pools[ph.name]
         best = None
-        for p in sp.prefill:
-            if p.rate_rps <= 0:
+        for i, p in enumerate(sp.prefill):
+            x = _prefill_instances_for(sp.own_pool, i, ph.rate_rps)
+            if x is None:
                 continue
-            x = math.ceil(ph.rate_rps / p.rate_rps - 1e-9)
             if sp.link_rate_per_prefill_gpu > 0:
                 x = max(x, math.ceil(ph.rate_rps / (p.gpus * sp.link_rate_per_prefill_gpu) - 1e-9))
             for d in sp.decode:
