@@ -85,8 +85,34 @@ def _erlang_b_sum(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
         if np.ndim(c) == 0:
             factors = (c - _COUNTS[: int(c)]) / a[..., None]
         else:
-            i = _COUNTS[: int(np.max(c))]
-            factors = np.where(i < c[..., None], (c[..., None] - i) / a[..., None], 0.0)
+            top = int(np.max(c))
+            if top > _SUM_BUCKET and np.size(c) > 1:
+                # counts in buckets (≤ 8, ≤ 16, ≤ 32, ≤ 64): each row's terms past its own c
+                # are zeros, so a narrower matrix gives the same sums (#22: a table over
+                # every prefill pool size 1…64 needs half the columns)
+                out = np.empty(np.shape(c))
+                lo = 0
+                for hi in (_SUM_BUCKET, 2 * _SUM_BUCKET, 4 * _SUM_BUCKET, top):
+                    sel = (c > lo) & (c <= hi)
+                    if sel.any():
+                        out[sel] = _erlang_b_sum_rows(c[sel], a[sel])
+                    if hi >= top:
+                        break
+                    lo = hi
+                return out
+            return _erlang_b_sum_rows(c, a)
+        blocking: np.ndarray = 1.0 / (1.0 + np.cumprod(factors, axis=-1).sum(axis=-1))
+        return blocking
+
+
+_SUM_BUCKET = 8
+
+
+def _erlang_b_sum_rows(c: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """:func:`_erlang_b_sum` of per-row counts ``c`` in one (rows, max c) matrix."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        i = _COUNTS[: int(np.max(c))]
+        factors = np.where(i < c[..., None], (c[..., None] - i) / a[..., None], 0.0)
         blocking: np.ndarray = 1.0 / (1.0 + np.cumprod(factors, axis=-1).sum(axis=-1))
         return blocking
 

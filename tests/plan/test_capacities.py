@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
+import pytest
 
 from advisor.core.disaggregated import (
     prefill_capacity,
@@ -42,3 +47,67 @@ def test_pooled_prefill_search_equals_the_scalar_one() -> None:
                 assert at <= ttft < above
                 checked += 1
     assert checked > 10
+
+
+def _splits_of(model: Any) -> Iterator[tuple[str, Any, float]]:
+    """Every integer split the model reports: (phase, allocation, its goodput there)."""
+    for phase in model.phases:
+        d = phase.disaggregated
+        if d is None or d.allocation is None:
+            continue
+        for a in (d.allocation, *d.alternatives):
+            yield phase.name, a, a.max_goodput_rps
+        if model.static_allocation is not None and phase.static_goodput_rps is not None:
+            yield phase.name, model.static_allocation, phase.static_goodput_rps
+
+
+def _is_prefill_shape(shape: Any, a: Any) -> bool:
+    """Whether ``shape`` is the split's prefill instance (expert-parallel fields where the
+    model has them)."""
+    inst = shape.instance
+    return (inst.tensor_parallel == a.prefill_tensor_parallel
+            and inst.pipeline_stages == a.prefill_pipeline_stages
+            and shape.gpus * a.prefill_instances == a.prefill_gpus
+            and getattr(inst, "expert_parallel", 1) == getattr(a, "prefill_expert_parallel", 1)
+            and (getattr(inst, "attention_data_parallel", 1) > 1)
+            == getattr(a, "prefill_dp_attention", False)
+            and getattr(inst, "redundant_experts", 0)
+            == getattr(a, "prefill_redundant_experts", 0))
+
+
+def test_a_splits_goodput_never_exceeds_what_its_own_pooled_queue_carries() -> None:
+    """#22, property: whatever a split's size, its reported goodput is at most x·P(x), P(x)
+    the per-instance TTFT-SLO goodput with its own x prefill instances behind one pooled
+    queue (``prefill_goodputs(servers=[x])``), and x·P at the table's pool size (the
+    largest tabulated ≤ x) where prefill limits it — over every example workload, the
+    three-phase benchmark and every cluster size from 8 to 96 GPUs: best splits, runners-up
+    and static splits alike."""
+    from advisor.core.plan.capacities import Capacities, prefill_pool_grid
+    from advisor.core.plan.evaluate import evaluate
+    from tests.render.reports import EXAMPLES
+
+    checked = 0
+    workloads = [scenario(p) for p in (*EXAMPLES, THREE_PHASE)]
+    for base in workloads:
+        if base.slo.ttft_ms is None:
+            continue
+        sizes = (8, 24, 40, 96) if base.cluster.gpus <= 96 else (base.cluster.gpus,)
+        for gpus in sizes:
+            sc = replace(base, cluster=base.cluster.with_gpus(gpus))
+            if sc.cluster.inter_node is None and gpus > sc.cluster.gpus_per_node:
+                continue
+            model = evaluate(sc, Capacities(sc))
+            link = sc.cluster.kv_link
+            ttft = sc.slo.ttft_ms / 1000.0
+            for name, a, good in _splits_of(model):
+                ph = next(p for p in sc.phases if p.name == name)
+                shape = next(s for s in instance_shapes(sc)[0] if _is_prefill_shape(s, a))
+                x = a.prefill_instances
+                grid = prefill_pool_grid(gpus // model.smallest_instance_gpus)  # the table's sizes
+                own, tabulated = prefill_goodputs(shape.instance, ph, sc.slo.quantile, ttft, link,
+                                                  np.array([x, grid[grid <= x][-1]]))
+                assert good <= x * own * (1 + 1e-12), (sc.cluster.gpus, name, a)
+                if a.limited_by == "prefill":
+                    assert good == pytest.approx(x * tabulated, rel=1e-9), (name, a)
+                checked += 1
+    assert checked > 40

@@ -29,8 +29,8 @@ def test_a_failed_precondition_is_named_with_its_measured_value() -> None:
     doc = report_for(DAY_NIGHT)
     assert doc["deciding_rule"] == "traffic-mix"
     assert doc["headline_reason"].startswith("traffic-mix fails")
-    assert deciding_reason(doc) == "traffic-mix fails (17% measured, limit 10%)"
-    assert headline(doc).gain == "disaggregation loses 32% (needs a gain ≥ 10%)"
+    assert deciding_reason(doc) == "traffic-mix fails (20% measured, limit 10%)"
+    assert headline(doc).gain == "disaggregation loses 23% (needs a gain ≥ 10%)"
 
 
 def test_unbounded_and_missing_gain() -> None:

@@ -4,8 +4,9 @@ Per-instance capacities — colocated goodput per shape and token budget, prefil
 capacity per shape and phase — do not depend on the arrival rate. They depend on the cluster
 size only through *which shapes exist* (TP up to the node, TP × PP while it fits), *which
 link carries the KV* (intra-node while the cluster is one node) and two pool sizes: the
-pooled prefill queue's (the prefill instances behind one router, sized from the ideal split:
-:meth:`Capacities.prefill_pool_sizes`) and the colocated prompt queue's (the instances the
+pooled prefill queue's (the prefill instances behind one router: the ideal split's,
+:meth:`Capacities.prefill_pool_sizes`, and each integer split's own,
+:meth:`Capacities.split_prefill_rates`) and the colocated prompt queue's (the instances the
 router splits arrivals over, rounded down to a power of two by
 ``colocated.queue_instances``). So cluster sizes are grouped by (regime, shape set)
 (:meth:`Capacities.group_codes`); each :class:`CapacityGroup` is computed once, the
@@ -35,9 +36,30 @@ from advisor.core.disaggregated import (
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance, StackedInstances
 from advisor.core.plan.shapes import Shape, ep_sizes_upto, instance_shapes
-from advisor.core.plan.split import PoolOption, ideal_split
+from advisor.core.plan.split import PoolOption, PoolRates, constant_rates, ideal_split
 from advisor.core.results import ExcludedInstance
 from advisor.core.scenario import Scenario, TrafficPhase, instances_in_cluster
+
+POOL_EXACT_SIZES = 64
+"""Prefill pool sizes tabulated one by one (Erlang B's finite sum, docs/model.md §7)."""
+POOL_STEPS_PER_DOUBLING = 16
+"""Beyond them, pool sizes on a geometric grid of 2^(1/16) (4.4 % apart): a split of x
+instances reads the largest size ≤ x (per-instance goodput grows with the pool, so this is
+the conservative side; between neighbouring grid sizes past 64 it moves at most 0.41 % in
+the example workloads and benchmarks/three-phase.yaml, 72 → 76 TP2 instances of its
+long-prompt phase, and under 0.13 % in every other case)."""
+
+
+def prefill_pool_grid(max_servers: int) -> np.ndarray:
+    """The prefill pool sizes tabulated up to ``max_servers``: 1…64, then ⌊64·2^(j/16)⌋."""
+    top = max(int(max_servers), 1)
+    exact = np.arange(1, min(top, POOL_EXACT_SIZES) + 1, dtype=np.int64)
+    if top <= POOL_EXACT_SIZES:
+        return exact
+    steps = int(np.ceil(np.log2(top / POOL_EXACT_SIZES) * POOL_STEPS_PER_DOUBLING)) + 1
+    geo = np.floor(POOL_EXACT_SIZES * 2.0 ** (np.arange(1, steps + 1)
+                                             / POOL_STEPS_PER_DOUBLING)).astype(np.int64)
+    return unique_sorted(np.concatenate([exact, geo[geo <= top], [top]]))
 
 
 def seconds(ms: float | None) -> float | None:
@@ -271,18 +293,21 @@ class Capacities:
 
     def prefetch_pooled(self, work: Sequence[tuple[CapacityGroup, np.ndarray]]) -> None:
         """Run the pooled prefill searches of several groups together: one vectorised search
-        per (shape, phase, link) over every pool size any of them needs."""
+        per (shape, phase, link) over every pool size any of them needs (the ideal split's,
+        and the grid of :func:`prefill_pool_grid` up to the largest split's)."""
         sc = self.sc
         need: dict[tuple, tuple[Instance, int, LinkSpec, list[np.ndarray]]] = {}
         for grp, G in work:
+            grid = self._pool_grid(grp, G)
             for k, pc in enumerate(grp.phases):
                 if not pc.pooled or not grp.shapes:
                     continue
                 servers = self.prefill_pool_sizes(grp, k, G)
                 for j, shape in enumerate(grp.shapes):
                     base = (shape.label, k, grp.link, _stage_link(shape.instance))
-                    need.setdefault(base, (shape.instance, k, grp.link, []))[3].append(
-                        servers[:, j])
+                    cols = need.setdefault(base, (shape.instance, k, grp.link, []))[3]
+                    # a split has at most G // g instances of this shape
+                    cols.extend([servers[:, j], grid[grid <= max(int(G.max()) // shape.gpus, 1)]])
         for base, (inst, k, link, cols) in need.items():
             missing = _missing(cols, self._pooled.get(base))
             if missing.size == 0:
@@ -302,9 +327,37 @@ class Capacities:
             out[:, j] = res[np.searchsorted(vals, servers[:, j])]
         return out
 
+    def _pool_grid(self, grp: CapacityGroup, gpus: np.ndarray) -> np.ndarray:
+        """The pool sizes a split of the group can have at cluster sizes ``gpus``."""
+        G = np.asarray(gpus, dtype=np.int64)
+        if not grp.shapes or G.size == 0:
+            return np.ones(1, dtype=np.int64)
+        return prefill_pool_grid(int(G.max()) // int(grp.gpus.min()))
+
+    def split_prefill_rates(self, grp: CapacityGroup, k: int, gpus: np.ndarray) -> PoolRates:
+        """Phase k's prefill goodput per instance by the split's own pool size (every split
+        of x prefill instances of a shape at cluster sizes ``gpus``): a (shapes, sizes)
+        table over :func:`prefill_pool_grid`, or rates that do not depend on the pool size
+        when the queue is not pooled (no TTFT SLO)."""
+        pc = grp.phases[k]
+        if not (pc.pooled and grp.shapes):
+            return constant_rates(pc.prefill_rates)
+        G = np.asarray(gpus, dtype=np.int64)
+        self.prefetch_pooled([(grp, G)])
+        grid = self._pool_grid(grp, G)
+        out = np.zeros((len(grp.shapes), grid.size))
+        for j, shape in enumerate(grp.shapes):
+            vals, res = self._pooled[(shape.label, k, grp.link, _stage_link(shape.instance))]
+            top = grid[grid <= max(int(G.max()) // shape.gpus, 1)]
+            out[j, :top.size] = res[np.searchsorted(vals, top)]
+            out[j, top.size:] = out[j, top.size - 1]       # sizes no split of it reaches
+        # per-instance goodput never falls as the pool grows (guards the searches' grid noise)
+        return PoolRates(grid, np.maximum.accumulate(out, axis=1))
+
     def prefill_rates(self, grp: CapacityGroup, k: int, gpus: np.ndarray) -> np.ndarray:
-        """Phase k's prefill goodput per instance: (n, shapes) from pooled queues at each
-        cluster size, or the (shapes,) single-queue rates when the queue is not pooled."""
+        """Phase k's prefill goodput per instance at the *ideal* split's pool size: (n, shapes)
+        from pooled queues at each cluster size, or the (shapes,) single-queue rates when the
+        queue is not pooled. Integer splits use :meth:`split_prefill_rates`."""
         if grp.phases[k].pooled and grp.shapes:
             return self.pooled_prefill(grp, k, gpus)
         return grp.phases[k].prefill_rates

@@ -25,7 +25,7 @@ import numpy as np
 
 from advisor.core.distributions import LengthDistribution
 from advisor.core.plan.capacities import Capacities, CapacityGroup
-from advisor.core.plan.split import best_splits
+from advisor.core.plan.split import PoolRates, best_splits
 from advisor.core.scenario import Scenario
 
 
@@ -55,25 +55,25 @@ def drifted_scenario(sc: Scenario, prompt_scale: float, output_scale: float) -> 
 
 
 def phase_rates(caps: Capacities, grp: CapacityGroup, k: int, gpus: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, float]:
-    """Phase k's (n, shapes) prefill and decode goodput per instance at cluster sizes
-    ``gpus`` and its KV-link rate per prefill GPU."""
+                ) -> tuple[PoolRates, np.ndarray, float]:
+    """Phase k's prefill goodput per instance by the split's pool size, its (n, shapes)
+    decode goodput per instance at cluster sizes ``gpus`` and its KV-link rate per prefill
+    GPU."""
     G = np.asarray(gpus, dtype=np.int64)
-    pre = np.asarray(caps.prefill_rates(grp, k, G), dtype=float)
-    if pre.ndim == 1:
-        pre = np.tile(pre, (G.size, 1))
+    pre = caps.split_prefill_rates(grp, k, G)
     dec = np.tile(np.asarray(grp.phases[k].decode_rates, dtype=float), (G.size, 1))
     return pre, dec, float(grp.phases[k].link_rate)
 
 
-def split_goodput(pre: np.ndarray, dec: np.ndarray, link_rate: float, shape_gpus: np.ndarray,
+def split_goodput(pre: PoolRates, dec: np.ndarray, link_rate: float, shape_gpus: np.ndarray,
                   prefill_option: np.ndarray, decode_option: np.ndarray, x: np.ndarray,
                   y: np.ndarray) -> np.ndarray:
     """Goodput of x prefill and y decode instances (options index the shapes; −1: no split,
-    goodput 0): ``min(x·P, y·D, x·g_p·L)``, per row of the (n, shapes) rate tables."""
-    rows = np.arange(pre.shape[0])
+    goodput 0): ``min(x·P(x), y·D, x·g_p·L)``, P(x) the prefill goodput per instance with
+    the split's own x instances behind the router, per row of the (n, shapes) decode table."""
+    rows = np.arange(dec.shape[0])
     pi, di = np.maximum(prefill_option, 0), np.maximum(decode_option, 0)
-    p = x * pre[rows, pi]
+    p = x * pre.at(pi, np.maximum(x, 1))
     d = y * dec[rows, di]
     link = x * shape_gpus[pi] * link_rate if link_rate > 0 else np.full(p.shape, np.inf)
     good = np.minimum(np.minimum(p, d), link)
@@ -87,8 +87,8 @@ def best_goodput(caps: Capacities, grp: CapacityGroup, k: int, gpus: np.ndarray)
     pi, pj = pc.pairs
     if pi.size == 0:
         return np.zeros(G.size)
-    rates = caps.prefill_rates(grp, k, G)
-    sp = best_splits(G, grp.gpus[pi], rates[..., pi], grp.gpus[pj], pc.decode_rates[pj],
+    rates = caps.split_prefill_rates(grp, k, G)
+    sp = best_splits(G, grp.gpus[pi], rates.take(pi), grp.gpus[pj], pc.decode_rates[pj],
                      pc.link_rate, caps.sc.cluster.gpus_per_node)
     return np.asarray(sp.goodput, dtype=float)
 
@@ -109,7 +109,7 @@ def corner_goodputs(nominal: CapacityGroup, caps: Capacities, grp: CapacityGroup
     pi = np.where(prefill_option >= 0, m[np.maximum(prefill_option, 0)], -1)
     di = np.where(decode_option >= 0, m[np.maximum(decode_option, 0)], -1)
     pre, dec, link = phase_rates(caps, grp, k, G)
-    if pre.shape[1] == 0:
+    if dec.shape[1] == 0:
         return np.zeros(G.size), np.zeros(G.size)
     have = split_goodput(pre, dec, link, grp.gpus, pi, di, x, y)
     return have, best_goodput(caps, grp, k, G)

@@ -51,7 +51,14 @@ from advisor.core.plan.drift import (
     split_goodput,
 )
 from advisor.core.plan.shapes import Shape
-from advisor.core.plan.split import Allocation, PoolOption, SplitResult, packs_into_nodes, split
+from advisor.core.plan.split import (
+    Allocation,
+    PoolOption,
+    PoolRates,
+    SplitResult,
+    packs_into_nodes,
+    split,
+)
 from advisor.core.plan.static import static_allocation
 from advisor.core.results import (
     AllocationSummary,
@@ -219,11 +226,14 @@ class _PhasePools:
     decode_caps: list[DecodeCapacity]
     link_rate_per_prefill_gpu: float
     split: SplitResult
+    own_pool: PoolRates
+    """Prefill goodput per instance by the split's own pool size (every integer split)."""
 
 
 def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> _PhasePools:
     """Phase k's pools at the scenario's cluster size: prefill goodputs with the pooled
-    queue sized from the ideal split (when there is a TTFT SLO), the best integer split."""
+    queue sized from the ideal split (when there is a TTFT SLO; the ideal split's), the best
+    integer split (each split with its own prefill instances behind the router)."""
     cl = caps.sc.cluster
     pc = grp.phases[k]
     prefill_caps = pc.prefill
@@ -235,8 +245,9 @@ def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> _PhasePools:
                for s, c in zip(grp.shapes, prefill_caps, strict=True)]
     decode = [PoolOption(s.gpus, c.goodput_rps, s.label)
               for s, c in zip(grp.shapes, pc.decode, strict=True)]
-    result = split(cl.gpus, prefill, decode, pc.link_rate, cl.gpus_per_node)
-    return _PhasePools(prefill, decode, prefill_caps, pc.decode, pc.link_rate, result)
+    own = caps.split_prefill_rates(grp, k, np.array([cl.gpus], dtype=np.int64))
+    result = split(cl.gpus, prefill, decode, pc.link_rate, cl.gpus_per_node, pooled=own)
+    return _PhasePools(prefill, decode, prefill_caps, pc.decode, pc.link_rate, result, own)
 
 
 def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
@@ -313,7 +324,9 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
         ttft_ms=None if overloaded else _ms(float(ttft)),
         tpot_ms=None if overloaded else _ms(tpot), overloaded=overloaded,
         output_tokens_per_s_per_gpu=a.goodput_rps * ph.output_tokens.mean / max(gpus, 1),
-        prefill_rate_per_instance_rps=pc.goodput_rps, decode_rate_per_instance_rps=dc.goodput_rps,
+        prefill_rate_per_instance_rps=float(pools.own_pool.at(a.prefill_option,
+                                                              a.prefill_instances)),
+        decode_rate_per_instance_rps=dc.goodput_rps,
         prefill_saturating_tokens=pc.saturating_tokens, decode_batch=float(batch),
         alternatives=alternatives, kv_transfer=kv,
         best_ttft_ms=_ms(float(light_ttft)), best_tpot_ms=_ms(light_tpot),
@@ -334,7 +347,7 @@ def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _Phase
     per_phase = [pools[ph.name] for ph in sc.phases]
     best = [p.split.best for p in per_phase]
     st = static_allocation(
-        G, grp.gpus, [np.array([o.rate_rps for o in p.prefill], dtype=float) for p in per_phase],
+        G, grp.gpus, [p.own_pool for p in per_phase],
         [np.array([o.rate_rps for o in p.decode], dtype=float) for p in per_phase],
         [p.link_rate_per_prefill_gpu for p in per_phase],
         [np.array([b.goodput_rps if b else 0.0]) for b in best],
@@ -376,7 +389,6 @@ def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools
             f"prompts {_signed(ps)}, outputs {_signed(os_)}", a.prefill_gpus, a.decode_gpus,
             float(have[0]), float(best[0]), ps, os_))
     gp, gd = int(grp.gpus[a.prefill_option]), int(grp.gpus[a.decode_option])
-    pre = np.array([[o.rate_rps for o in pools.prefill]])
     dec = np.array([[o.rate_rps for o in pools.decode]])
     best_nominal = pools.split.best.goodput_rps if pools.split.best else 0.0
     neighbours = []
@@ -387,8 +399,8 @@ def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools
                 np.array(nx), np.array(gp), np.array(ny), np.array(gd),
                 np.array(sc.cluster.gpus), sc.cluster.gpus_per_node)):
             continue
-        good = split_goodput(pre, dec, pools.link_rate_per_prefill_gpu, grp.gpus, pre_o, dec_o,
-                             np.array([nx]), np.array([ny]))
+        good = split_goodput(pools.own_pool, dec, pools.link_rate_per_prefill_gpu, grp.gpus,
+                             pre_o, dec_o, np.array([nx]), np.array([ny]))
         neighbours.append(SplitVariant(label, nx * gp, ny * gd, float(good[0]), best_nominal))
     return Fragility(sc.policy.assumed_mix_drift, tuple(drifted), tuple(neighbours))
 
@@ -438,10 +450,27 @@ def _colocated_gpus_needed(sc: Scenario, choice: _ColocatedChoice) -> int | None
     return need
 
 
+def _prefill_instances_for(own: PoolRates, option: int, rate_rps: float) -> int | None:
+    """Fewest instances x of ``option`` whose pooled queue carries ``rate_rps``: x·P(x) ≥ R
+    over the tabulated pool sizes (the cluster's), else ⌈R/P(top)⌉ beyond them (P grows
+    with the pool, so that many carry it: conservative); None if it serves nothing."""
+    top = int(own.sizes[-1])
+    xs = np.arange(1, top + 1, dtype=np.int64)
+    carried = xs * own.at(np.full(xs.shape, option), xs)
+    enough = np.flatnonzero(carried >= rate_rps * (1 - 1e-9))
+    if enough.size:
+        return int(xs[enough[0]])
+    p_top = float(own.at(option, top))
+    if p_top <= 0:
+        return None
+    return max(top + 1, math.ceil(rate_rps / p_top - 1e-9))
+
+
 def _disagg_gpus_needed(sc: Scenario, pools: dict[str, _PhasePools]) -> int | None:
     """Fewest GPUs whose integer split carries every phase's rate (DistServe's ceilings).
 
-    Per shape pair: x = ⌈R/P⌉ prefill instances (more if the KV link needs more NICs),
+    Per shape pair: the fewest x prefill instances with x·P(x) ≥ R, P(x) with the pool's
+    own x instances (:func:`_prefill_instances_for`; more if the KV link needs more NICs),
     y = ⌈R/D⌉ decode instances; GPUs = x·g_p + y·g_d, rounded up to whole nodes when an
     instance spans nodes.
     """
@@ -450,10 +479,10 @@ def _disagg_gpus_needed(sc: Scenario, pools: dict[str, _PhasePools]) -> int | No
     for ph in sc.phases:
         sp = pools[ph.name]
         best = None
-        for p in sp.prefill:
-            if p.rate_rps <= 0:
+        for i, p in enumerate(sp.prefill):
+            x = _prefill_instances_for(sp.own_pool, i, ph.rate_rps)
+            if x is None:
                 continue
-            x = math.ceil(ph.rate_rps / p.rate_rps - 1e-9)
             if sp.link_rate_per_prefill_gpu > 0:
                 x = max(x, math.ceil(ph.rate_rps / (p.gpus * sp.link_rate_per_prefill_gpu) - 1e-9))
             for d in sp.decode:
@@ -523,7 +552,7 @@ def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools
     a = None
     if x >= 1 and y >= 1:
         link = x * gp * pools.link_rate_per_prefill_gpu
-        good = min(x * pools.prefill[pi].rate_rps, y * pools.decode[di].rate_rps,
+        good = min(x * float(pools.own_pool.at(pi, x)), y * pools.decode[di].rate_rps,
                    link if link > 0 else math.inf)
         a = Allocation(pi, di, x, y, x * gp, y * gd, sc.cluster.gpus - x * gp - y * gd, good,
                        "declared")

@@ -30,7 +30,7 @@ from advisor.core.kv_transfer import link_utilization, transfer_seconds
 from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import Capacities, CapacityGroup
 from advisor.core.plan.drift import drift_corners, drift_loss, drifted_scenario
-from advisor.core.plan.split import best_splits, ideal_goodput_per_gpu
+from advisor.core.plan.split import PoolRates, best_splits, ideal_goodput_per_gpu
 from advisor.core.plan.static import static_allocation
 from advisor.core.scenario import Scenario, instances_in_cluster
 from advisor.core.verdict.rules import (
@@ -124,21 +124,22 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
     d_x = np.zeros((ug.size, K), dtype=np.int64)
     d_y = np.zeros((ug.size, K), dtype=np.int64)
     d_dec = np.full((ug.size, K), -1, dtype=np.int64)
-    prefill_rates: list[np.ndarray] = []
+    prefill_rates: list[PoolRates] = []
     ideal = np.zeros((ug.size, K))
     for k in range(K):
         pc = grp.phases[k]
-        rates_k = caps.prefill_rates(grp, k, ug)                     # (u, S), or (S,)
+        rates_k = caps.prefill_rates(grp, k, ug)     # the ideal split's pool: (u, S), or (S,)
         if rates_k.ndim == 2:
             ideal[:, k] = ideal_goodput_per_gpu(grp.gpus, rates_k, pc.decode_rates,
                                                 pc.link_rate)
         else:
             ideal[:, k] = pc.ideal_per_gpu
-        prefill_rates.append(rates_k)
+        own = caps.split_prefill_rates(grp, k, ug)   # each split's own pool
+        prefill_rates.append(own)
         pi, pj = pc.pairs
         if pi.size == 0:
             continue
-        sp = best_splits(ug, grp.gpus[pi], rates_k[..., pi], grp.gpus[pj], pc.decode_rates[pj],
+        sp = best_splits(ug, grp.gpus[pi], own.take(pi), grp.gpus[pj], pc.decode_rates[pj],
                          pc.link_rate, gpn)
         has = sp.pair >= 0
         d_good[:, k] = sp.goodput

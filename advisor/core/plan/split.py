@@ -47,6 +47,41 @@ BLOCK_ELEMENTS = 400_000
 """Elements per block of the vectorised searches (bounds their memory)."""
 _INT_MAX = np.iinfo(np.int64).max
 
+
+@dataclass(frozen=True)
+class PoolRates:
+    """Per-instance prefill goodput by the split's own prefill pool size (docs/model.md §6).
+
+    ``rates[i, j]`` is option i's goodput per instance, req/s, with ``sizes[j]`` instances
+    behind the router (one pooled G/G/c queue); x instances read the largest tabulated size
+    ≤ x (the table holds every size up to 64, then a geometric grid: the conservative side).
+    A single size 1 holds rates that do not depend on the pool (no TTFT SLO)."""
+
+    sizes: np.ndarray
+    """(m,) ascending pool sizes, ``sizes[0] == 1``."""
+    rates: np.ndarray
+    """(options, m) req/s per instance, non-decreasing along a row."""
+
+    def at(self, option: np.ndarray | int, x: np.ndarray | int) -> np.ndarray:
+        """Per-instance goodput of ``option`` with ``x`` instances (element-wise)."""
+        j = np.maximum(np.searchsorted(self.sizes, x, side="right") - 1, 0)
+        return np.asarray(self.rates[option, j], dtype=float)
+
+    def take(self, options: np.ndarray) -> PoolRates:
+        """The table of ``options`` only (e.g. per shape pair)."""
+        return PoolRates(self.sizes, self.rates[np.asarray(options, dtype=np.int64)])
+
+    @property
+    def usable(self) -> np.ndarray:
+        """Per option: serves anything at some pool size."""
+        return np.asarray(self.rates.max(axis=1, initial=0.0) > 0, dtype=bool)
+
+
+def constant_rates(rates: np.ndarray) -> PoolRates:
+    """Rates that do not depend on the pool size as a :class:`PoolRates`."""
+    return PoolRates(np.ones(1, dtype=np.int64), np.asarray(rates, dtype=float)[:, None])
+
+
 @dataclass(frozen=True)
 class PoolOption:
     """One instance shape for a pool with its per-instance capacity."""
@@ -140,15 +175,19 @@ def ideal_goodput_per_gpu(gpus: np.ndarray, prefill: np.ndarray, decode: np.ndar
 
 def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
                      link_rate_per_prefill_gpu: float, gpus_per_node: int,
-                     keep: int = 4) -> list[Allocation]:
+                     keep: int = 4, pooled: PoolRates | None = None) -> list[Allocation]:
     """All feasible integer allocations, best first (distinct x:y and shapes), up to ``keep``.
 
     Every (prefill shape, decode shape, x) candidate is evaluated in one numpy pass; each pair
     contributes its ``keep`` best x (ties: fewer prefill instances first), and those are
-    ranked by goodput, then fewer idle GPUs, then fewer prefill GPUs.
+    ranked by goodput, then fewer idle GPUs, then fewer prefill GPUs. ``pooled``: the prefill
+    goodput per instance by pool size (x instances read theirs; default the options' rates).
     """
+    if pooled is None:
+        pooled = constant_rates(np.array([p.rate_rps for p in prefill], dtype=float))
+    usable = pooled.usable
     pairs = [(i, j, p, d) for i, p in enumerate(prefill) for j, d in enumerate(decode)
-             if p.gpus + d.gpus <= total_gpus and p.rate_rps > 0 and d.rate_rps > 0]
+             if p.gpus + d.gpus <= total_gpus and usable[i] and d.rate_rps > 0]
     if not pairs:
         return []
     counts = np.array([(total_gpus - d.gpus) // p.gpus for _, _, p, d in pairs], dtype=np.int64)
@@ -157,11 +196,12 @@ def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[Po
     x = np.arange(pair.size, dtype=np.int64) - starts + 1
     gp = np.array([p.gpus for _, _, p, _ in pairs], dtype=np.int64)[pair]
     gd = np.array([d.gpus for _, _, _, d in pairs], dtype=np.int64)[pair]
-    pr = np.array([p.rate_rps for _, _, p, _ in pairs])[pair]
+    pr = pooled.at(np.array([i for i, _, _, _ in pairs], dtype=np.int64)[pair], x)
     dr = np.array([d.rate_rps for _, _, _, d in pairs])[pair]
     y = (total_gpus - x * gp) // gd
-    ok = (y >= 1) & packs_into_nodes(x, gp, y, gd, np.asarray(total_gpus, dtype=np.int64),
-                                      gpus_per_node)
+    ok = (y >= 1) & (pr > 0) & packs_into_nodes(x, gp, y, gd,
+                                                 np.asarray(total_gpus, dtype=np.int64),
+                                                 gpus_per_node)
     pre, dec = x * pr, y * dr
     link = (x * gp * link_rate_per_prefill_gpu if link_rate_per_prefill_gpu > 0
             else np.full(x.shape, np.inf))
@@ -183,11 +223,13 @@ def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[Po
 
 
 def split(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
-          link_rate_per_prefill_gpu: float, gpus_per_node: int) -> SplitResult:
-    """Ideal fractional split, best integer allocation, runners-up and rounding loss."""
+          link_rate_per_prefill_gpu: float, gpus_per_node: int,
+          pooled: PoolRates | None = None) -> SplitResult:
+    """Ideal fractional split (at the options' rates), best integer allocation (each with its
+    own prefill pool's rate when ``pooled``), runners-up and rounding loss."""
     per_gpu, frac, pi, di = ideal_split(prefill, decode, link_rate_per_prefill_gpu)
     allocations = best_allocations(total_gpus, prefill, decode, link_rate_per_prefill_gpu,
-                                   gpus_per_node)
+                                   gpus_per_node, pooled=pooled)
     best = allocations[0] if allocations else None
     ideal_total = per_gpu * total_gpus
     if best is None or ideal_total <= 0:
@@ -208,17 +250,24 @@ def _goodput(x: np.ndarray, g: np.ndarray, gp: np.ndarray, gd: np.ndarray, p: np
     return np.minimum(pre, dec), y
 
 
+def _rate_at(tab: np.ndarray, sizes: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Per-element prefill rate at x instances: ``tab`` (e, m) rows of a :class:`PoolRates`
+    table over ``sizes``, ``x`` (e,) or (e, w)."""
+    if sizes.size == 1:
+        return np.broadcast_to(tab[:, :1], x.shape) if x.ndim == 2 else tab[:, 0]
+    j = np.maximum(np.searchsorted(sizes, x, side="right") - 1, 0)
+    return np.take_along_axis(tab, j.reshape(tab.shape[0], -1), axis=1).reshape(x.shape)
+
+
 def _prefill_side(x: np.ndarray, gp: np.ndarray, p: np.ndarray, link: float) -> np.ndarray:
     pre = x * p
     return np.minimum(pre, (x * gp) * link) if link > 0 else pre
 
 
-def _crossing(g: np.ndarray, gp: np.ndarray, gd: np.ndarray, p: np.ndarray, d: np.ndarray,
-              link: float, max_x: np.ndarray) -> np.ndarray:
-    """x* = the largest x in [1, max_x] with a(x) ≤ b(x) (0 if none), element-wise.
-
-    Bracketed analytically, then bisected on the exact float predicate; the bracket is
-    verified and widened to the whole range where rounding made it wrong."""
+def _bracket(g: np.ndarray, gp: np.ndarray, gd: np.ndarray, p: np.ndarray, d: np.ndarray,
+             link: float, max_x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) around the crossing for a constant prefill rate ``p``: floors move the
+    continuous crossing x₀ down by at most δ."""
     a_rate = np.minimum(p, gp * link) if link > 0 else p
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         denom = a_rate * gd + d * gp
@@ -228,11 +277,25 @@ def _crossing(g: np.ndarray, gp: np.ndarray, gd: np.ndarray, p: np.ndarray, d: n
         delta = np.where(np.isfinite(delta), delta, max_x + 1.0)
     lo = np.clip(np.floor(x0 - delta) - 1.0, 0, np.maximum(max_x, 0)).astype(np.int64)
     hi = np.clip(np.floor(x0) + 2.0, 1, np.maximum(max_x, 0) + 1).astype(np.int64)
+    return lo, hi
+
+
+def _crossing(g: np.ndarray, gp: np.ndarray, gd: np.ndarray, tab: np.ndarray,
+              sizes: np.ndarray, d: np.ndarray, link: float, max_x: np.ndarray) -> np.ndarray:
+    """x* = the largest x in [1, max_x] with a(x) ≤ b(x) (0 if none), element-wise; the
+    prefill rate at x is ``_rate_at(tab, sizes, x)`` (non-decreasing in x, so a(x) still
+    increases).
+
+    Bracketed analytically (below by the rate at max_x, above by the rate at the lower
+    end), then bisected on the exact float predicate; the bracket is verified and widened
+    to the whole range where rounding made it wrong."""
+    lo, _ = _bracket(g, gp, gd, _rate_at(tab, sizes, np.maximum(max_x, 1)), d, link, max_x)
+    _, hi = _bracket(g, gp, gd, _rate_at(tab, sizes, np.maximum(lo, 1)), d, link, max_x)
     hi = np.maximum(hi, lo + 1)
 
     def pred(x: np.ndarray) -> np.ndarray:
         y = (g - x * gp) // gd
-        return _prefill_side(x, gp, p, link) <= y * d
+        return _prefill_side(x, gp, _rate_at(tab, sizes, x), link) <= y * d
 
     bad_lo = (lo >= 1) & ~pred(np.maximum(lo, 1))
     lo = np.where(bad_lo, 0, lo)
@@ -273,26 +336,29 @@ class Splits:
     y: np.ndarray
 
 
-def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_rate: np.ndarray,
-                decode_gpus: np.ndarray, decode_rate: np.ndarray, link_rate: float,
-                gpus_per_node: int) -> Splits:
+def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray,
+                prefill_rate: np.ndarray | PoolRates, decode_gpus: np.ndarray,
+                decode_rate: np.ndarray, link_rate: float, gpus_per_node: int) -> Splits:
     """``best_allocations(...)[0]`` for every cluster size in ``gpus`` at once.
 
     The pair list is given as parallel arrays (one entry per prefill/decode shape pair, in
-    ``best_allocations``' order: prefill-major). ``prefill_rate`` is per pair, or per
-    (cluster size, pair) when it depends on the cluster size (pooled prefill queues); pairs
-    with a zero rate are skipped, as ``best_allocations`` skips them. Same goodput, same x,
-    y and pair, same tie-breaking.
+    ``best_allocations``' order: prefill-major). ``prefill_rate`` is per pair, per (cluster
+    size, pair), or a :class:`PoolRates` table with a row per pair (each split at its own
+    prefill pool size, as ``best_allocations(pooled=...)``); pairs with a zero rate are
+    skipped, as ``best_allocations`` skips them. Same goodput, same x, y and pair, same
+    tie-breaking.
 
     Pruning: pair p serves at most ``u_p·G`` (its fractional per-GPU rate ``u_p = 1/(g_p/A +
     g_d/D)``) and at least ``u_p·(G − g_d) − A`` (its x just below the crossing). Only pairs
     whose upper bound reaches the best lower bound can win or tie. With rates shared by all
     cluster sizes the pairs sorted by ``u`` make that a prefix, found by a binary search.
+    With pool-size dependent rates the upper bound takes the rate at the largest x, the
+    lower bound the rate at the bracket's lower end (every x at or above it is at least as
+    fast).
     """
     G = np.asarray(gpus, dtype=np.int64).ravel()
     gp = np.asarray(prefill_gpus, dtype=np.int64)
     gd = np.asarray(decode_gpus, dtype=np.int64)
-    P = np.asarray(prefill_rate, dtype=float)
     D = np.asarray(decode_rate, dtype=float)
     n, m = G.size, gp.size
     good = np.zeros(n)
@@ -302,23 +368,45 @@ def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_rate: np.nda
     if n == 0 or m == 0:
         return Splits(good, pair, bx, by)
     link = float(link_rate)
-    if P.ndim == 2:
+    table = prefill_rate if isinstance(prefill_rate, PoolRates) else None
+    P = None if table is not None else np.asarray(prefill_rate, dtype=float)
+    if table is not None and table.sizes.size == 1:
+        P, table = table.rates[:, 0], None
+    if table is not None or (P is not None and P.ndim == 2):
         block = max(1, BLOCK_ELEMENTS // m)
         for s in range(0, n, block):
             sl = slice(s, min(n, s + block))
-            Gb, Pb = G[sl], P[sl]
+            Gb = G[sl]
+            if table is not None:
+                max_x = np.maximum((Gb[:, None] - gd) // gp, 1)
+                cols_all = np.broadcast_to(np.arange(m), max_x.shape)
+                P_hi = table.at(cols_all, max_x)
+                lo, _ = _bracket(Gb[:, None], gp, gd, P_hi, D, link, max_x)
+                P_lo = table.at(cols_all, np.maximum(lo, 1))
+            else:
+                assert P is not None
+                P_hi = P_lo = P[sl]
             with np.errstate(divide="ignore", invalid="ignore"):
-                a_rate = np.minimum(Pb, gp * link) if link > 0 else Pb
-                u = np.where((Pb > 0) & (D > 0), 1.0 / (gp / a_rate + gd / D), -np.inf)
-                lower = np.where(np.isfinite(u), u * (Gb[:, None] - gd) - a_rate, 0.0)
+                a_hi = np.minimum(P_hi, gp * link) if link > 0 else P_hi
+                a_lo = np.minimum(P_lo, gp * link) if link > 0 else P_lo
+                u = np.where((P_hi > 0) & (D > 0), 1.0 / (gp / a_hi + gd / D), -np.inf)
+                u_lo = np.where((P_lo > 0) & (D > 0), 1.0 / (gp / a_lo + gd / D), -np.inf)
+                lower = np.where(np.isfinite(u_lo), u_lo * (Gb[:, None] - gd) - a_lo, 0.0)
             lower = np.maximum(lower.max(axis=1), 0.0) * (1.0 - 1e-9)
             keep = np.isfinite(u) & ~(u * Gb[:, None] * (1.0 + 1e-9) < lower[:, None])
             rows, cols = np.nonzero(keep)
-            r = _solve_pairs(Gb, rows, cols, gp, gd, Pb[rows, cols], D, link, gpus_per_node)
+            if table is not None:
+                tab, sizes = table.rates[cols], table.sizes
+            else:
+                assert P is not None
+                tab, sizes = P[sl][rows, cols][:, None], _ONE
+            r = _solve_pairs(Gb, rows, cols, gp, gd, tab, sizes, D, link, gpus_per_node)
             good[sl], pair[sl], bx[sl], by[sl] = r
         return Splits(good, pair, bx, by)
+    assert P is not None
     a_rate = np.minimum(P, gp * link) if link > 0 else P
-    u = 1.0 / (gp / a_rate + gd / D)
+    with np.errstate(divide="ignore"):    # a zero rate (a pool of one too slow): u = 0
+        u = 1.0 / (gp / a_rate + gd / D)
     order = np.argsort(-u, kind="stable")
     b = int(order[0])
     lower = np.maximum(0.0, u[b] * (G - gd[b]) - a_rate[b]) * (1.0 - 1e-9)
@@ -332,16 +420,20 @@ def best_splits(gpus: np.ndarray, prefill_gpus: np.ndarray, prefill_rate: np.nda
         rows = np.repeat(np.arange(cnt.size), cnt)
         starts = np.cumsum(cnt) - cnt
         cols = order[np.arange(int(cnt.sum())) - np.repeat(starts, cnt)]
-        r = _solve_pairs(G[sl], rows, cols, gp, gd, P[cols], D, link, gpus_per_node)
+        r = _solve_pairs(G[sl], rows, cols, gp, gd, P[cols][:, None], _ONE, D, link,
+                         gpus_per_node)
         good[sl], pair[sl], bx[sl], by[sl] = r
     return Splits(good, pair, bx, by)
 
 
+_ONE = np.ones(1, dtype=np.int64)
+
+
 def _solve_pairs(G: np.ndarray, rows: np.ndarray, cols: np.ndarray, gp: np.ndarray,
-                 gd: np.ndarray, eP: np.ndarray, D: np.ndarray, link: float, gpn: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                 gd: np.ndarray, eP: np.ndarray, sizes: np.ndarray, D: np.ndarray, link: float,
+                 gpn: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Best split per cluster size among candidate (size ``rows``, pair ``cols``) elements
-    (rows ascending); ``eP`` is each element's prefill rate."""
+    (rows ascending); ``eP`` (e, m) is each element's prefill rate by pool size ``sizes``."""
     n, m = G.size, gp.size
     good = np.zeros(n)
     pair = np.full(n, -1, dtype=np.int64)
@@ -354,10 +446,11 @@ def _solve_pairs(G: np.ndarray, rows: np.ndarray, cols: np.ndarray, gp: np.ndarr
     if rows.size == 0:
         return good, pair, bx, by
     egp, egd, eD = gp[cols], gd[cols], D[cols]
-    xs = _crossing(g, egp, egd, eP, eD, link, emax)
+    xs = _crossing(g, egp, egd, eP, sizes, eD, link, emax)
     win = xs[:, None] + _WINDOW                                # (e, 5)
-    wg, wy = _goodput(win, g[:, None], egp[:, None], egd[:, None], eP[:, None], eD[:, None], link)
-    valid = (win >= 1) & (win <= emax[:, None]) & (wy >= 1)
+    wp = _rate_at(eP, sizes, win)
+    wg, wy = _goodput(win, g[:, None], egp[:, None], egd[:, None], wp, eD[:, None], link)
+    valid = (win >= 1) & (win <= emax[:, None]) & (wy >= 1) & (wp > 0)
     packs = ~(always_packs(egp, gpn) & always_packs(egd, gpn))
     if packs.any():
         valid[packs] &= packs_into_nodes(win[packs], egp[packs][:, None], wy[packs],

@@ -16,13 +16,25 @@ over several x (ties in exact arithmetic) the smallest candidate x is kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from advisor.core.plan.split import BLOCK_ELEMENTS, always_packs, packs_into_nodes
+from advisor.core.plan.split import BLOCK_ELEMENTS, PoolRates, always_packs, packs_into_nodes
+
+Rate = Callable[[np.ndarray], np.ndarray]
+"""Prefill goodput per instance at x prefill instances (broadcast to x's shape)."""
+
+
+def _rate_fn(table: np.ndarray | PoolRates, rows: Any, shape: Any) -> Rate:
+    """Rates of one phase for cluster-size ``rows`` and prefill ``shape``: a (n, shapes)
+    array (the same at every x), or a :class:`PoolRates` (each x its own pool)."""
+    if isinstance(table, PoolRates):
+        return lambda x: table.at(shape, x)
+    vals = table[rows, shape]
+    return lambda x: np.broadcast_to(vals, np.broadcast_shapes(np.shape(vals), np.shape(x)))
 
 
 @dataclass(frozen=True)
@@ -40,15 +52,17 @@ class StaticAllocations:
     y: np.ndarray
 
 
-def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequence[np.ndarray],
+def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray,
+                      prefill: Sequence[np.ndarray | PoolRates],
                       decode: Sequence[np.ndarray], links: Sequence[float],
                       best: Sequence[np.ndarray], shares: Sequence[float], gpus_per_node: int,
                       known: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] = ()
                       ) -> StaticAllocations:
     """The best static (all-phase) allocation for many cluster sizes at once.
 
-    ``prefill[k]``/``decode[k]`` are phase k's per-shape capacities (prefill: per shape, or
-    per (cluster size, shape) with pooled prefill queues), ``best[k]`` (n,) its best integer
+    ``prefill[k]``/``decode[k]`` are phase k's per-shape capacities (prefill: per shape, per
+    (cluster size, shape), or a :class:`PoolRates` table: each split at its own prefill pool
+    size), ``best[k]`` (n,) its best integer
     goodput per cluster size, ``links[k]`` its KV link rate per prefill GPU. ``known`` are
     feasible allocations (prefill shape, decode shape, x; −1 = none) per cluster size, e.g.
     each phase's best split: their scores bound the optimum from below,
@@ -64,7 +78,9 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
     pair_score = np.full((n, m), -1.0)
     pair_goods = np.zeros((n, m, K))
     pair_x = np.zeros((n, m), dtype=np.int64)
-    Pk = [np.broadcast_to(np.asarray(prefill[k], dtype=float), (n, s)) for k in range(K)]
+    Pk: list[np.ndarray | PoolRates] = [
+        prefill[k] if isinstance(prefill[k], PoolRates)
+        else np.broadcast_to(np.asarray(prefill[k], dtype=float), (n, s)) for k in range(K)]
     Dk = [np.asarray(decode[k], dtype=float) for k in range(K)]
     bk = [np.asarray(b, dtype=float) for b in best]
     if n and m:
@@ -79,13 +95,15 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
                 continue
             pi0, pj0 = np.maximum(pi, 0), np.maximum(pj, 0)
             sc_k, _ = _static_score(np.maximum(px, 1), G, g[pi0], g[pj0],
-                                    [p[np.arange(n), pi0] for p in Pk], [d[pj0] for d in Dk],
+                                    [_rate_fn(p, np.arange(n), pi0) for p in Pk],
+                                    [d[pj0] for d in Dk],
                                     links, bk, shares, gpus_per_node)
             lb = np.maximum(lb, np.where(ok, sc_k, -np.inf))
         ub = np.zeros((n, m))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            top = np.maximum((Gc - gd) // gp, 1)          # the fastest pool a pair can have
             for k in range(K):
-                pk = Pk[k][:, ii]
+                pk = _rate_fn(Pk[k], np.arange(n)[:, None], ii[None, :])(top)
                 a = np.minimum(pk, gp * links[k]) if links[k] > 0 else pk
                 d = Dk[k][jj]
                 cont = np.where((a > 0) & (d > 0), Gc / (gp / a + gd / d), 0.0)
@@ -100,7 +118,7 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
             r_, c_ = rows[st:st + step], cols[st:st + step]
             Ge = G[r_][:, None]
             egp, egd = gp[c_][:, None], gd[c_][:, None]
-            eP = [p[r_, ii[c_]][:, None] for p in Pk]
+            eP = [_rate_fn(p, r_[:, None], ii[c_][:, None]) for p in Pk]
             eD = [d[jj][c_][:, None] for d in Dk]
             x = _static_candidates(Ge, egp, egd, cls_y[c_][:, None], eP, eD, links)
             sc_, gk = _static_score(x, Ge, egp, egd, eP, eD, links,
@@ -118,7 +136,7 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
             x = np.arange(1, xmax + 1, dtype=np.int64)[None, :]
             Ge = G[sel][:, None]
             sc_, gk = _static_score(x, Ge, gp[pidx], gd[pidx],
-                                    [p[sel, ii[pidx]][:, None] for p in Pk],
+                                    [_rate_fn(p, sel[:, None], ii[pidx]) for p in Pk],
                                     [d[jj[pidx]] for d in Dk], links,
                                     [b[sel][:, None] for b in bk], shares, gpus_per_node)
             c = np.argmax(sc_, axis=1)
@@ -145,10 +163,12 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray, prefill: Sequenc
 
 
 def _static_candidates(G: np.ndarray, gp: np.ndarray, gd: np.ndarray, cls_y: np.ndarray,
-                       P: Sequence[np.ndarray], D: Sequence[np.ndarray],
+                       P: Sequence[Rate], D: Sequence[np.ndarray],
                        links: Sequence[float]) -> np.ndarray:
     """Candidate x per (cluster size, pair) row, ascending: four integers around each
-    phase's crossing (in y when g_d is a multiple of g_p, else in x) and both ends."""
+    phase's crossing (in y when g_d is a multiple of g_p, else in x) and both ends. With
+    pool-size dependent prefill rates the crossing is found at the rate of its own pool
+    (three fixed-point steps from the largest pool)."""
     max_x = (G - gd) // gp
     y_max = (G - gp) // gd
     q_p = G // gp
@@ -158,18 +178,26 @@ def _static_candidates(G: np.ndarray, gp: np.ndarray, gd: np.ndarray, cls_y: np.
     offs = np.arange(-1, 3, dtype=np.int64)
     cands = [np.ones_like(max_x), np.maximum(max_x, 1)]
     for k in range(len(P)):
-        a = np.minimum(P[k], gp * links[k]) if links[k] > 0 else P[k]
         d = D[k]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            yk = np.nan_to_num(a * q_p / (a * r_y + d), nan=1.0, posinf=1.0, neginf=1.0)
-            xk = np.nan_to_num(d * q_d / (a + d * r_x), nan=1.0, posinf=1.0, neginf=1.0)
+        x_est = np.maximum(max_x, 1)
+        for _ in range(3):
+            p = P[k](x_est)
+            a = np.minimum(p, gp * links[k]) if links[k] > 0 else p
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                yk = np.nan_to_num(a * q_p / (a * r_y + d), nan=1.0, posinf=1.0, neginf=1.0)
+                xk = np.nan_to_num(d * q_d / (a + d * r_x), nan=1.0, posinf=1.0, neginf=1.0)
+            x_new = np.clip(np.where(cls_y, (G - np.floor(yk).astype(np.int64) * gd) // gp,
+                                     np.floor(xk).astype(np.int64)), 1, np.maximum(max_x, 1))
+            if np.array_equal(x_new, x_est):
+                break
+            x_est = x_new
         yy = np.clip(np.floor(yk).astype(np.int64) + offs, 1, np.maximum(y_max, 1))
         xx = np.clip(np.floor(xk).astype(np.int64) + offs, 1, np.maximum(max_x, 1))
         cands.append(np.where(cls_y, (G - yy * gd) // gp, xx))
     return np.sort(np.concatenate(cands, axis=-1), axis=-1)
 
 
-def _static_score(x: np.ndarray, G: np.ndarray, gp: Any, gd: Any, P: Sequence[Any],
+def _static_score(x: np.ndarray, G: np.ndarray, gp: Any, gd: Any, P: Sequence[Rate],
                   D: Sequence[Any], links: Sequence[float], best: Sequence[np.ndarray],
                   shares: Sequence[float], gpn: int) -> tuple[np.ndarray, np.ndarray]:
     """Scores (−1 where invalid) and per-phase goods (K, …) of the splits x."""
@@ -182,7 +210,7 @@ def _static_score(x: np.ndarray, G: np.ndarray, gp: Any, gd: Any, P: Sequence[An
     goods = []
     for k in range(len(P)):
         link = (x * gp) * links[k] if links[k] > 0 else np.inf
-        gk = np.minimum(np.minimum(x * P[k], y * D[k]), link)
+        gk = np.minimum(np.minimum(x * P[k](x), y * D[k]), link)
         goods.append(np.broadcast_to(gk, score.shape))
         bk = best[k]
         with np.errstate(divide="ignore", invalid="ignore"):
