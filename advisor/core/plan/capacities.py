@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -173,10 +174,10 @@ class Capacities:
         self.sc = sc
         self._groups: dict[int, CapacityGroup] = {}
         if shared is None:
-            self._coloc: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-            self._prefill: dict[tuple, PrefillCapacity] = {}
-            self._decode: dict[tuple, DecodeCapacity] = {}
-            self._pooled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+            self._coloc: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+            self._prefill: dict[tuple[Any, ...], PrefillCapacity] = {}
+            self._decode: dict[tuple[Any, ...], DecodeCapacity] = {}
+            self._pooled: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
         else:
             self._coloc, self._prefill = shared._coloc, shared._prefill
             self._decode, self._pooled = shared._decode, shared._pooled
@@ -194,7 +195,8 @@ class Capacities:
         cl = self.sc.cluster
         G = np.asarray(gpus, dtype=np.int64)
         gpn = cl.gpus_per_node
-        multi = (G > gpn) if cl.inter_node is not None else np.zeros(G.shape, dtype=bool)
+        # G is the array of GPU counts (ruff's SIM300 takes the capital for a constant)
+        multi = (G > gpn) if cl.inter_node is not None else np.zeros(G.shape, dtype=bool)  # noqa: SIM300
         n_tp = np.zeros(G.shape, dtype=np.int64)
         tp = 1
         while tp <= gpn:
@@ -289,14 +291,15 @@ class Capacities:
         single-queue ideal prefill fraction (the limit a large pooled queue approaches)."""
         f = grp.phases[k].prefill_fraction
         G = np.asarray(gpus, dtype=np.int64)
-        return np.maximum(1, np.floor_divide(G[:, None] * f, grp.gpus[None, :]).astype(np.int64))
+        return np.asarray(
+            np.maximum(1, np.floor_divide(G[:, None] * f, grp.gpus[None, :]).astype(np.int64)))
 
     def prefetch_pooled(self, work: Sequence[tuple[CapacityGroup, np.ndarray]]) -> None:
         """Run the pooled prefill searches of several groups together: one vectorised search
         per (shape, phase, link) over every pool size any of them needs (the ideal split's,
         and the grid of :func:`prefill_pool_grid` up to the largest split's)."""
         sc = self.sc
-        need: dict[tuple, tuple[Instance, int, LinkSpec, list[np.ndarray]]] = {}
+        need: dict[tuple[Any, ...], tuple[Instance, int, LinkSpec, list[np.ndarray]]] = {}
         for grp, G in work:
             grid = self._pool_grid(grp, G)
             for k, pc in enumerate(grp.phases):
@@ -375,7 +378,7 @@ class Capacities:
         search per phase over every (shape, queue pool size) any of them needs (the prompt
         queue depends on the pool size the router splits arrivals over; ``queue_instances``
         keeps ⌊log₂ n⌋ + 1 of them per shape)."""
-        need: dict[tuple, tuple[Shape, np.ndarray, list[np.ndarray]]] = {}
+        need: dict[tuple[Any, ...], tuple[Shape, np.ndarray, list[np.ndarray]]] = {}
         for grp, G in work:
             if not grp.shapes or grp.chunks is None:
                 continue

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -119,11 +120,12 @@ def _colocated_tables(caps: Capacities, grp: CapacityGroup) -> tuple[_ColocatedT
 
 
 def _colocated_plan(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
-                    per_instance_goodput: float, memo: dict) -> ColocatedPlan:
+                    per_instance_goodput: float, memo: dict[Any, Any]) -> ColocatedPlan:
     key = (shape.label, chunk, ph.name, per_instance_goodput)
     if key not in memo:
         memo[key] = _colocated_plan_uncached(sc, shape, chunk, ph, per_instance_goodput)
-    return memo[key]
+    plan: ColocatedPlan = memo[key]
+    return plan
 
 
 def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
@@ -196,7 +198,7 @@ class _ColocatedChoice:
 
 
 def _best_colocated(sc: Scenario, shapes: list[Shape], table: _ColocatedTable,
-                    memo: dict) -> _ColocatedChoice:
+                    memo: dict[Any, Any]) -> _ColocatedChoice:
     """The best colocated plan (max of the worst phase's goodput/rate, then goodput per GPU)
     and its per-phase views."""
     counts = np.array([[sc.cluster.instances_of(s.gpus) for s in shapes]], dtype=float)
@@ -330,7 +332,7 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
         prefill_saturating_tokens=pc.saturating_tokens, decode_batch=float(batch),
         alternatives=alternatives, kv_transfer=kv,
         best_ttft_ms=_ms(float(light_ttft)), best_tpot_ms=_ms(light_tpot),
-        decode_max_running_sequences=max(int(math.floor(dc.slo_batch)), 1),
+        decode_max_running_sequences=max(math.floor(dc.slo_batch), 1),
         prefill_all_to_all_share=pshape.instance.all_to_all_share(
             prefill_tokens=ph.prompt_tokens.quantile(0.95), prefill_seqs=1.0),
         decode_all_to_all_share=dshape.instance.all_to_all_share(
@@ -504,7 +506,7 @@ def _disagg_gpus_needed(sc: Scenario, pools: dict[str, _PhasePools]) -> int | No
 
 
 def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _ColocatedTable],
-                        ph: TrafficPhase, k: int, memo: dict) -> DeployedPrediction:
+                        ph: TrafficPhase, k: int, memo: dict[Any, Any]) -> DeployedPrediction:
     dep = sc.deployment
     assert dep is not None
     tp: int | None = dep.tensor_parallel or 1
@@ -565,7 +567,7 @@ def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools
 
 
 def _deployed(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _ColocatedTable],
-              pools: dict[str, _PhasePools], memo: dict) -> DeployedPrediction | None:
+              pools: dict[str, _PhasePools], memo: dict[Any, Any]) -> DeployedPrediction | None:
     """The declared deployment, predicted as declared (its worst phase)."""
     dep = sc.deployment
     if dep is None:
@@ -615,7 +617,7 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
     caps = caps if caps is not None else Capacities(sc)
     grp = caps.group_at(sc.cluster.gpus)
     shapes = grp.shapes
-    memo: dict = {}
+    memo: dict[Any, Any] = {}
     tables: dict[bool, _ColocatedTable] = {}
     coloc = unchunked = _ColocatedChoice(None, {}, None, sc.phases[0].name)
     if shapes:

@@ -83,7 +83,8 @@ def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
     }
     if n == 0:
         return out
-    if cl.inter_node is None and (G > cl.gpus_per_node).any():
+    # G is the array of GPU counts (ruff's SIM300 takes the capital for a constant)
+    if cl.inter_node is None and (G > cl.gpus_per_node).any():  # noqa: SIM300
         raise PointsError(f"{int(G.max())} GPUs span several {cl.gpus_per_node}-GPU nodes, but "
                          "the workload has no cluster.inter_node link")
     codes = caps.group_codes(G)

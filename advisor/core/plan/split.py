@@ -156,7 +156,7 @@ def packs_into_nodes(x: np.ndarray, gp: np.ndarray, y: np.ndarray, gd: np.ndarra
     # a partial last node can host small instances only
     fits_whole = whole_nodes <= full_nodes
     fits_small = (small <= (full_nodes - whole_nodes) * gpus_per_node + remainder)
-    return fits_whole & fits_small
+    return np.asarray(fits_whole & fits_small)
 
 
 def ideal_goodput_per_gpu(gpus: np.ndarray, prefill: np.ndarray, decode: np.ndarray,
@@ -170,7 +170,7 @@ def ideal_goodput_per_gpu(gpus: np.ndarray, prefill: np.ndarray, decode: np.ndar
         per = 1.0 / (pre[:, :, None] + dec[None, None, :])
     valid = (prefill > 0)[:, :, None] & (decode > 0)[None, None, :]
     per = np.where(valid, per, 0.0).reshape(prefill.shape[0], -1)
-    return np.maximum(per.max(axis=1, initial=0.0), 0.0)
+    return np.asarray(np.maximum(per.max(axis=1, initial=0.0), 0.0))
 
 
 def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
@@ -261,7 +261,7 @@ def _rate_at(tab: np.ndarray, sizes: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _prefill_side(x: np.ndarray, gp: np.ndarray, p: np.ndarray, link: float) -> np.ndarray:
     pre = x * p
-    return np.minimum(pre, (x * gp) * link) if link > 0 else pre
+    return np.asarray(np.minimum(pre, (x * gp) * link) if link > 0 else pre)
 
 
 def _bracket(g: np.ndarray, gp: np.ndarray, gd: np.ndarray, p: np.ndarray, d: np.ndarray,
@@ -295,7 +295,7 @@ def _crossing(g: np.ndarray, gp: np.ndarray, gd: np.ndarray, tab: np.ndarray,
 
     def pred(x: np.ndarray) -> np.ndarray:
         y = (g - x * gp) // gd
-        return _prefill_side(x, gp, _rate_at(tab, sizes, x), link) <= y * d
+        return np.asarray(_prefill_side(x, gp, _rate_at(tab, sizes, x), link) <= y * d)
 
     bad_lo = (lo >= 1) & ~pred(np.maximum(lo, 1))
     lo = np.where(bad_lo, 0, lo)
@@ -321,7 +321,7 @@ def always_packs(size: np.ndarray, gpus_per_node: int) -> np.ndarray:
     is left (x·g_p + y·g_d ≤ G). The shapes the model builds (TP ≤ node, node × PP) are
     all of this kind; :func:`packs_into_nodes` is still applied to any other size.
     """
-    return (size <= gpus_per_node) | (size % gpus_per_node == 0)
+    return np.asarray((size <= gpus_per_node) | (size % gpus_per_node == 0))
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,7 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray,
             c = np.argmax(sc_, axis=1)
             e = np.arange(sel.size)
             pair_score[sel, pidx] = sc_[e, c]
-            pair_goods[sel, pidx] = np.broadcast_to(gk, (K,) + sc_.shape)[:, e, c].T
+            pair_goods[sel, pidx] = np.broadcast_to(gk, (K, *sc_.shape))[:, e, c].T
             pair_x[sel, pidx] = np.broadcast_to(x, sc_.shape)[e, c]
     # the first pair whose score is strictly higher than all before it wins
     rows_n = np.arange(n)
