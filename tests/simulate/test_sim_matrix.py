@@ -11,7 +11,14 @@ be within ±25 % of the simulated ones, or the case is outside for a documented 
   the model now counts as Ō/run independent draws. The cases listed in ``TPOT_CLUSTERED`` were
   outside before that and are inside now; the allowance stays for the idealised runs below.
 
-Every TTFT case is inside. The colocated prompt queue (docs/model.md §5) depends on the pool
+Every TTFT case is inside but one, ``POOLED_SHORT_BURSTY`` (TTFT, analytic below the
+simulation, bounded at −35 %): s08's disaggregated plan has pooled six TP prefill instances
+since each split's prefill goodput is taken at its own pool size (before, at the ideal
+split's, the best split had four, inside at −5 %). Short prompts at CV > 1 over six
+join-the-shortest-queue servers: the pooled G/G/c percentile (Allen–Cunneen mean wait, GI/M/1
+tail) gives 283.5 ms against a simulated 387–407 ms (−27 … −30 % over seeds 1, 2, 3, 7 and
+8,000–32,000 requests): the burst clusters a G/G/c with independent service does not see
+(docs/model.md §7). The colocated prompt queue (docs/model.md §5) depends on the pool
 size n the router spreads the traffic over:
 
 * the router (join-the-shortest-queue on outstanding requests) deals a burst out about round
@@ -78,6 +85,10 @@ IDEAL_CHUNKED_TTFT = 0.30
 writing)."""
 
 CLUSTERED_MIXED_STEPS = "CLUSTERED_MIXED_STEPS"
+POOLED_SHORT_BURSTY = "POOLED_SHORT_BURSTY"
+TTFT_POOLED_BURSTY = {("s08-32b-short-bursty", "disaggregated")}
+"""TTFT cases allowed below the simulation (module docstring), at most by ALLOWANCE_BOUND."""
+ALLOWANCE_BOUND = 0.35
 
 QUICK = ("s03-8b-short-bursty", "s08-32b-short-bursty", "s09-32b-long-heavy",
          "s10-70b-short-heavy", "s13-mixtral-short-medium")
@@ -115,13 +126,14 @@ def _pct(x: float | None) -> str:
     return "   n/a" if x is None else f"{x * 100:+5.0f}%"
 
 
-def _verdict(diff: float | None, allowed: str | None, analytic_high: bool) -> tuple[bool, str]:
+def _verdict(diff: float | None, allowed: str | None, analytic_high: bool,
+             bound: float = 1.0) -> tuple[bool, str]:
     """(acceptable, label) for one relative difference (analytic − simulated) / simulated."""
     if diff is None:
         return False, "MISSING"
     if abs(diff) <= TOLERANCE:
         return True, "ok"
-    if allowed is None:
+    if allowed is None or abs(diff) > bound:
         return False, "OUTSIDE"
     right_way = diff > 0 if analytic_high else diff < 0
     return right_way, allowed if right_way else f"{allowed}?wrong-direction"
@@ -131,7 +143,8 @@ def _row(name: str, res: SimulationResult, tpot_allowed: set[tuple[str, str]]
          ) -> tuple[bool, str]:
     ph = res.overall
     ttft, tpot = ph.ttft_ms[1], ph.tpot_ms[1]
-    ok1, v1 = _verdict(ttft.relative_diff, None, analytic_high=False)
+    pooled = POOLED_SHORT_BURSTY if (name, res.mode) in TTFT_POOLED_BURSTY else None
+    ok1, v1 = _verdict(ttft.relative_diff, pooled, analytic_high=False, bound=ALLOWANCE_BOUND)
     clustered = CLUSTERED_MIXED_STEPS if (name, res.mode) in tpot_allowed else None
     ok2, v2 = _verdict(tpot.relative_diff, clustered, analytic_high=False)
     line = (f"{name:26s} {res.mode:13s} {_queue_instances(res):3d} "
