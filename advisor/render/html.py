@@ -172,24 +172,7 @@ def _boundaries(doc: Mapping[str, Any]) -> str | None:
 
 
 def _inputs(doc: Mapping[str, Any]) -> str:
-    inputs = doc["inputs"]
-    model = inputs["model"]
-    rows = [["model", f"{model['name']} ({model['id']}), {inputs['precision']}, "
-                      f"{t.engine_text(inputs)}"],
-            ["cluster", t.cluster_text(inputs)], ["links", t.links_text(inputs)]]
-    for p in inputs["traffic"]:
-        label = "traffic" if len(inputs["traffic"]) == 1 else f"phase {p['name']}"
-        share = "" if len(inputs["traffic"]) == 1 else f"{t.pct(p['share'])} of the day, "
-        rows.append([label, f"{share}{t.rps(p['rate_rps'])}, prompt "
-                            f"{t.length_text(p['prompt_tokens'])}, output "
-                            f"{t.length_text(p['output_tokens'])} tokens"])
-    rows += [["SLO", t.slo_text(inputs["slo"])],
-             ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
-             ["deployment", t.deployment_text(inputs.get("deployment"))]]
-    calibration = t.calibration_text(doc.get("calibration"))
-    if calibration:
-        rows.append(["calibration", calibration])
-    return _table(["", ""], [[e(a), e(b)] for a, b in rows])
+    return _table(["", ""], [[e(a), e(b)] for a, b in t.input_rows(doc)])
 
 
 def _allocation(doc: Mapping[str, Any]) -> str | None:

@@ -332,3 +332,25 @@ def deployed_sentences(dep: Mapping[str, Any]) -> list[str]:
            f"{pct} TTFT {ms(dep['ttft_ms'])}, TPOT {ms(dep['tpot_ms'])}")
     return [*lines, f"Predicted: {lat} at {rps(dep['rate_rps'])}; carries "
                     f"{rps(dep['max_goodput_rps'])} within the SLOs."]
+
+
+def input_rows(doc: Mapping[str, Any]) -> list[list[str]]:
+    """The report's inputs as [label, text] rows (plain text; each renderer escapes them)."""
+    inputs = doc["inputs"]
+    model = inputs["model"]
+    rows = [["model", f"{model['name']} ({model['id']}), {inputs['precision']}, "
+                      f"{engine_text(inputs)}"],
+            ["cluster", cluster_text(inputs)], ["links", links_text(inputs)]]
+    for p in inputs["traffic"]:
+        label = "traffic" if len(inputs["traffic"]) == 1 else f"phase {p['name']}"
+        share = "" if len(inputs["traffic"]) == 1 else f"{pct(p['share'])} of the day, "
+        rows.append([label, f"{share}{rps(p['rate_rps'])}, prompt "
+                            f"{length_text(p['prompt_tokens'])}, output "
+                            f"{length_text(p['output_tokens'])} tokens"])
+    rows += [["SLO", slo_text(inputs["slo"])],
+             ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
+             ["deployment", deployment_text(inputs.get("deployment"))]]
+    calibration = calibration_text(doc.get("calibration"))
+    if calibration:
+        rows.append(["calibration", calibration])
+    return rows
