@@ -32,8 +32,12 @@ _debug = {"enabled": False}
 
 
 def fail(message: str) -> NoReturn:
-    """Print ``pd-advisor: error: ...`` on stderr and exit 2."""
-    sys.stderr.write(f"pd-advisor: error: {message}\n")
+    """Print ``pd-advisor: error: ...`` on stderr and exit 2; control characters a user value
+    brought into the message are shown escaped (its own line breaks are kept)."""
+    from advisor.render.text import visible
+
+    shown = "\n".join(visible(line) for line in message.split("\n"))
+    sys.stderr.write(f"pd-advisor: error: {shown}\n")
     raise typer.Exit(EXIT_ERROR)
 
 

@@ -295,8 +295,8 @@ def links_text(inputs: Mapping[str, Any]) -> str:
 
 _INVISIBLE = {
     **{c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]},
-    **{c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
-                                   *range(0x2066, 0x206A)]},
+    **{c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x2029,
+                                   *range(0x202A, 0x202F), *range(0x2066, 0x206A)]},
 }
 """Control characters (C0, DEL, C1: terminal escape and OSC sequences, line breaks) and the
 bidirectional overrides that reorder what is shown (#21), with the escape each prints as."""

@@ -204,6 +204,17 @@ def test_escape_sequences_and_markdown_injection_are_neutralised(tmp_path: Path)
     assert "\\[c\\](javascript:alert(1))" in markdown  # shown, inert
 
 
+@pytest.mark.parametrize("char", ["\x1c", "\x1b", "\u2028"])
+def test_a_usage_error_shows_control_characters_escaped(run_cli: Any, char: str) -> None:
+    """A value echoed by a usage error (a ``--vary`` SPEC) cannot inject a line or an escape
+    sequence (found by the thorough sweep-options fuzz: ``cluster.gpus=0\\x1c0``)."""
+    result = run_cli("sweep", EXAMPLE, "--format", "json", "--vary",
+                     f"cluster.gpus=0{char}0", exit_code=2)
+    assert result.stderr.count("\n") == 1 and char not in result.stderr
+    assert "is not a list of numbers" in result.stderr
+    assert repr(char)[1:-1] in result.stderr  # shown as its escape
+
+
 def test_json_is_the_same_bytes_in_every_locale(tmp_path: Path) -> None:
     """POSIX locale without UTF-8 mode failed with UnicodeEncodeError; latin-1 changed bytes."""
     workload = _workload(tmp_path, **{"name: chat-8b-single-node": 'name: "naïve × café"'})
