@@ -396,7 +396,7 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
                                     f"(e.g. ib-ndr-400) or use at most {per_node} GPUs")
     if deployment is not None and cluster is not None:
         tp = deployment.tensor_parallel
-        if deployment.mode == "colocated" and tp is not None and _is_power_of_two(tp):
+        if deployment.mode == "colocated" and tp is not None and wf.is_power_of_two(tp):
             if tp > cluster.gpus:
                 at(("deployment", "tensor_parallel"),
                    f"{tp} exceeds cluster.gpus ({cluster.gpus})")
@@ -413,7 +413,7 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
         heads = profiles.model.num_attention_heads
         for name in ("tensor_parallel", "prefill_tensor_parallel", "decode_tensor_parallel"):
             tp = getattr(deployment, name)
-            if tp is not None and _is_power_of_two(tp) and heads % tp:
+            if tp is not None and wf.is_power_of_two(tp) and heads % tp:
                 at(("deployment", name), f"{tp} does not divide the model's {heads} attention "
                                          "heads")
     if deployment is not None:
@@ -470,11 +470,6 @@ def _prefix_issues(traffic: ws.Traffic) -> list[ws.SchemaIssue]:
     return []
 
 
-def _is_power_of_two(value: int) -> bool:
-    """Non-power-of-two degrees are reported by the schema check; skip them here."""
-    return value > 0 and value & (value - 1) == 0
-
-
 def _context_issues(traffic: ws.Traffic, model: Any,
                     limit: int | None = None) -> list[ws.SchemaIssue]:
     """Prompts that cannot fit in the model's context window (or in ``limit`` tokens)."""
@@ -520,8 +515,10 @@ def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
 
 
 def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
-    """(rate, concurrency) of a phase: its own arrival key replaces the traffic's (a closed
-    loop gets a placeholder rate of 1 req/s until ``core.closed_loop`` solves it)."""
+    """(rate, concurrency) of a phase: its own arrival key replaces the traffic's. A closed
+    loop's rate is solved from its concurrency by ``core.closed_loop.solve_closed_loop``,
+    which :func:`load_scenario` runs on every scenario it builds; the 1 req/s given here is
+    never evaluated (the solver probes rates of its own)."""
     source: Any = own if own is not None and (own.rate_rps is not None
                                               or own.concurrency is not None) else traffic
     if source.concurrency is not None:
