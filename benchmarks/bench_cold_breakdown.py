@@ -106,6 +106,18 @@ class Breakdown:
     total_s: float
 
 
+MODEL_PHASES = ("evaluate", "assess", "verdict boundaries", "build the report",
+                "write the table")
+"""Prefixes of the phases that do the command's work on this workload (the rest is fixed:
+start-up, imports, the command line, loading, shutdown)."""
+
+
+def fixed_s(b: Breakdown) -> float:
+    """Seconds of ``b`` outside the model and the report: what a ``recommend`` pays
+    whatever the workload asks of the model."""
+    return sum(s for name, s in b.phases if not name.startswith(MODEL_PHASES))
+
+
 def cold_env(pycache: str) -> dict[str, str]:
     """The environment of a cold run: the checkout first on PYTHONPATH; bytecode cached in
     ``pycache`` (written by the warm-up run whatever PYTHONDONTWRITEBYTECODE says, so no run
@@ -161,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, seconds in b.phases:
         print(f"{name:<{width}}  {seconds * 1000:7.1f} ms  {seconds / b.total_s:6.1%}")
     print(f"{'process wall time':<{width}}  {b.total_s * 1000:7.1f} ms")
+    print(f"{'of which fixed (all but the model and report)':<{width}}  "
+          f"{fixed_s(b) * 1000:7.1f} ms")
     return 0
 
 

@@ -319,6 +319,18 @@ def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
         for name, seconds in b.phases:
             where.rows.append([name, f"{seconds * 1000:.1f} ms", f"{seconds / b.total_s:.0%}"])
         where.rows.append(["whole process", f"{b.total_s * 1000:.1f} ms", "100%"])
+        fixed = bench_cold_breakdown.fixed_s(b)
+        where.rows.append(["of which fixed: start-up, imports, command line, load, shutdown "
+                           "(what any workload pays before and after the model)",
+                           f"{fixed * 1000:.1f} ms", f"{fixed / b.total_s:.0%}"])
+        if figures.cold:
+            floor = statistics.median(figures.cold[FLOOR])
+            room = TARGET_COLD_RATIO_SMALL * floor - fixed
+            where.rows.append([f"fixed ÷ the floor ({floor * 1000:.0f} ms, cold table)",
+                               f"{fixed / floor:.2f}×", ""])
+            where.rows.append([f"left for evaluate, boundaries and the report within "
+                               f"{TARGET_COLD_RATIO_SMALL:g}× the floor",
+                               f"{room * 1000:.1f} ms", ""])
         out.append(where)
 
     if figures.first_run:

@@ -78,7 +78,12 @@ def test_benchmark_functions_return_positive_figures(run: ModuleType) -> None:
     figures = run.Figures(cold=cold, breakdown=breakdown, first_run=[first], evaluate=[ev],
                           scaling=rows, scaling_runs=1, kernel=k, sweep=sw, simulate=sim)
     tabs, failures = run.tables(figures, runs=1)
-    assert [len(t.rows) for t in tabs] == [6, 17, 1, 1, 4]
+    assert [len(t.rows) for t in tabs] == [6, 20, 1, 1, 4]
+    # the fixed part: every phase but the model's and the report's, less than the whole
+    fixed = run.bench_cold_breakdown.fixed_s(breakdown)
+    model = [s for name, s in breakdown.phases
+             if name.startswith(run.bench_cold_breakdown.MODEL_PHASES)]
+    assert len(model) == 5 and math.isclose(fixed + sum(model), breakdown.total_s, rel_tol=1e-6)
     assert isinstance(failures, list)
     info = run.machine()
     assert info["cpu"] and info["python"]

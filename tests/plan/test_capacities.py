@@ -111,3 +111,43 @@ def test_a_splits_goodput_never_exceeds_what_its_own_pooled_queue_carries() -> N
                     assert good == pytest.approx(x * tabulated, rel=1e-9), (name, a)
                 checked += 1
     assert checked > 40
+
+
+def test_drift_corners_are_built_once_and_read_alike_by_every_caller() -> None:
+    """#20: the drift band's corner capacities are built once per ``Capacities`` and shared
+    by ``evaluate``'s fragility and every design-point call of the boundary searches (and,
+    with the link swapped, by the bandwidth search), with the numbers of fresh tables."""
+    from advisor.core.plan.capacities import Capacities
+    from advisor.core.plan.drift import corner_capacities
+    from advisor.core.plan.evaluate import evaluate
+    from advisor.core.plan.points import design_points
+    from tests.sweep.helpers import PREFILL_HEAVY
+
+    sc = scenario(PREFILL_HEAVY)
+    assert len(sc.phases) == 1 and sc.policy.assumed_mix_drift > 0
+    caps = Capacities(sc)
+    first = evaluate(sc, caps)
+    corners = corner_capacities(caps, (0,))
+    assert len(corners) == 2
+    assert [c is d for c, d in zip(corners, corner_capacities(caps, (0,)), strict=True)] \
+        == [True, True]
+    G = np.array([sc.cluster.gpus - 64, sc.cluster.gpus, sc.cluster.gpus + 300])
+    rates = np.full((G.size, 1), sc.phases[0].rate_rps)
+    shared = [design_points(caps, G, rates) for _ in range(2)]
+    fresh = design_points(Capacities(sc), G, rates)
+    for got in shared:
+        assert sorted(got) == sorted(fresh)
+        for key in fresh:
+            np.testing.assert_array_equal(got[key], fresh[key], err_msg=key)
+    assert evaluate(sc, caps) == first == evaluate(sc)
+    assert corner_capacities(caps, (0,))[0] is corners[0]  # still the same tables
+
+    slower = replace(sc.cluster.inter_node, bandwidth_bytes_per_s=(
+        sc.cluster.inter_node.bandwidth_bytes_per_s / 8))
+    swapped = caps.with_inter_node(slower)
+    for corner in corner_capacities(swapped, (0,)):
+        assert corner.sc.cluster.inter_node == slower
+    other = replace(sc, cluster=replace(sc.cluster, inter_node=slower))
+    got, want = design_points(swapped, G, rates), design_points(Capacities(other), G, rates)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)

@@ -19,7 +19,7 @@ construction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -173,6 +173,7 @@ class Capacities:
     def __init__(self, sc: Scenario, shared: Capacities | None = None) -> None:
         self.sc = sc
         self._groups: dict[int, CapacityGroup] = {}
+        self._derived: dict[Hashable, Capacities] = {}
         if shared is None:
             self._coloc: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
             self._prefill: dict[tuple[Any, ...], PrefillCapacity] = {}
@@ -182,12 +183,23 @@ class Capacities:
             self._coloc, self._prefill = shared._coloc, shared._prefill
             self._decode, self._pooled = shared._decode, shared._pooled
 
+    def derived(self, key: Hashable, build: Callable[[], Capacities]) -> Capacities:
+        """The capacities of a scenario derived from this one by its traffic alone (a drift
+        corner), built by ``build`` on the first call with ``key`` and the same object on every
+        later one, so that searches evaluating many points fill its tables once."""
+        if key not in self._derived:
+            self._derived[key] = build()
+        return self._derived[key]
+
     def with_inter_node(self, link: LinkSpec) -> Capacities:
         """The capacities of this scenario with ``link`` as its inter-node link, sharing every
         cached entry that does not depend on it (instances within one node, decode and
         colocated capacities of single-stage instances)."""
         sc = self.sc
-        return Capacities(replace(sc, cluster=replace(sc.cluster, inter_node=link)), self)
+        out = Capacities(replace(sc, cluster=replace(sc.cluster, inter_node=link)), self)
+        # the derived scenarios differ only in traffic: theirs with the same link, sharing too
+        out._derived = {key: caps.with_inter_node(link) for key, caps in self._derived.items()}
+        return out
 
     # ---- groups of cluster sizes --------------------------------------------------------
     def group_codes(self, gpus: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ GPUs)`` under that corner's capacities; the drift loss is the worst corner's.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -52,6 +53,24 @@ def drifted_scenario(sc: Scenario, prompt_scale: float, output_scale: float) -> 
                            output_tokens=_scaled(ph.output_tokens, output_scale))
                    for ph in sc.phases)
     return replace(sc, phases=phases)
+
+
+def corner_capacities(caps: Capacities, phases: tuple[int, ...]) -> list[Capacities]:
+    """The capacities of each drift corner (:func:`drift_corners`) of the scenario of
+    ``caps`` reduced to ``phases`` (indices), built once per ``caps`` and shared by every later
+    call: ``evaluate``'s fragility and each design-point evaluation of the boundary searches
+    read the same corner tables instead of recomputing them (#20)."""
+    sc = caps.sc
+    if phases == tuple(range(len(sc.phases))):
+        sub = sc
+    else:
+        sub = replace(sc, phases=tuple(sc.phases[k] for k in phases))
+
+    def corner(ps: float, os_: float) -> Callable[[], Capacities]:
+        return lambda: Capacities(drifted_scenario(sub, ps, os_))
+
+    return [caps.derived(("drift", phases, ps, os_), corner(ps, os_))
+            for ps, os_ in drift_corners(sc.policy.assumed_mix_drift)]
 
 
 def phase_rates(caps: Capacities, grp: CapacityGroup, k: int, gpus: np.ndarray

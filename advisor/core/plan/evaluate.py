@@ -46,9 +46,9 @@ from advisor.core.plan.capacities import (
     seconds,
 )
 from advisor.core.plan.drift import (
+    corner_capacities,
     corner_goodputs,
     drift_corners,
-    drifted_scenario,
     split_goodput,
 )
 from advisor.core.plan.shapes import Shape
@@ -382,9 +382,10 @@ def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools
     pre_o, dec_o = np.array([a.prefill_option]), np.array([a.decode_option])
     x, y = np.array([a.prefill_instances]), np.array([a.decode_instances])
     drifted = []
-    one = replace(sc, phases=(sc.phases[k],))  # only this phase drifts (its capacities)
-    for ps, os_ in drift_corners(sc.policy.assumed_mix_drift):
-        dcaps = Capacities(drifted_scenario(one, ps, os_))
+    # only this phase drifts (its capacities, shared with the design points of the searches)
+    corners = corner_capacities(caps, (k,))
+    for (ps, os_), dcaps in zip(drift_corners(sc.policy.assumed_mix_drift), corners,
+                                strict=True):
         dgrp = dcaps.group_at(sc.cluster.gpus)
         have, best = corner_goodputs(grp, dcaps, dgrp, 0, G, pre_o, dec_o, x, y)
         drifted.append(SplitVariant(

@@ -29,7 +29,7 @@ from advisor.core.arrays import unique_sorted
 from advisor.core.kv_transfer import link_utilization, transfer_seconds
 from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import Capacities, CapacityGroup
-from advisor.core.plan.drift import drift_corners, drift_loss, drifted_scenario
+from advisor.core.plan.drift import corner_capacities, drift_loss
 from advisor.core.plan.split import PoolRates, best_splits, ideal_goodput_per_gpu
 from advisor.core.plan.static import static_allocation
 from advisor.core.scenario import Scenario, instances_in_cluster
@@ -95,9 +95,8 @@ def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
     caps.prefetch_pooled([(grp, unique_sorted(G[idx])) for grp, idx in work])
     caps.prefetch_colocated([(grp, unique_sorted(G[idx])) for grp, idx in work])
     sc = caps.sc
-    drifts = ([Capacities(drifted_scenario(sc, ps, os_))
-               for ps, os_ in drift_corners(sc.policy.assumed_mix_drift)]
-              if len(sc.phases) == 1 and not sc.autoscaling else [])
+    drifts = (corner_capacities(caps, (0,)) if len(sc.phases) == 1 and not sc.autoscaling
+              else [])
     for grp, idx in work:
         code = int(codes[idx[0]])
         corners = [(dc, dc.group(code, int(G[idx].min()))) for dc in drifts]
