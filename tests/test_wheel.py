@@ -39,6 +39,16 @@ HEAVY = ("scipy", "matplotlib")  # module-name prefixes a cold start must not im
 UNNEEDED = ("numpy.ma",)
 """Numpy modules the common path has no use for (``np.unique`` imports the masked arrays,
 ≈ 10 ms; ``advisor.core.arrays.unique_sorted`` replaces it)."""
+NOT_FOR_RECOMMEND = ("advisor.core.figure_data", "advisor.core.sweep.grid",
+                     "advisor.render.plot", "advisor.render.report_plot",
+                     "advisor.loading.hf_config")
+"""Modules a table ``recommend`` without ``--plot`` has no use for (issue #20): the figure's
+data and drawing (``--plot``, the HTML report), the sweep grid (``sweep``), ``config.json``
+models (a model reference naming a ``*.json`` file or a directory)."""
+NOT_FOR_CHECK = (*NOT_FOR_RECOMMEND, "advisor.core.verdict.boundaries",
+                 "advisor.core.verdict.search", "advisor.core.plan.points",
+                 "advisor.core.sweep", "advisor.core.sweep.keys")
+"""``check`` evaluates without the verdict boundaries, so without their searches either."""
 SUBCOMMANDS = ("recommend", "check", "sweep", "simulate", "calibrate", "init", "validate",
                "schema", "profiles")
 
@@ -284,3 +294,20 @@ def test_recommend_and_check_import_no_scipy(installed: Installed, command: str)
     assert _heavy(modules) == []
     assert [name for name in modules if name in UNNEEDED or name.startswith(
         tuple(f"{prefix}." for prefix in UNNEEDED))] == []
+
+
+@pytest.mark.parametrize("command", ["recommend", "check"])
+def test_table_recommend_and_check_load_only_what_they_need(installed: Installed,
+                                                           command: str) -> None:
+    """The default (table) ``recommend`` of every example, and ``check`` of them one by one
+    and all at once, leave the modules they have no use for unimported (issue #20: a
+    regression guard on what the cold path loads, not a timing)."""
+    names = [p.name for p in EXAMPLES]
+    argvs = ([["recommend", name] for name in names] if command == "recommend"
+             else [["check", name] for name in names] + [["check", *names]])
+    codes, modules = installed.modules_after(argvs)
+    allowed = (0,) if command == "recommend" else (0, 1)
+    assert all(code in allowed for code in codes), codes
+    assert "advisor.render.table" in modules  # the table was rendered
+    unneeded = NOT_FOR_RECOMMEND if command == "recommend" else NOT_FOR_CHECK
+    assert sorted(set(unneeded) & set(modules)) == []

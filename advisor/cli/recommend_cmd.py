@@ -97,11 +97,11 @@ def _check_plot(plot: Path) -> str:
 
 def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str) -> Figure:
     """Draw ``--plot`` and the HTML report's SVG; the :class:`Figure` the renderers get."""
+    if rec.figure is None:  # the table, JSON and markdown reports: no plotting code loaded
+        return Figure()
     from advisor.render.plot import INSTALL_HINT, PlotUnavailable
     from advisor.render.report_plot import figure_title, render_figure, svg_for_html
 
-    if rec.figure is None:
-        return Figure()
     title = figure_title(rec.report)
     if plot is not None:
         image = render_figure(rec.figure, title, plot_fmt)

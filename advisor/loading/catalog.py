@@ -71,6 +71,13 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"unknown profile kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
+def _may_name_config(ref: str) -> bool:
+    """Whether a model reference may name a ``config.json`` (a ``*.json`` path or a
+    directory); only then is ``hf_config`` loaded, whose ``config_path`` decides."""
+    path = Path(ref).expanduser()
+    return path.suffix.lower() == ".json" or path.is_dir()
+
+
 class ProfileCatalog:
     """Look up profiles by id or path; parsed profiles and specs are cached per instance."""
 
@@ -182,7 +189,7 @@ class ProfileCatalog:
     # ---- loading ------------------------------------------------------------------------
     def raw(self, kind: str, ref: str) -> tuple[Profile, Path]:
         """The validated profile object (with provenance) and the file it came from."""
-        if kind == "models":
+        if kind == "models" and _may_name_config(ref):
             from advisor.loading import hf_config
 
             config = hf_config.config_path(ref)

@@ -95,7 +95,7 @@ def _slo_unmet(doc: Mapping[str, Any]) -> RenderableType:
     body = Group(*parts,
                  Text("The verdict below is the better architecture for these GPUs, not a "
                       "plan that meets the SLOs.", style="italic"))
-    return Panel(body, title=f"{BAD} NO PLAN MEETS THE SLOs", title_align="left",
+    return Panel(body, title=Text(f"{BAD} NO PLAN MEETS THE SLOs"), title_align="left",
                  border_style="bold red", box=box.HEAVY)
 
 
@@ -392,7 +392,7 @@ def _verdict(doc: Mapping[str, Any]) -> RenderableType:
         parts += [Text(""), Text("Measure next", style="bold"),
                   _bullets(list(doc["measure_next"]), marker="→")]
     style = "red" if not doc["slo_met"] else "green"
-    return Panel(Group(*parts), title=f"verdict: {doc['verdict']}", title_align="left",
+    return Panel(Group(*parts), title=Text(f"verdict: {doc['verdict']}"), title_align="left",
                  border_style=style, box=box.ROUNDED)
 
 
@@ -467,11 +467,13 @@ def check_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
 
 # --------------------------------------------------------------------------- entry points
 def print_table(doc: Mapping[str, Any], console: Console) -> None:
-    """Write the report for ``doc`` (a recommendation or a check run) into ``console``."""
+    """Write the report for ``doc`` (a recommendation or a check run) into ``console``.
+
+    One ``print`` of the whole report (a :class:`Group` renders its parts one below the other,
+    as one ``print`` each would, without the per-call set-up)."""
     items = (check_renderables(doc) if doc.get("kind") == "check"
              else recommendation_renderables(doc))
-    for item in items:
-        console.print(item)
+    console.print(Group(*items))
 
 
 def make_console(file: Any, width: int, color: bool) -> Console:

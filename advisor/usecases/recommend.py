@@ -50,7 +50,6 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     architecture)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
-    from advisor.core.verdict.boundaries import verdict_boundaries
     from advisor.core.verdict.rules import assess
     from advisor.loading.resolve import load_scenario_and_document
     from advisor.render.report_json import build_report
@@ -60,7 +59,11 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     caps = Capacities(scenario)  # one set of capacity tables for the model and the searches
     model = evaluate(scenario, caps)
     assessment = assess(scenario, model)
-    bounds = verdict_boundaries(scenario, model, caps) if boundaries else None
+    bounds = None
+    if boundaries:  # ``check`` skips them, and does not load the searches
+        from advisor.core.verdict.boundaries import verdict_boundaries
+
+        bounds = verdict_boundaries(scenario, model, caps)
     shown = str(path) if display is None else display
     report = build_report(scenario, assessment, shown, data, bounds)
     fig = None
