@@ -13,6 +13,11 @@ separate mean latency; the median stands in for it), of the plan the clients wou
 declared deployment when there is one, else the plan that carries more (colocated or
 disaggregated). An overloaded plan (no finite latency) counts as an infinite E2E.
 
+The probes differ only in the phase's ``rate_rps``, and no capacity table depends on the
+arrival rate (:class:`~advisor.core.plan.capacities.Capacities`), so one set of tables — the
+drift corners' included — serves every probe of a phase: each probe is the same
+``evaluate`` as with fresh tables, without rebuilding them.
+
 Each phase with ``concurrency`` is solved on its own; its ``rate_rps`` becomes the equivalent
 rate and everything downstream (plans, SLO checks, phases, sweeps over the rate) uses it.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.results import ColocatedPlan, DeployedPrediction, DisaggregatedPlan
 from advisor.core.scenario import ClosedLoop, Scenario, TrafficPhase
@@ -39,12 +45,18 @@ class ClosedLoopError(ValueError):
     """No plan serves the phase even at light load (no equivalent rate exists)."""
 
 
-def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float
+def probe_scenario(sc: Scenario, phase: TrafficPhase, rate_rps: float) -> Scenario:
+    """The phase alone at ``rate_rps``, its SLO percentile the median: what a probe
+    evaluates."""
+    return replace(sc, phases=(replace(phase, share=1.0, rate_rps=rate_rps),),
+                   slo=replace(sc.slo, percentile=50.0))
+
+
+def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float, caps: Capacities
                ) -> tuple[float, float, float, str]:
-    """(TTFT s, TPOT s, E2E s, plan) of the phase alone at ``rate_rps`` (medians)."""
-    probe = replace(sc, phases=(replace(phase, share=1.0, rate_rps=rate_rps),),
-                    slo=replace(sc.slo, percentile=50.0))
-    result = evaluate(probe)
+    """(TTFT s, TPOT s, E2E s, plan) of the phase alone at ``rate_rps`` (medians); ``caps``:
+    the probe scenario's capacity tables (at any rate)."""
+    result = evaluate(probe_scenario(sc, phase, rate_rps), caps)
     plan: DeployedPrediction | ColocatedPlan | DisaggregatedPlan
     if sc.deployment is not None and result.deployed is not None:
         plan, name = result.deployed, "deployed"
@@ -63,7 +75,8 @@ def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float
 
 def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> ClosedLoop:
     """Solve λ·E2E(λ) = concurrency for one phase (module docstring)."""
-    first = _latencies(sc, phase, 1e-9)[2]
+    caps = Capacities(probe_scenario(sc, phase, 1e-9))  # every probe's tables (rate-free)
+    first = _latencies(sc, phase, 1e-9, caps)[2]
     if not math.isfinite(first):
         raise ClosedLoopError(f"phase '{phase.name}': no plan serves a single request, so "
                               f"{concurrency} clients have no equivalent rate")
@@ -73,7 +86,7 @@ def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> Clos
 
     def excess(rate: float) -> float:
         if rate not in seen:
-            e2e = _latencies(sc, phase, rate)[2]
+            e2e = _latencies(sc, phase, rate, caps)[2]
             seen[rate] = rate * min(e2e, OVERLOADED_E2E_S) - concurrency
         return seen[rate]
 
@@ -89,10 +102,10 @@ def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> Clos
             low /= 2.0
         low = max(low, floor)
         rate = float(optimize.brentq(excess, low, high, rtol=RELATIVE_TOLERANCE))
-    ttft, tpot, e2e, name = _latencies(sc, phase, rate)
+    ttft, tpot, e2e, name = _latencies(sc, phase, rate, caps)
     if not math.isfinite(e2e):  # the root sits on the overload edge: step just below it
         rate *= 1.0 - 1e-6
-        ttft, tpot, e2e, name = _latencies(sc, phase, rate)
+        ttft, tpot, e2e, name = _latencies(sc, phase, rate, caps)
     return ClosedLoop(concurrency, rate, ttft * 1e3, tpot * 1e3, e2e, name)
 
 

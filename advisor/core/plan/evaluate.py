@@ -614,7 +614,8 @@ def _pick_shape(shapes: list[Shape], options: list[PoolOption], tp: int | None,
 
 def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
     """Run the whole cost model on a resolved scenario (``caps``: its capacity tables, when
-    the caller already has them)."""
+    the caller already has them — or those of the same scenario at other arrival rates, which
+    are the same tables: the closed-loop solve evaluates one scenario at many rates)."""
     caps = caps if caps is not None else Capacities(sc)
     grp = caps.group_at(sc.cluster.gpus)
     shapes = grp.shapes
