@@ -76,19 +76,22 @@ def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float, caps: Capacit
 def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> ClosedLoop:
     """Solve λ·E2E(λ) = concurrency for one phase (module docstring)."""
     caps = Capacities(probe_scenario(sc, phase, 1e-9))  # every probe's tables (rate-free)
-    first = _latencies(sc, phase, 1e-9, caps)[2]
+    seen: dict[float, tuple[float, float, float, str]] = {}  # a full evaluation: never twice
+
+    def latencies(rate: float) -> tuple[float, float, float, str]:
+        if rate not in seen:
+            seen[rate] = _latencies(sc, phase, rate, caps)
+        return seen[rate]
+
+    first = latencies(1e-9)[2]
     if not math.isfinite(first):
         raise ClosedLoopError(f"phase '{phase.name}': no plan serves a single request, so "
                               f"{concurrency} clients have no equivalent rate")
     high = concurrency / first
     floor = high * LIGHT_RATE_SHARE
-    seen: dict[float, float] = {}  # each value is a full evaluation: never twice
 
     def excess(rate: float) -> float:
-        if rate not in seen:
-            e2e = _latencies(sc, phase, rate, caps)[2]
-            seen[rate] = rate * min(e2e, OVERLOADED_E2E_S) - concurrency
-        return seen[rate]
+        return rate * min(latencies(rate)[2], OVERLOADED_E2E_S) - concurrency
 
     if excess(high) <= 0.0:  # latencies flat up to N / E2E(0): no queueing at all
         rate = high
@@ -102,10 +105,10 @@ def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> Clos
             low /= 2.0
         low = max(low, floor)
         rate = float(optimize.brentq(excess, low, high, rtol=RELATIVE_TOLERANCE))
-    ttft, tpot, e2e, name = _latencies(sc, phase, rate, caps)
+    ttft, tpot, e2e, name = latencies(rate)  # brentq's root is a point it evaluated
     if not math.isfinite(e2e):  # the root sits on the overload edge: step just below it
         rate *= 1.0 - 1e-6
-        ttft, tpot, e2e, name = _latencies(sc, phase, rate, caps)
+        ttft, tpot, e2e, name = latencies(rate)
     return ClosedLoop(concurrency, rate, ttft * 1e3, tpot * 1e3, e2e, name)
 
 
