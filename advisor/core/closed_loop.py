@@ -7,11 +7,13 @@ the system. By Little's law (docs/model.md §2.2) the arrival rate it generates 
 
 a fixed point, because the latencies grow with the rate. ``g(λ) = λ·E2E(λ) − N`` is negative
 near 0 and non-negative at ``N / E2E(0⁺)`` (latencies only grow with load), so a root lies in
-between; :func:`scipy.optimize.brentq` finds it. The latencies are the model's own, from
-:func:`advisor.core.plan.evaluate.evaluate` on the phase alone, at the median (the model has no
-separate mean latency; the median stands in for it), of the plan the clients would hit: the
-declared deployment when there is one, else the plan that carries more (colocated or
-disaggregated). An overloaded plan (no finite latency) counts as an infinite E2E.
+between; Brent's method finds it (:func:`advisor.core.roots.brentq`: scipy's ``brentq`` step
+for step, without importing scipy on ``recommend``'s path). The latencies are the model's
+own, from :func:`advisor.core.plan.evaluate.evaluate` on the phase alone, at the median (the
+model has no separate mean latency; the median stands in for it), of the plan the clients
+would hit: the declared deployment when there is one, else the plan that carries more
+(colocated or disaggregated). An overloaded plan (no finite latency) counts as an infinite
+E2E.
 
 The probes differ only in the phase's ``rate_rps``, and no capacity table depends on the
 arrival rate (:class:`~advisor.core.plan.capacities.Capacities`), so one set of tables — the
@@ -30,6 +32,7 @@ from dataclasses import replace
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.results import ColocatedPlan, DeployedPrediction, DisaggregatedPlan
+from advisor.core.roots import brentq
 from advisor.core.scenario import ClosedLoop, Scenario, TrafficPhase
 
 LIGHT_RATE_SHARE = 1e-6
@@ -96,15 +99,13 @@ def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> Clos
     if excess(high) <= 0.0:  # latencies flat up to N / E2E(0): no queueing at all
         rate = high
     else:
-        from scipy import optimize  # only a closed-loop workload pays scipy's import
-
         # λ·E2E(λ) grows with λ: halve from N / E2E(0) until it falls below N (usually once),
         # so that brentq starts on a narrow bracket instead of [1e-6·high, high]
         low = high / 2.0
         while low > floor and excess(low) > 0.0:
             low /= 2.0
         low = max(low, floor)
-        rate = float(optimize.brentq(excess, low, high, rtol=RELATIVE_TOLERANCE))
+        rate = brentq(excess, low, high, rtol=RELATIVE_TOLERANCE)
     ttft, tpot, e2e, name = latencies(rate)  # brentq's root is a point it evaluated
     if not math.isfinite(e2e):  # the root sits on the overload edge: step just below it
         rate *= 1.0 - 1e-6
