@@ -3,6 +3,8 @@ model's own (median) latencies (docs/model.md §2.2)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -102,9 +104,12 @@ def _closed_variants() -> dict[str, Scenario]:
                                   "two-phases"])
 def test_shared_tables_solve_as_fresh_tables(name: str, monkeypatch: pytest.MonkeyPatch
                                              ) -> None:
-    """The solve evaluates every probe with one set of capacity tables; the same solve with
-    fresh tables built for every probe (the path before #20) gives exactly the same
-    ClosedLoop — rate, latencies, E2E and plan — bit for bit."""
+    """The solve evaluates every probe with one set of capacity tables and finds the root
+    with ``roots.brentq``; the solve before #20 — fresh tables built for every probe, scipy's
+    ``brentq`` — gives exactly the same ClosedLoop (rate, latencies, E2E and plan), bit for
+    bit."""
+    from scipy import optimize
+
     sc = _closed_variants()[name]
     shared = solve_closed_loop(sc)
 
@@ -114,9 +119,14 @@ def test_shared_tables_solve_as_fresh_tables(name: str, monkeypatch: pytest.Monk
         calls.append(probe.phases[0].rate_rps)
         return evaluate(probe)  # new tables every probe, whatever the solver passes
 
+    def scipy_brentq(f: Callable[[float], float], a: float, b: float, rtol: float) -> float:
+        calls.append(math.nan)
+        return float(optimize.brentq(f, a, b, rtol=rtol))
+
     monkeypatch.setattr(closed_loop, "evaluate", fresh)
+    monkeypatch.setattr(closed_loop, "brentq", scipy_brentq)
     old = solve_closed_loop(sc)
-    assert calls  # the fresh path ran
+    assert any(math.isnan(c) for c in calls) and any(c > 0 for c in calls)  # the old path ran
     loops = [(p.closed_loop, q.closed_loop) for p, q in zip(shared.phases, old.phases,
                                                             strict=True)]
     assert all(new is not None for new, _ in loops)
