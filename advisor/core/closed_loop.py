@@ -17,8 +17,10 @@ E2E.
 
 The probes differ only in the phase's ``rate_rps``, and no capacity table depends on the
 arrival rate (:class:`~advisor.core.plan.capacities.Capacities`), so one set of tables — the
-drift corners' included — serves every probe of a phase: each probe is the same
-``evaluate`` as with fresh tables, without rebuilding them.
+drift corners' included — serves every probe of a phase, and so do the rate-free parts of
+``evaluate`` it remembers there (the colocated plans' capacity and light-load figures, the
+integer split, the fragility): each probe is the same ``evaluate`` as with fresh tables,
+without recomputing them. A rate is never evaluated twice (brentq's root is one it tried).
 
 Each phase with ``concurrency`` is solved on its own; its ``rate_rps`` becomes the equivalent
 rate and everything downstream (plans, SLO checks, phases, sweeps over the rate) uses it.

@@ -137,8 +137,9 @@ def test_shared_tables_solve_as_fresh_tables(name: str, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("name", ["best-plan", "deployed-colocated", "deployed-disaggregated"])
 def test_shared_tables_evaluate_as_fresh_tables(name: str) -> None:
     """Every part of ``evaluate`` — plans, deployment, static allocation, fragility under
-    the drift corners — is the same with the tables of the probe at another rate as with
-    tables built for the rate (the invariant the shared-table solve rests on)."""
+    the drift corners — is the same with the tables of the probe at other rates (and the
+    rate-free results earlier probes left in ``Capacities.memo``) as with tables built for
+    the rate: the invariant the shared-table solve rests on."""
     sc = _closed_variants()[name]
     phase = sc.phases[0]
     loop = solve_closed_loop(sc).phases[0].closed_loop
