@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -644,7 +645,7 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
         coloc_phases[coloc.binding_phase] = coloc_plan
 
     pools = {ph.name: caps.remember(("pools", k, sc.cluster.gpus),
-                                    lambda k=k: _phase_pools(caps, grp, k))
+                                    partial(_phase_pools, caps, grp, k))
              for k, ph in enumerate(sc.phases)}
     static_loss: float = 0.0
     static_a: Allocation | None = None
