@@ -124,8 +124,7 @@ def _colocated_tables(caps: Capacities, grp: CapacityGroup) -> tuple[_ColocatedT
 
 def _colocated_plan(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
                     per_instance_goodput: float, memo: dict[Any, Any]) -> ColocatedPlan:
-    key = ("plan", shape.label, chunk, ph.name, per_instance_goodput, ph.rate_rps,
-           sc.cluster.gpus)
+    key = (shape.label, chunk, ph.name, per_instance_goodput, ph.rate_rps, sc.cluster.gpus)
     if key not in memo:
         memo[key] = _colocated_plan_uncached(sc, shape, chunk, ph, per_instance_goodput, memo)
     plan: ColocatedPlan = memo[key]
@@ -623,9 +622,8 @@ def _pick_shape(shapes: list[Shape], options: list[PoolOption], tp: int | None,
 
 
 def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
-    """Run the whole cost model on a resolved scenario (``caps``: its capacity tables, when
-    the caller already has them — or those of the same scenario at other arrival rates, which
-    are the same tables: the closed-loop solve evaluates one scenario at many rates)."""
+    """Run the whole cost model on a resolved scenario (``caps``: its capacity tables, or
+    those of the scenario at other arrival rates, which are the same: the closed-loop solve's)."""
     caps = caps if caps is not None else Capacities(sc)
     grp = caps.group_at(sc.cluster.gpus)
     shapes = grp.shapes
