@@ -282,13 +282,13 @@ def test_cold_start_imports_no_scipy_or_matplotlib(installed: Installed,
 
 @pytest.mark.parametrize("command", ["recommend", "check"])
 def test_recommend_and_check_import_no_scipy(installed: Installed, command: str) -> None:
-    """The common path (and the CI gate) evaluates without scipy or matplotlib (issue #8).
-    Closed-loop workloads (``traffic.concurrency``, #16) solve their rate with scipy's
-    ``brentq`` and are left out: that import is paid only by the workloads that need it."""
-    open_loop = [p for p in EXAMPLES if "concurrency:" not in p.read_text(encoding="utf-8")]
-    assert len(open_loop) >= 4
+    """The common path (and the CI gate) evaluates without scipy or matplotlib (issue #8),
+    closed-loop workloads (``traffic.concurrency``, #16) included: their rate is solved by
+    ``advisor.core.roots.brentq``, not scipy's (#20)."""
+    closed_loop = [p for p in EXAMPLES if "concurrency:" in p.read_text(encoding="utf-8")]
+    assert len(EXAMPLES) >= 5 and closed_loop
     codes, modules = installed.modules_after(
-        [[command, p.name, "--format", "json"] for p in open_loop])
+        [[command, p.name, "--format", "json"] for p in EXAMPLES])
     allowed = (0,) if command == "recommend" else (0, 1)
     assert all(code in allowed for code in codes), codes
     assert _heavy(modules) == []

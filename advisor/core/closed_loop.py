@@ -7,11 +7,20 @@ the system. By Little's law (docs/model.md §2.2) the arrival rate it generates 
 
 a fixed point, because the latencies grow with the rate. ``g(λ) = λ·E2E(λ) − N`` is negative
 near 0 and non-negative at ``N / E2E(0⁺)`` (latencies only grow with load), so a root lies in
-between; :func:`scipy.optimize.brentq` finds it. The latencies are the model's own, from
-:func:`advisor.core.plan.evaluate.evaluate` on the phase alone, at the median (the model has no
-separate mean latency; the median stands in for it), of the plan the clients would hit: the
-declared deployment when there is one, else the plan that carries more (colocated or
-disaggregated). An overloaded plan (no finite latency) counts as an infinite E2E.
+between; Brent's method finds it (:func:`advisor.core.roots.brentq`: scipy's ``brentq`` step
+for step, without importing scipy on ``recommend``'s path). The latencies are the model's
+own, from :func:`advisor.core.plan.evaluate.evaluate` on the phase alone, at the median (the
+model has no separate mean latency; the median stands in for it), of the plan the clients
+would hit: the declared deployment when there is one, else the plan that carries more
+(colocated or disaggregated). An overloaded plan (no finite latency) counts as an infinite
+E2E.
+
+The probes differ only in the phase's ``rate_rps``, and no capacity table depends on the
+arrival rate (:class:`~advisor.core.plan.capacities.Capacities`), so one set of tables — the
+drift corners' included — serves every probe of a phase, and so do the rate-free parts of
+``evaluate`` it remembers there (the colocated plans' capacity and light-load figures, the
+integer split, the fragility): each probe is the same ``evaluate`` as with fresh tables,
+without recomputing them. A rate is never evaluated twice (brentq's root is one it tried).
 
 Each phase with ``concurrency`` is solved on its own; its ``rate_rps`` becomes the equivalent
 rate and everything downstream (plans, SLO checks, phases, sweeps over the rate) uses it.
@@ -22,8 +31,10 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.results import ColocatedPlan, DeployedPrediction, DisaggregatedPlan
+from advisor.core.roots import brentq
 from advisor.core.scenario import ClosedLoop, Scenario, TrafficPhase
 
 LIGHT_RATE_SHARE = 1e-6
@@ -39,12 +50,18 @@ class ClosedLoopError(ValueError):
     """No plan serves the phase even at light load (no equivalent rate exists)."""
 
 
-def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float
+def probe_scenario(sc: Scenario, phase: TrafficPhase, rate_rps: float) -> Scenario:
+    """The phase alone at ``rate_rps``, its SLO percentile the median: what a probe
+    evaluates."""
+    return replace(sc, phases=(replace(phase, share=1.0, rate_rps=rate_rps),),
+                   slo=replace(sc.slo, percentile=50.0))
+
+
+def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float, caps: Capacities
                ) -> tuple[float, float, float, str]:
-    """(TTFT s, TPOT s, E2E s, plan) of the phase alone at ``rate_rps`` (medians)."""
-    probe = replace(sc, phases=(replace(phase, share=1.0, rate_rps=rate_rps),),
-                    slo=replace(sc.slo, percentile=50.0))
-    result = evaluate(probe)
+    """(TTFT s, TPOT s, E2E s, plan) of the phase alone at ``rate_rps`` (medians); ``caps``:
+    the probe scenario's capacity tables (at any rate)."""
+    result = evaluate(probe_scenario(sc, phase, rate_rps), caps)
     plan: DeployedPrediction | ColocatedPlan | DisaggregatedPlan
     if sc.deployment is not None and result.deployed is not None:
         plan, name = result.deployed, "deployed"
@@ -63,36 +80,38 @@ def _latencies(sc: Scenario, phase: TrafficPhase, rate_rps: float
 
 def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> ClosedLoop:
     """Solve λ·E2E(λ) = concurrency for one phase (module docstring)."""
-    first = _latencies(sc, phase, 1e-9)[2]
+    caps = Capacities(probe_scenario(sc, phase, 1e-9))  # every probe's tables (rate-free)
+    seen: dict[float, tuple[float, float, float, str]] = {}  # a full evaluation: never twice
+
+    def latencies(rate: float) -> tuple[float, float, float, str]:
+        if rate not in seen:
+            seen[rate] = _latencies(sc, phase, rate, caps)
+        return seen[rate]
+
+    first = latencies(1e-9)[2]
     if not math.isfinite(first):
         raise ClosedLoopError(f"phase '{phase.name}': no plan serves a single request, so "
                               f"{concurrency} clients have no equivalent rate")
     high = concurrency / first
     floor = high * LIGHT_RATE_SHARE
-    seen: dict[float, float] = {}  # each value is a full evaluation: never twice
 
     def excess(rate: float) -> float:
-        if rate not in seen:
-            e2e = _latencies(sc, phase, rate)[2]
-            seen[rate] = rate * min(e2e, OVERLOADED_E2E_S) - concurrency
-        return seen[rate]
+        return rate * min(latencies(rate)[2], OVERLOADED_E2E_S) - concurrency
 
     if excess(high) <= 0.0:  # latencies flat up to N / E2E(0): no queueing at all
         rate = high
     else:
-        from scipy import optimize  # only a closed-loop workload pays scipy's import
-
         # λ·E2E(λ) grows with λ: halve from N / E2E(0) until it falls below N (usually once),
         # so that brentq starts on a narrow bracket instead of [1e-6·high, high]
         low = high / 2.0
         while low > floor and excess(low) > 0.0:
             low /= 2.0
         low = max(low, floor)
-        rate = float(optimize.brentq(excess, low, high, rtol=RELATIVE_TOLERANCE))
-    ttft, tpot, e2e, name = _latencies(sc, phase, rate)
+        rate = brentq(excess, low, high, rtol=RELATIVE_TOLERANCE)
+    ttft, tpot, e2e, name = latencies(rate)  # brentq's root is a point it evaluated
     if not math.isfinite(e2e):  # the root sits on the overload edge: step just below it
         rate *= 1.0 - 1e-6
-        ttft, tpot, e2e, name = _latencies(sc, phase, rate)
+        ttft, tpot, e2e, name = latencies(rate)
     return ClosedLoop(concurrency, rate, ttft * 1e3, tpot * 1e3, e2e, name)
 
 

@@ -3,13 +3,19 @@ model's own (median) latencies (docs/model.md §2.2)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
 
-from advisor.core.closed_loop import equivalent_rate, solve_closed_loop
+from advisor.core import closed_loop
+from advisor.core.closed_loop import equivalent_rate, probe_scenario, solve_closed_loop
+from advisor.core.distributions import LengthDistribution
+from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
-from advisor.core.scenario import Scenario
+from advisor.core.results import ModelResult
+from advisor.core.scenario import Deployment, Scenario
 from tests.core.helpers import scenario
 
 
@@ -59,3 +65,90 @@ def test_more_clients_more_rate_and_latency() -> None:
     assert high.rate_rps > low.rate_rps
     assert high.e2e_s > low.e2e_s
     assert high.rate_rps < 512 / low.e2e_s  # queueing: fewer than N/E2E(light) requests/s
+
+
+# ---- one set of capacity tables for every probe (#20) ---------------------------------------
+
+
+def _example_70b() -> Scenario:
+    """examples/agents-70b-closed-loop.yaml as loaded (16 H100 over IB, a colocated TP4
+    deployment, TTFT and TPOT SLOs, the ±25 % drift band): its phase already solved."""
+    from pathlib import Path
+
+    from advisor.loading.catalog import ProfileCatalog
+    from advisor.loading.resolve import load_scenario
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "agents-70b-closed-loop.yaml"
+    return load_scenario(path, ProfileCatalog(env={}))
+
+
+def _closed_variants() -> dict[str, Scenario]:
+    """Closed-loop scenarios covering each plan the clients can hit: the best plan with a
+    pooled (TTFT-SLO) prefill queue, a declared colocated and a declared disaggregated
+    deployment, and two closed-loop phases."""
+    example = _example_70b()
+    two = _closed(64)
+    a = two.phases[0]
+    b = replace(a, name="night", share=0.3,
+                prompt_tokens=LengthDistribution.constant(4000), concurrency=16)
+    return {
+        "best-plan": _closed(256),
+        "deployed-colocated": example,
+        "deployed-disaggregated": replace(example, deployment=Deployment(
+            "disaggregated", tensor_parallel=4, prefill_gpus=8, decode_gpus=8)),
+        "two-phases": replace(two, phases=(replace(a, share=0.7), b)),
+    }
+
+
+@pytest.mark.parametrize("name", ["best-plan", "deployed-colocated", "deployed-disaggregated",
+                                  "two-phases"])
+def test_shared_tables_solve_as_fresh_tables(name: str, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    """The solve evaluates every probe with one set of capacity tables and finds the root
+    with ``roots.brentq``; the solve before #20 — fresh tables built for every probe, scipy's
+    ``brentq`` — gives exactly the same ClosedLoop (rate, latencies, E2E and plan), bit for
+    bit."""
+    from scipy import optimize
+
+    sc = _closed_variants()[name]
+    shared = solve_closed_loop(sc)
+
+    calls: list[float] = []
+
+    def fresh(probe: Scenario, caps: Capacities | None = None) -> ModelResult:
+        calls.append(probe.phases[0].rate_rps)
+        return evaluate(probe)  # new tables every probe, whatever the solver passes
+
+    def scipy_brentq(f: Callable[[float], float], a: float, b: float, rtol: float) -> float:
+        calls.append(math.nan)
+        return float(optimize.brentq(f, a, b, rtol=rtol))
+
+    monkeypatch.setattr(closed_loop, "evaluate", fresh)
+    monkeypatch.setattr(closed_loop, "brentq", scipy_brentq)
+    old = solve_closed_loop(sc)
+    assert any(math.isnan(c) for c in calls) and any(c > 0 for c in calls)  # the old path ran
+    loops = [(p.closed_loop, q.closed_loop) for p, q in zip(shared.phases, old.phases,
+                                                            strict=True)]
+    assert all(new is not None for new, _ in loops)
+    assert [new for new, _ in loops] == [was for _, was in loops]
+    assert shared == old
+
+
+@pytest.mark.parametrize("name", ["best-plan", "deployed-colocated", "deployed-disaggregated"])
+def test_shared_tables_evaluate_as_fresh_tables(name: str) -> None:
+    """Every part of ``evaluate`` — plans, deployment, static allocation, fragility under
+    the drift corners — is the same with the tables of the probe at other rates (and the
+    rate-free results earlier probes left in ``Capacities.memo``) as with tables built for
+    the rate: the invariant the shared-table solve rests on."""
+    sc = _closed_variants()[name]
+    phase = sc.phases[0]
+    loop = solve_closed_loop(sc).phases[0].closed_loop
+    assert loop is not None
+    solved = loop.rate_rps
+    caps = Capacities(probe_scenario(sc, phase, 1e-9))
+    for rate in (1e-9, solved / 2.0, solved, solved * 1.5, solved * 4.0):
+        probe = probe_scenario(sc, phase, rate)
+        with_shared = evaluate(probe, caps)
+        assert with_shared == evaluate(probe), rate
+        # the drift corners' tables are shared too (built once, at the first probe's rate)
+        assert with_shared.fragility is not None and len(with_shared.fragility.drifted) == 2

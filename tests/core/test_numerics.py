@@ -1,19 +1,21 @@
 """The scipy-free numerics on the ``recommend`` path, checked against scipy (issue #8).
 
-``advisor.core.queueing`` and ``advisor.core.distributions`` use numpy and the standard
-library only, so that ``recommend`` does not pay for importing scipy. Each function here is
-pinned to the scipy routine it replaces, over the whole range the model uses.
+``advisor.core.queueing``, ``advisor.core.distributions`` and ``advisor.core.roots`` (the
+closed-loop solve's root-finder, #20) use numpy and the standard library only, so that
+``recommend`` does not pay for importing scipy. Each function here is pinned to the scipy
+routine it replaces, over the whole range the model uses.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from scipy import optimize, special, stats
 
-from advisor.core import queueing
+from advisor.core import queueing, roots
 from advisor.core.distributions import Z95, LengthDistribution, normal_quantile
 
 SERVERS = (1, 2, 3, 5, 8, 17, 40, 64, 65, 66, 100, 128, 300, 1000, 3213, 20000, 100000)
@@ -135,3 +137,66 @@ def test_sigma_tables_solved_together_are_the_ones_solved_alone() -> None:
         assert np.array_equal(row, queueing._solve_sigma(np.array([k]))[0])
     assert all(np.array_equal(a, b) for a, b in zip(
         queueing._sigma_tables_for(cvs), together, strict=True))
+
+
+# ---- Brent's root-finder (closed-loop solve, #20) -------------------------------------------
+
+
+def _families(rng: np.random.Generator) -> list[tuple[str, Callable[[float], float], float,
+                                                      float]]:
+    """(name, f, a, b): monotone powers, steep tanh, steps, saturating (an overloaded plan's
+    capped E2E, as the closed-loop excess), exponentials, cubics, a queue's 1/(1 − ρ)."""
+    out: list[tuple[str, Callable[[float], float], float, float]] = []
+    for _ in range(60):
+        c, s, p = rng.uniform(-5, 5), 10 ** rng.uniform(-6, 6), rng.uniform(0.2, 5)
+        a, b = sorted(rng.uniform(-10, 10, 2))
+        out += [
+            ("power", lambda x, c=c, p=p: math.copysign(abs(x - c) ** p, x - c), a, b),
+            ("tanh", lambda x, c=c, s=s: math.tanh((x - c) * s), a, b),
+            ("steps", lambda x, c=c, s=s: math.floor((x - c) * s) + 0.5, a, b),
+            ("saturating", lambda x, c=c, s=s: (x - c) * s if x < c + 1 / s else 1e9 * s, a, b),
+            ("exp", lambda x, c=c: math.exp(x) - math.exp(c), a, b),
+            ("queue", lambda x, c=c, s=s: x * s / (1.0 - min(x / (c + 6), 0.999999)) - 3 * s,
+             float(rng.uniform(1e-6, 0.1)), float(rng.uniform(0.2, 1.0) * (c + 6))),
+        ]
+    return out
+
+
+def test_brentq_is_scipys_step_for_step() -> None:
+    """Over ~360 functions with a sign change in their bracket and four tolerances (the
+    closed-loop solve's 1e-4 among them), ``roots.brentq`` evaluates f at exactly scipy's
+    points, in the same order, and returns exactly scipy's root (or fails as scipy does)."""
+    rng = np.random.default_rng(20)
+    compared = 0
+    for name, f, a, b in _families(rng):
+        if not f(a) * f(b) < 0:
+            continue
+        for rtol in (1e-4, 1e-5, 1e-10, 4 * np.finfo(float).eps):
+            theirs: list[float] = []
+            ours: list[float] = []
+            try:
+                want: float | type[Exception] = optimize.brentq(
+                    lambda x, f=f, seen=theirs: seen.append(x) or f(x), a, b, rtol=rtol)
+            except (RuntimeError, ValueError) as exc:
+                want = type(exc)
+            try:
+                got: float | type[Exception] = roots.brentq(
+                    lambda x, f=f, seen=ours: seen.append(x) or f(x), a, b, rtol=rtol)
+            except (RuntimeError, ValueError) as exc:
+                got = type(exc)
+            assert (got, ours) == (want, theirs), (name, a, b, rtol)
+            compared += 1
+    assert compared > 600
+
+
+def test_brentq_refuses_as_scipy() -> None:
+    """No sign change, a NaN value and a too-small tolerance are ValueErrors, as in scipy;
+    an end point that is a root comes back as is."""
+    with pytest.raises(ValueError, match="different signs"):
+        roots.brentq(lambda x: x * x + 1.0, -1.0, 1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        roots.brentq(lambda x: math.nan if x > 0.1 else x - 0.5, 0.0, 1.0)
+    with pytest.raises(ValueError, match="rtol too small"):
+        roots.brentq(lambda x: x, -1.0, 1.0, rtol=1e-17)
+    assert roots.brentq(lambda x: x - 2.0, 2.0, 3.0) == 2.0
+    assert roots.brentq(lambda x: x - 3.0, 2.0, 3.0) == 3.0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -40,6 +40,8 @@ from advisor.core.plan.shapes import Shape, ep_sizes_upto, instance_shapes
 from advisor.core.plan.split import PoolOption, PoolRates, constant_rates, ideal_split
 from advisor.core.results import ExcludedInstance
 from advisor.core.scenario import Scenario, TrafficPhase, instances_in_cluster
+
+T = TypeVar("T")
 
 POOL_EXACT_SIZES = 64
 """Prefill pool sizes tabulated one by one (Erlang B's finite sum, docs/model.md §7)."""
@@ -174,6 +176,11 @@ class Capacities:
         self.sc = sc
         self._groups: dict[int, CapacityGroup] = {}
         self._derived: dict[Hashable, Capacities] = {}
+        self.memo: dict[tuple[Any, ...], Any] = {}
+        """``evaluate``'s results on this scenario, each keyed by what it depends on beyond
+        the tables (the rate for rate-dependent ones): kept across evaluations of the
+        scenario at several rates (:meth:`remember`). Never shared (links differ under
+        :meth:`with_inter_node`)."""
         if shared is None:
             self._coloc: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
             self._prefill: dict[tuple[Any, ...], PrefillCapacity] = {}
@@ -200,6 +207,14 @@ class Capacities:
         # the derived scenarios differ only in traffic: theirs with the same link, sharing too
         out._derived = {key: caps.with_inter_node(link) for key, caps in self._derived.items()}
         return out
+
+    def remember(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+        """``compute()``, kept in :attr:`memo` under ``key`` (which must name every input it
+        reads beyond this scenario's tables) and not computed again."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        value: T = self.memo[key]
+        return value
 
     # ---- groups of cluster sizes --------------------------------------------------------
     def group_codes(self, gpus: np.ndarray) -> np.ndarray:

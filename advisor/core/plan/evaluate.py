@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -115,21 +116,24 @@ def _colocated_tables(caps: Capacities, grp: CapacityGroup) -> tuple[_ColocatedT
     assert grp.chunks is not None
     chunked = _ColocatedTable(tuple(int(c) for c in grp.chunks), caps.colocated(grp, G)[:, 0])
     pools = caps.colocated_pools(grp, G)[0]
-    unchunked = colocated_goodputs(caps.sc, grp.shapes, None, pools).transpose(1, 0, 2)
+    shapes = tuple(s.label for s in grp.shapes)
+    unchunked = caps.remember(("unchunked", shapes, tuple(pools)), lambda: colocated_goodputs(
+        caps.sc, grp.shapes, None, pools).transpose(1, 0, 2))
     return chunked, _ColocatedTable((None,), unchunked)
 
 
 def _colocated_plan(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
                     per_instance_goodput: float, memo: dict[Any, Any]) -> ColocatedPlan:
-    key = (shape.label, chunk, ph.name, per_instance_goodput)
+    key = (shape.label, chunk, ph.name, per_instance_goodput, ph.rate_rps, sc.cluster.gpus)
     if key not in memo:
-        memo[key] = _colocated_plan_uncached(sc, shape, chunk, ph, per_instance_goodput)
+        memo[key] = _colocated_plan_uncached(sc, shape, chunk, ph, per_instance_goodput, memo)
     plan: ColocatedPlan = memo[key]
     return plan
 
 
 def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
-                             per_instance_goodput: float) -> ColocatedPlan:
+                             per_instance_goodput: float, memo: dict[Any, Any]
+                             ) -> ColocatedPlan:
     inst = shape.instance
     n = sc.cluster.instances_of(inst.gpus)
     rate_inst = ph.rate_rps / max(n, 1)
@@ -137,16 +141,20 @@ def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: 
     seqs = shape.max_sequences[ph.name]
     pt = evaluate_colocated(inst, seqs, ph, np.array(rate_inst), _chunk_array(chunk),
                             sc.slo.quantile, pool)
-    capacity = max_rate_meeting(inst, seqs, ph, _chunk_array(chunk), sc.slo.quantile, None, None,
-                                feasible_rate=None if chunk is not None else per_instance_goodput,
-                                instances=pool)
+    fixed = ("rate-free", shape.label, chunk, ph.name, per_instance_goodput, n)
+    if fixed not in memo:
+        memo[fixed] = (
+            max_rate_meeting(inst, seqs, ph, _chunk_array(chunk), sc.slo.quantile, None, None,
+                             feasible_rate=None if chunk is not None else per_instance_goodput,
+                             instances=pool),
+            # at the goodput (the running sequences) and at a light load (best percentiles)
+            evaluate_colocated(inst, seqs, ph, np.array([max(per_instance_goodput,
+                                                             LIGHT_LOAD_RPS), LIGHT_LOAD_RPS]),
+                               _chunk_array(chunk), sc.slo.quantile, pool))
+    capacity, both = memo[fixed]
     overloaded = bool(pt.overloaded) or n == 0
     goodput_total = per_instance_goodput * n
     gpus = n * inst.gpus
-    # at the goodput (the running sequences) and at a light load (the best percentiles)
-    both = evaluate_colocated(inst, seqs, ph,
-                              np.array([max(per_instance_goodput, LIGHT_LOAD_RPS), LIGHT_LOAD_RPS]),
-                              _chunk_array(chunk), sc.slo.quantile, pool)
     running = int(min(math.ceil(float(both.batch[0])), seqs))
     light_over = bool(both.overloaded[1])
     return ColocatedPlan(
@@ -168,7 +176,7 @@ def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: 
 
 
 def _interference(sc: Scenario, shape: Shape, chunk: int, ph: TrafficPhase,
-                  plan: ColocatedPlan) -> Interference:
+                  plan: ColocatedPlan, caps: Capacities) -> Interference:
     inst = shape.instance
     seqs = shape.max_sequences[ph.name]
     s95 = ph.computed_prompt_tokens.quantile(0.95)  # the prompt tokens a prefill computes
@@ -178,9 +186,10 @@ def _interference(sc: Scenario, shape: Shape, chunk: int, ph: TrafficPhase,
     unchunked_f, chunked_f, t_dec = tpot_inflation(inst, b, ctx, s95, chunk)
     safe = None
     if sc.slo.tpot_ms is not None:
-        per = max_rate_meeting(inst, seqs, ph, np.array(float(chunk)), sc.slo.quantile, None,
-                               seconds(sc.slo.tpot_ms),
-                               instances=float(queue_instances(plan.instances)))
+        per = caps.remember(("safe", shape.label, chunk, ph.name, plan.instances), lambda: (
+            max_rate_meeting(inst, seqs, ph, np.array(float(chunk)), sc.slo.quantile, None,
+                             seconds(sc.slo.tpot_ms),
+                             instances=float(queue_instances(plan.instances)))))
         safe = float(per) * plan.instances
     return Interference(prompt_tokens=s95, decode_batch=b, decode_step_ms=t_dec * 1000,
                         unchunked_tpot_factor=unchunked_f,
@@ -613,12 +622,12 @@ def _pick_shape(shapes: list[Shape], options: list[PoolOption], tp: int | None,
 
 
 def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
-    """Run the whole cost model on a resolved scenario (``caps``: its capacity tables, when
-    the caller already has them)."""
+    """Run the whole cost model on a resolved scenario (``caps``: its capacity tables, or
+    those of the scenario at other arrival rates, which are the same: the closed-loop solve's)."""
     caps = caps if caps is not None else Capacities(sc)
     grp = caps.group_at(sc.cluster.gpus)
     shapes = grp.shapes
-    memo: dict[Any, Any] = {}
+    memo = caps.memo
     tables: dict[bool, _ColocatedTable] = {}
     coloc = unchunked = _ColocatedChoice(None, {}, None, sc.phases[0].name)
     if shapes:
@@ -630,10 +639,12 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
     if coloc_plan is not None and coloc.shape is not None and coloc_plan.chunk_tokens:
         binding = next(p for p in sc.phases if p.name == coloc.binding_phase)
         coloc_plan = replace(coloc_plan, interference=_interference(
-            sc, coloc.shape, coloc_plan.chunk_tokens, binding, coloc_plan))
+            sc, coloc.shape, coloc_plan.chunk_tokens, binding, coloc_plan, caps))
         coloc_phases[coloc.binding_phase] = coloc_plan
 
-    pools = {ph.name: _phase_pools(caps, grp, k) for k, ph in enumerate(sc.phases)}
+    pools = {ph.name: caps.remember(("pools", k, sc.cluster.gpus),
+                                    partial(_phase_pools, caps, grp, k))
+             for k, ph in enumerate(sc.phases)}
     static_loss: float = 0.0
     static_a: Allocation | None = None
     static_goods: dict[str, float] = {}
@@ -682,5 +693,6 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
             / p.rate_rps for p in sc.phases)),
         tpot_floor_ms=floors[0], tpot_floor_shape=floors[1],
         ttft_floor_ms=floors[2], ttft_floor_shape=floors[3],
-        fragility=_fragility(sc, caps, grp, k_bind, pools[d_binding.name], shown),
+        fragility=caps.remember(("fragility", k_bind, shown, sc.cluster.gpus), lambda: _fragility(
+            sc, caps, grp, k_bind, pools[d_binding.name], shown)),
         smallest_instance_gpus=min((s.gpus for s in shapes), default=None))
