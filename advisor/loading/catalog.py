@@ -71,11 +71,23 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"unknown profile kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
-def _may_name_config(ref: str) -> bool:
-    """Whether a model reference may name a ``config.json`` (a ``*.json`` path or a
-    directory); only then is ``hf_config`` loaded, whose ``config_path`` decides."""
+HF_CONFIG_FILE_NAME = "config.json"
+"""The file looked for inside a folder named as a model."""
+
+
+def config_path(ref: str) -> Path | None:
+    """The Hugging Face ``config.json`` a model reference names, or None if it names no such
+    file (then ``advisor.loading.hf_config``, which reads it, is not even imported).
+
+    A reference names a config when it is an existing ``*.json`` file or an existing folder
+    holding ``config.json``. Relative references are taken from the working directory.
+    """
     path = Path(ref).expanduser()
-    return path.suffix.lower() == ".json" or path.is_dir()
+    if path.suffix.lower() == ".json" and path.is_file():
+        return path.resolve()
+    if path.is_dir() and (path / HF_CONFIG_FILE_NAME).is_file():
+        return (path / HF_CONFIG_FILE_NAME).resolve()
+    return None
 
 
 class ProfileCatalog:
@@ -165,8 +177,6 @@ class ProfileCatalog:
         """Kinds that have a profile named ``ref`` (for a path: guessed from its content)."""
         if not looks_like_path(ref):
             return [kind for kind in KINDS if ref in self._kind_index(kind)]
-        from advisor.loading.hf_config import config_path
-
         if config_path(ref) is not None:
             return ["models"]
         path = Path(ref).expanduser()
@@ -189,14 +199,13 @@ class ProfileCatalog:
     # ---- loading ------------------------------------------------------------------------
     def raw(self, kind: str, ref: str) -> tuple[Profile, Path]:
         """The validated profile object (with provenance) and the file it came from."""
-        if kind == "models" and _may_name_config(ref):
-            from advisor.loading import hf_config
+        config = config_path(ref) if kind == "models" else None
+        if config is not None:
+            if (kind, config) not in self._profiles:
+                from advisor.loading.hf_config import load_hf_profile
 
-            config = hf_config.config_path(ref)
-            if config is not None:
-                if (kind, config) not in self._profiles:
-                    self._profiles[(kind, config)] = hf_config.load_hf_profile(config)
-                return self._profiles[(kind, config)], config
+                self._profiles[(kind, config)] = load_hf_profile(config)
+            return self._profiles[(kind, config)], config
         path = self.path_of(kind, ref)
         key = (kind, path)
         if key not in self._profiles:

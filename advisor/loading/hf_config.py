@@ -46,9 +46,6 @@ from typing import Any
 from advisor.core.limits import MAX_CONFIG_COUNT, MAX_CONFIG_FILE_BYTES
 from advisor.loading.profile_errors import ProfileInvalidError
 
-CONFIG_FILE_NAME = "config.json"
-"""The file looked for inside a folder named as a model."""
-
 SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
     "deepseek_v3", "gpt_oss", "llama", "mistral", "mixtral", "opt", "qwen2", "qwen3",
     "qwen3_moe")
@@ -73,20 +70,6 @@ MXFP4_BYTES_PER_PARAM = 4.25 / 8
 MAX_CONFIG_BYTES = MAX_CONFIG_FILE_BYTES
 
 _MISSING: Any = object()
-
-
-def config_path(ref: str) -> Path | None:
-    """The ``config.json`` a model reference names, or None if it names no such file.
-
-    A reference names a config when it is an existing ``*.json`` file or an existing folder
-    holding ``config.json``. Relative references are taken from the working directory.
-    """
-    path = Path(ref).expanduser()
-    if path.suffix.lower() == ".json" and path.is_file():
-        return path.resolve()
-    if path.is_dir() and (path / CONFIG_FILE_NAME).is_file():
-        return (path / CONFIG_FILE_NAME).resolve()
-    return None
 
 
 def load_hf_profile(path: Path) -> Any:
