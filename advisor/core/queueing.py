@@ -86,7 +86,7 @@ def _erlang_b_sum(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
     loads = np.asarray(a, dtype=float)
     counts = np.broadcast_to(np.round(c), loads.shape).ravel()
     order = np.argsort(-counts, kind="stable")
-    top = int(counts[order[0]]) if counts.size else 0
+    top = int(counts[order[0]])
     # rows with c ≥ k, for k = 1…top: a prefix of the rows sorted by falling count
     climbing = np.searchsorted(-counts[order], -np.arange(1, top + 1), side="right")
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):

@@ -61,10 +61,7 @@ def corner_capacities(caps: Capacities, phases: tuple[int, ...]) -> list[Capacit
     call: ``evaluate``'s fragility and each design-point evaluation of the boundary searches
     read the same corner tables instead of recomputing them (#20)."""
     sc = caps.sc
-    if phases == tuple(range(len(sc.phases))):
-        sub = sc
-    else:
-        sub = replace(sc, phases=tuple(sc.phases[k] for k in phases))
+    sub = replace(sc, phases=tuple(sc.phases[k] for k in phases))
 
     def corner(ps: float, os_: float) -> Callable[[], Capacities]:
         return lambda: Capacities(drifted_scenario(sub, ps, os_))
