@@ -30,8 +30,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.colocated import evaluate_colocated, own_prompt_prefill_s, queue_instances
-from advisor.core.disaggregated import decode_tpot_at_rate, prefill_service, prefill_ttft_parts
-from advisor.core.kv_transfer import link_utilization
+from advisor.core.disaggregated import (
+    decode_tpot_at_rate,
+    kv_path,
+    prefill_service,
+    prefill_ttft_parts,
+    request_path_s,
+)
+from advisor.core.kv_transfer import KvPath, link_capacity_bytes_per_s, link_utilization
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.shapes import Shape
 from advisor.core.results import AllocationSummary, ColocatedPlan, DisaggregatedPlan, ModelResult
@@ -162,6 +168,7 @@ class _Disagg:
     alloc: AllocationSummary
     link_bytes_per_s: float
     kv_bytes_per_request: float
+    path: KvPath
 
 
 def _disagg_parts(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase,
@@ -173,14 +180,14 @@ def _disagg_parts(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase,
     lm, per_request = prefill_service(d.pshape.instance, ph.prompt_tokens.mean)
     own, wait, exposed, rho = prefill_ttft_parts(
         d.pshape.instance, ph, rates / a.prefill_instances, q, link, np.minimum(util, 0.999),
-        lm, a.prefill_instances, per_request)
+        lm, a.prefill_instances, per_request, d.path)
     over = (np.asarray(rho) >= 1.0) | (util >= 1.0)
     return (np.broadcast_to(own, rates.shape), np.broadcast_to(wait, rates.shape),
             np.broadcast_to(exposed, rates.shape), over)
 
 
 def _disagg_eval(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase) -> Evaluator:
-    overhead = d.pshape.instance.efficiency.request_overhead_s
+    overhead = request_path_s(d.pshape.instance)
     seqs = d.dshape.max_sequences[ph.name]
 
     def run(rates: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
@@ -318,8 +325,10 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
                         alloc.decode_expert_parallel)
         if pshape is not None and dshape is not None:
             link = caps.group_at(sc.cluster.gpus).link
-            d = _Disagg(pshape, dshape, alloc, alloc.prefill_gpus * link.effective_bytes_per_s,
-                        ph.prompt_tokens.mean * pshape.instance.kv_bytes_per_token_wire)
+            path = kv_path(link, pshape.instance, dshape.instance)
+            d = _Disagg(pshape, dshape, alloc,
+                        float(link_capacity_bytes_per_s(link, alloc.prefill_gpus)),
+                        ph.prompt_tokens.mean * path.bytes_per_token, path)
             goodput = (dplan.max_goodput_rps if dplan.allocation == alloc
                        else pr.static_goodput_rps or alloc.max_goodput_rps)
             evaluators.insert(1 if evaluators and evaluators[0][0] == COLOCATED else 0,
@@ -392,4 +401,4 @@ def _disagg_ttft_parts(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPh
         return None
     return {"queueing": float(wait[0]) * 1000.0, "prefill": float(own[0]) * 1000.0,
             "kv_transfer": float(exposed[0]) * 1000.0, "decode_step": 0.0,
-            "overhead": float(d.pshape.instance.efficiency.request_overhead_s) * 1000.0}
+            "overhead": request_path_s(d.pshape.instance) * 1000.0}

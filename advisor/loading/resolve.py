@@ -394,6 +394,10 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
             at(("cluster", "gpus"), f"{cluster.gpus} GPUs span {nodes} nodes of {per_node}, but "
                                     "cluster.inter_node is not set; name the per-GPU NIC "
                                     f"(e.g. ib-ndr-400) or use at most {per_node} GPUs")
+    if cluster is not None and cluster.nics_per_node is not None and cluster.inter_node is None:
+        at(("cluster", "nics_per_node"), "counts the NICs of cluster.inter_node, which is not "
+                                         "set; name the inter-node link (e.g. eth-25) or drop "
+                                         "nics_per_node")
     if deployment is not None and cluster is not None:
         tp = deployment.tensor_parallel
         if deployment.mode == "colocated" and tp is not None and wf.is_power_of_two(tp):
@@ -416,6 +420,15 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
             if tp is not None and wf.is_power_of_two(tp) and heads % tp:
                 at(("deployment", name), f"{tp} does not divide the model's {heads} attention "
                                          "heads")
+    if (deployment is not None and deployment.mode == "disaggregated"
+            and profiles.engine is not None):
+        ptp = deployment.prefill_tensor_parallel or deployment.tensor_parallel
+        dtp = deployment.decode_tensor_parallel or deployment.tensor_parallel
+        if ptp is not None and dtp is not None and not profiles.engine.can_pair(ptp, dtp):
+            at(("deployment", "decode_tensor_parallel"),
+               f"{dtp} differs from the prefill pool's TP {ptp}, which "
+               f"{profiles.engine.label} cannot transfer KV between (its profile's "
+               "supports.different_tp_across_pools is false); use the same TP on both pools")
     if deployment is not None:
         issues += [ws.SchemaIssue(loc, ws.dotted(loc), message)
                    for loc, message in expert_parallel_issues(deployment, cluster, profiles)]
@@ -593,6 +606,7 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
             intra_node=profiles.intra_node,
             inter_node=profiles.inter_node,
             price_per_gpu_hour=cluster.price_per_gpu_hour,
+            nics_per_node=cluster.nics_per_node,
         ),
         phases=phases,
         slo=core.Slo(ttft_ms=model.slo.ttft_ms, tpot_ms=model.slo.tpot_ms,

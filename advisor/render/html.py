@@ -201,15 +201,7 @@ def _kv(doc: Mapping[str, Any]) -> str | None:
     kv = doc.get("kv_transfer")
     if kv is None:
         return None
-    return _list([
-        f"link: {kv['link_id']}, {t.gb_per_s(kv['link_bytes_per_s'])} usable from the "
-        "prefill GPUs",
-        f"per request: {t.megabytes(kv['bytes_per_request_mean'])} mean, "
-        f"{t.megabytes(kv['bytes_per_request_p95'])} p95",
-        f"demand: {t.gb_per_s(kv['demand_bytes_per_s'])} = {t.pct(kv['utilization'])} of "
-        "the link",
-        f"exposed transfer of a p95 prompt: {t.ms(kv['transfer_ms'])} "
-        f"({t.ms(kv['serialized_transfer_ms'])} without layer overlap)"])
+    return _list([f"{label}: {text}" for label, text in t.kv_transfer_lines(kv)])
 
 
 def _phases(doc: Mapping[str, Any]) -> str | None:

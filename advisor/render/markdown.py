@@ -163,13 +163,8 @@ def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
 
     kv = doc.get("kv_transfer")
     if kv is not None:
-        out += _details("KV transfer", [
-            f"- link: {cell(kv['link_id'])}, {t.gb_per_s(kv['link_bytes_per_s'])} usable",
-            (f"- per request: {t.megabytes(kv['bytes_per_request_mean'])} mean, "
-            f"{t.megabytes(kv['bytes_per_request_p95'])} p95"),
-            (f"- demand: {t.gb_per_s(kv['demand_bytes_per_s'])} = "
-            f"{t.pct(kv['utilization'])} of the link"),
-            f"- exposed transfer of a p95 prompt: {t.ms(kv['transfer_ms'])}"])
+        out += _details("KV transfer", [f"- {label}: {cell(text)}"
+                                        for label, text in t.kv_transfer_lines(kv)])
 
     c = doc.get("colocated")
     i = c.get("interference") if c else None

@@ -308,10 +308,15 @@ def _kv(kv: KvTransfer | None) -> dict[str, Any] | None:
             "bytes_per_request_mean": kv.bytes_per_request_mean,
             "bytes_per_request_p95": kv.bytes_per_request_p95,
             "demand_bytes_per_s": kv.demand_bytes_per_s,
+            "offered_demand_bytes_per_s": kv.offered_demand_bytes_per_s,
             "link_bytes_per_s": kv.link_bytes_per_s, "utilization": kv.utilization,
+            "offered_utilization": kv.offered_utilization,
             "transfer_ms": kv.transfer_ms, "serialized_transfer_ms": kv.serialized_transfer_ms,
             "concurrent_transfers": kv.concurrent_transfers, "rate_rps": kv.rate_rps,
-            "at_carried_rate": kv.at_carried_rate}
+            "at_carried_rate": kv.at_carried_rate, "backend": kv.backend, "timing": kv.timing,
+            "request_path": kv.request_path, "second_hop_ms": kv.second_hop_ms,
+            "nics_per_node": kv.nics_per_node, "sender_nics": kv.sender_nics,
+            "receiver_nics": kv.receiver_nics}
 
 
 def _variant(v: SplitVariant) -> dict[str, Any]:

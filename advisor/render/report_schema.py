@@ -198,12 +198,24 @@ def _disaggregated() -> Schema:
 def _kv_transfer() -> Schema:
     return obj({"link_id": STR, "bytes_per_token": NONNEG, "bytes_per_request_mean": NONNEG,
                 "bytes_per_request_p95": NONNEG, "demand_bytes_per_s": NONNEG,
-                "link_bytes_per_s": NONNEG, "utilization": NONNEG, "transfer_ms": NONNEG,
+                "offered_demand_bytes_per_s": NONNEG,
+                "link_bytes_per_s": NONNEG, "utilization": NONNEG,
+                "offered_utilization": NONNEG, "transfer_ms": NONNEG,
                 "serialized_transfer_ms": NONNEG, "concurrent_transfers": NONNEG,
-                "rate_rps": NONNEG, "at_carried_rate": BOOL},
-               description="KV-cache transfer of the disaggregated plan at the rate it carries "
+                "rate_rps": NONNEG, "at_carried_rate": BOOL, "backend": STR,
+                "timing": {"enum": ["layer-wise", "per-chunk", "after-prefill"]},
+                "request_path": {"enum": ["sequential", "parallel"]},
+                "second_hop_ms": NONNEG, "nics_per_node": NONNEG, "sender_nics": NONNEG,
+                "receiver_nics": NONNEG},
+               description="KV-cache transfer of the disaggregated plan. `demand_bytes_per_s`, "
+                           "`utilization` and `concurrent_transfers` are at the rate it carries "
                            "(`rate_rps`: the workload's, or the plan's goodput when the rate is "
-                           "beyond it, `at_carried_rate` true).")
+                           "beyond it, `at_carried_rate` true); `offered_demand_bytes_per_s` and "
+                           "`offered_utilization` at the workload's rate. `transfer_ms`: the "
+                           "exposed transfer of a p95 prompt after its prefill pass, as the "
+                           "engine's `backend` moves it (`timing`), over the narrower of "
+                           "`sender_nics` and `receiver_nics`; `second_hop_ms`: the router's "
+                           "second hop, charged in the TTFT on a `sequential` request path.")
 
 
 def _variant() -> Schema:

@@ -260,16 +260,8 @@ def _kv(doc: Mapping[str, Any]) -> RenderableType | None:
     if kv is None:
         return None
     grid = _grid()
-    grid.add_row("link", f"{kv['link_id']}, {t.gb_per_s(kv['link_bytes_per_s'])} usable from "
-                         "the prefill GPUs")
-    grid.add_row("per request", f"{t.megabytes(kv['bytes_per_request_mean'])} mean, "
-                                f"{t.megabytes(kv['bytes_per_request_p95'])} p95 "
-                                f"({t.num(kv['bytes_per_token'] / 1e3)} kB/token)")
-    grid.add_row("demand", f"{t.gb_per_s(kv['demand_bytes_per_s'])} = "
-                           f"{t.pct(kv['utilization'])} of the link")
-    grid.add_row("transfer", f"{t.ms(kv['transfer_ms'])} exposed for a p95 prompt "
-                             f"({t.ms(kv['serialized_transfer_ms'])} without layer overlap), "
-                             f"about {t.num(kv['concurrent_transfers'])} in flight")
+    for label, text in t.kv_transfer_lines(kv):
+        grid.add_row(label, text)
     return grid
 
 

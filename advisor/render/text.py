@@ -140,6 +140,41 @@ def expert_parallel_lines(doc: Mapping[str, Any]) -> list[tuple[str, str]] | Non
     return lines
 
 
+_TIMING = {"layer-wise": "layer by layer during the prefill pass",
+           "per-chunk": "after each prefill chunk, the last one after the pass",
+           "after-prefill": "after the prefill pass"}
+
+
+def kv_transfer_lines(kv: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) lines of the KV-transfer block: link and NICs, bytes, carried and
+    offered demand, the exposed transfer as the engine's connector moves it, the router."""
+    demand = f"{gb_per_s(kv['demand_bytes_per_s'])} = {pct(kv['utilization'])} of the link"
+    if kv["at_carried_rate"]:
+        demand += (f", carried at the plan's goodput {rps(kv['rate_rps'])}; the workload "
+                   f"offers {gb_per_s(kv['offered_demand_bytes_per_s'])} = "
+                   f"{pct(kv['offered_utilization'])}")
+    nics = num(min(kv["sender_nics"], kv["receiver_nics"]))
+    reshard = ("" if kv["sender_nics"] == kv["receiver_nics"] else
+               f" (the narrower of {num(kv['sender_nics'])} sending and "
+               f"{num(kv['receiver_nics'])} receiving)")
+    hop = ("the router sends the request to decode after the prefill answered: its front end "
+           f"adds {ms(kv['second_hop_ms'])} to the TTFT" if kv["request_path"] == "sequential"
+           else "the router sends the request to both pools at once (no second hop)")
+    return [
+        ("link", f"{kv['link_id']}, {num(kv['nics_per_node'])} NICs per node, "
+                 f"{gb_per_s(kv['link_bytes_per_s'])} usable from the prefill GPUs"),
+        ("per request", f"{megabytes(kv['bytes_per_request_mean'])} mean, "
+                        f"{megabytes(kv['bytes_per_request_p95'])} p95 "
+                        f"({num(kv['bytes_per_token'] / 1e3)} kB/token)"),
+        ("demand", demand),
+        ("transfer", f"{ms(kv['transfer_ms'])} exposed for a p95 prompt over {nics} NICs"
+                     f"{reshard}: {kv['backend'] or 'the connector'} moves the KV "
+                     f"{_TIMING[kv['timing']]} ({ms(kv['serialized_transfer_ms'])} "
+                     f"serialized), about {num(kv['concurrent_transfers'])} in flight"),
+        ("router", hop),
+    ]
+
+
 def verdict_title(verdict: str) -> str:
     """The verdict as a headline."""
     return {"chunked-prefill": "Chunked prefill on a colocated pool",

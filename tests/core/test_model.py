@@ -49,9 +49,10 @@ def test_kv_demand_opt66b_distserve_example() -> None:
 def test_more_bandwidth_never_increases_exposed_transfer() -> None:
     ids = ("eth-25", "roce-100", "ib-hdr-200", "ib-ndr-400", "ib-xdr-800")
     links = sorted((catalog().link(i) for i in ids), key=lambda link: link.effective_bytes_per_s)
-    times = [float(transfer_seconds(2.68e9, link, 1, 0.5, 80)[0]) - link.transfer_setup_s
-             for link in links]
-    assert times == sorted(times, reverse=True)
+    for layer_wise in (True, False):
+        times = [float(transfer_seconds(2.68e9, link, 1, 0.5, 80, layer_wise=layer_wise)[0])
+                 - link.transfer_setup_s for link in links]
+        assert times == sorted(times, reverse=True)
 
 
 # --- interference (docs/model.md §5; docs/sources.md#interference) ---------------------------

@@ -149,10 +149,12 @@ def measure_next(sc: Scenario, m: ModelResult, disaggregated: bool,
                           f"predicts {tpot}{slo}")
     if disaggregated and d is not None:
         if d.ttft_ms is not None and d.kv_transfer is not None:
-            prefill_ms = d.ttft_ms - d.kv_transfer.transfer_ms
+            kv = d.kv_transfer
+            prefill_ms = d.ttft_ms - kv.transfer_ms - kv.second_hop_ms
+            hop = f", router hop {kv.second_hop_ms:.1f} ms" if kv.second_hop_ms > 0 else ""
             out.append(f"prefill share of TTFT: the model predicts {prefill_ms:.0f} ms of "
                        f"prefill and queueing in a {pct} TTFT of {d.ttft_ms:.0f} ms "
-                       f"(KV transfer {d.kv_transfer.transfer_ms:.1f} ms)")
+                       f"(KV transfer {kv.transfer_ms:.1f} ms{hop})")
         if d.kv_transfer is not None:
             kv = d.kv_transfer
             n = max(round(kv.concurrent_transfers), 1)
