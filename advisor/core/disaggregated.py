@@ -17,10 +17,10 @@ the TPOT SLO (T_dec(B) ≤ SLO, by bisection on B). Capacity D = B / (Ō · T_de
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-from advisor.core.arrays import clip
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance, budget_units
 from advisor.core.kv_transfer import KvPath, kv_nics, transfer_seconds
@@ -156,8 +156,20 @@ def prefill_ttft_parts(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray
     return own, wait_q, exposed, rho
 
 
-PASS_ITERATIONS = 16
-"""Fixed-point steps for the prompts per pass of a prefill instance with a split budget."""
+PASS_GRID_POINTS = 64
+"""Prompts-per-pass grid (geometric from 1 to L_m/S̄) of a prefill instance with a split
+budget: the pass time is tabulated once and the fixed point read off it."""
+
+
+@lru_cache(maxsize=256)
+def _pass_table(inst: Instance, s_mean: float, lm: float) -> tuple[np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """(prompts per pass n, pass seconds T(n), rate λ(n) = n/T(n) at which passes of n run
+    back to back) on a geometric grid of n from 1 to L_m/S̄; λ(n) made non-decreasing."""
+    n_max = max(lm / max(s_mean, 1.0), 1.0)
+    n = np.geomspace(1.0, n_max, PASS_GRID_POINTS) if n_max > 1.0 else np.ones(1)
+    t = np.asarray(inst.step_time_s(prefill_tokens=n * s_mean, prefill_seqs=n), dtype=float)
+    return n, t, np.maximum.accumulate(n / t)
 
 
 def _unit_passes(inst: Instance, lam: np.ndarray, s_mean: float, s_q: float, lm: float,
@@ -166,19 +178,17 @@ def _unit_passes(inst: Instance, lam: np.ndarray, s_mean: float, s_q: float, lm:
     split over units (DP-attention ranks, pipeline micro-batches; ``instance.budget_units``).
 
     A pass takes every prompt waiting (up to L_m tokens), each prompt on its own unit, so a
-    pass of n ≤ units prompts costs about one prompt's: n = min(max(1, λ·T(n)), L_m/S̄)
-    (n ↦ λ·T(n) is increasing: iterating from 1 climbs to the smallest fixed point or the
-    cap). The instance is busy φ = λ·T(n)/n of the time (1 once λ·T(1) ≥ 1: passes back to
-    back), and a prompt first waits for the pass in progress, whose residual is uniform
+    pass of n ≤ units prompts costs about one prompt's: n = min(max(1, λ·T(n)), L_m/S̄), the
+    smallest fixed point — where passes of n run back to back, λ = n/T(n), read off a table
+    of n (:func:`_pass_table`). The instance is busy φ = λ·T(n)/n of the time (1 once
+    λ·T(1) ≥ 1), and a prompt first waits for the pass in progress, whose residual is uniform
     over T(n); its own pass holds it beside n − 1 others, the pass's tokens spread over the
     units that hold its prompts (``instance.busiest_unit_share``; the simulator prices its
     passes the same way, and the prefill launch budget per unit holds a p95 prompt).
     """
-    n_max = max(lm / max(s_mean, 1.0), 1.0)
-    n = np.ones_like(lam)
-    for _ in range(PASS_ITERATIONS):
-        n = clip(lam * inst.step_time_s(prefill_tokens=n * s_mean, prefill_seqs=n), 1.0, n_max)
-    t_pass = inst.step_time_s(prefill_tokens=n * s_mean, prefill_seqs=n)
+    grid_n, grid_t, grid_lam = _pass_table(inst, float(s_mean), float(lm))
+    n = np.interp(lam, grid_lam, grid_n)        # 1 below λ(1), L_m/S̄ beyond the last
+    t_pass = np.interp(n, grid_n, grid_t)
     busy = np.minimum(lam * t_pass / n, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(busy > 0, 1.0 - (1.0 - quantile) / np.where(busy > 0, busy, 1.0), 0.0)

@@ -153,7 +153,7 @@ def kv_transfer_lines(kv: Mapping[str, Any]) -> list[tuple[str, str]]:
         demand += (f", carried at the plan's goodput {rps(kv['rate_rps'])}; the workload "
                    f"offers {gb_per_s(kv['offered_demand_bytes_per_s'])} = "
                    f"{pct(kv['offered_utilization'])}")
-    nics = num(min(kv["sender_nics"], kv["receiver_nics"]))
+    nics = min(kv["sender_nics"], kv["receiver_nics"])
     reshard = ("" if kv["sender_nics"] == kv["receiver_nics"] else
                f" (the narrower of {num(kv['sender_nics'])} sending and "
                f"{num(kv['receiver_nics'])} receiving)")
@@ -161,13 +161,14 @@ def kv_transfer_lines(kv: Mapping[str, Any]) -> list[tuple[str, str]]:
            f"adds {ms(kv['second_hop_ms'])} to the TTFT" if kv["request_path"] == "sequential"
            else "the router sends the request to both pools at once (no second hop)")
     return [
-        ("link", f"{kv['link_id']}, {num(kv['nics_per_node'])} NICs per node, "
+        ("link", f"{kv['link_id']}, {num(kv['nics_per_node'])} ports per node, "
                  f"{gb_per_s(kv['link_bytes_per_s'])} usable from the prefill GPUs"),
         ("per request", f"{megabytes(kv['bytes_per_request_mean'])} mean, "
                         f"{megabytes(kv['bytes_per_request_p95'])} p95 "
                         f"({num(kv['bytes_per_token'] / 1e3)} kB/token)"),
         ("demand", demand),
-        ("transfer", f"{ms(kv['transfer_ms'])} exposed for a p95 prompt over {nics} NICs"
+        ("transfer", f"{ms(kv['transfer_ms'])} exposed for a p95 prompt over {num(nics)} "
+                     f"port{'' if nics == 1 else 's'}"
                      f"{reshard}: {kv['backend'] or 'the connector'} moves the KV "
                      f"{_TIMING[kv['timing']]} ({ms(kv['serialized_transfer_ms'])} "
                      f"serialized), about {num(kv['concurrent_transfers'])} in flight"),
