@@ -175,3 +175,37 @@ def transfer_seconds(bytes_per_request: np.ndarray | float, link: LinkSpec,
     else:
         exposed_wire = wire
     return link.transfer_setup_s + exposed_wire + queue, link.transfer_setup_s + wire + queue
+
+
+def split_transfer(*, link: LinkSpec, path: KvPath, terms: KvTransferTerms,
+                   request_overhead_s: float, num_layers: int, prefill_gpus: int,
+                   gpus_per_node: int, prompt_mean_tokens: float, prompt_p95_tokens: float,
+                   rate_rps: float, goodput_rps: float, prefill_s: float) -> KvTransfer:
+    """The KV transfer of a split over its route ``path`` (a p95 prompt's pass takes
+    ``prefill_s``), at the rate the split carries: the workload's, or the split's goodput
+    when the rate exceeds it (an overloaded prefill pool produces no more KV than that; a
+    split that carries nothing within the SLOs is sized at the workload's rate), beside the
+    demand the workload offers."""
+    bpt = path.bytes_per_token
+    mean_b = prompt_mean_tokens * bpt
+    p95_b = prompt_p95_tokens * bpt
+    rate = min(rate_rps, goodput_rps) if goodput_rps > 0 else rate_rps
+    capacity = float(link_capacity_bytes_per_s(link, prefill_gpus))
+    util = float(link_utilization(rate * mean_b, capacity))
+    exposed, serial = transfer_seconds(p95_b, link, path.nics, prefill_s, num_layers,
+                                       min(util, 0.999), layer_wise=path.layer_wise)
+    _, serial_mean = transfer_seconds(mean_b, link, path.nics, prefill_s, num_layers, 0.0,
+                                      layer_wise=path.layer_wise)
+    return KvTransfer(link_id=link.id, bytes_per_token=bpt, bytes_per_request_mean=mean_b,
+                      bytes_per_request_p95=p95_b, demand_bytes_per_s=rate * mean_b,
+                      offered_demand_bytes_per_s=rate_rps * mean_b,
+                      link_bytes_per_s=capacity, utilization=util,
+                      offered_utilization=float(link_utilization(rate_rps * mean_b, capacity)),
+                      transfer_ms=float(exposed) * 1000,
+                      serialized_transfer_ms=float(serial) * 1000,
+                      concurrent_transfers=rate * float(serial_mean), rate_rps=rate,
+                      at_carried_rate=rate < rate_rps, backend=terms.backend,
+                      timing=terms.timing, request_path=terms.request_path,
+                      second_hop_ms=terms.second_hop_s(request_overhead_s) * 1000,
+                      nics_per_node=link.nics_per_gpu * gpus_per_node,
+                      sender_nics=path.sender_nics, receiver_nics=path.receiver_nics)

@@ -36,16 +36,8 @@ from advisor.core.disaggregated import (
     kv_path,
     prefill_ttft,
 )
-from advisor.core.hardware import LinkSpec
-from advisor.core.instance import Instance
 from advisor.core.interference import tpot_inflation
-from advisor.core.kv_transfer import (
-    KvPath,
-    KvTransfer,
-    link_capacity_bytes_per_s,
-    link_utilization,
-    transfer_seconds,
-)
+from advisor.core.kv_transfer import split_transfer
 from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import (
     Capacities,
@@ -279,43 +271,6 @@ def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
                              pi.redundant_experts, di.redundant_experts)
 
 
-def _kv_transfer(sc: Scenario, link: LinkSpec, path: KvPath, inst: Instance,
-                 prefill_gpus: int, ph: TrafficPhase, prefill_s: float,
-                 goodput_rps: float) -> KvTransfer:
-    """The KV transfer of a split over its route ``path``, at the rate the plan carries: the
-    workload's, or the plan's goodput when the rate exceeds it (an overloaded prefill pool
-    produces no more KV than that; a plan that carries nothing within the SLOs is sized at
-    the workload's rate), beside the demand the workload offers."""
-    bpt = path.bytes_per_token
-    mean_b = ph.prompt_tokens.mean * bpt
-    p95_b = ph.prompt_tokens.quantile(0.95) * bpt
-    rate = min(ph.rate_rps, goodput_rps) if goodput_rps > 0 else ph.rate_rps
-    demand = rate * mean_b
-    capacity = float(link_capacity_bytes_per_s(link, prefill_gpus))
-    util = float(link_utilization(demand, capacity))
-    layers = inst.model.num_layers
-    exposed, serial = transfer_seconds(p95_b, link, path.nics, prefill_s, layers,
-                                       min(util, 0.999), layer_wise=path.layer_wise)
-    _, serial_mean = transfer_seconds(mean_b, link, path.nics, prefill_s, layers, 0.0,
-                                      layer_wise=path.layer_wise)
-    terms = inst.engine.kv_transfer
-    return KvTransfer(link_id=link.id, bytes_per_token=bpt, bytes_per_request_mean=mean_b,
-                      bytes_per_request_p95=p95_b, demand_bytes_per_s=demand,
-                      offered_demand_bytes_per_s=ph.rate_rps * mean_b,
-                      link_bytes_per_s=capacity, utilization=util,
-                      offered_utilization=float(link_utilization(ph.rate_rps * mean_b,
-                                                                 capacity)),
-                      transfer_ms=float(exposed) * 1000,
-                      serialized_transfer_ms=float(serial) * 1000,
-                      concurrent_transfers=rate * float(serial_mean), rate_rps=rate,
-                      at_carried_rate=rate < ph.rate_rps, backend=terms.backend,
-                      timing=terms.timing, request_path=terms.request_path,
-                      second_hop_ms=terms.second_hop_s(inst.efficiency.request_overhead_s)
-                      * 1000,
-                      nics_per_node=link.nics_per_gpu * sc.cluster.gpus_per_node,
-                      sender_nics=path.sender_nics, receiver_nics=path.receiver_nics)
-
-
 def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _PhasePools,
                  a: Allocation | None) -> DisaggregatedPlan:
     shapes = grp.shapes
@@ -333,7 +288,14 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
     own = float(pshape.instance.prefill_time_s(ph.computed_prompt_tokens.quantile(0.95)))
     link = grp.link
     path = kv_path(link, pshape.instance, dshape.instance)
-    kv = _kv_transfer(sc, link, path, pshape.instance, a.prefill_gpus, ph, own, a.goodput_rps)
+    pinst = pshape.instance
+    kv = split_transfer(link=link, path=path, terms=pinst.engine.kv_transfer,
+                        request_overhead_s=pinst.efficiency.request_overhead_s,
+                        num_layers=pinst.model.num_layers, prefill_gpus=a.prefill_gpus,
+                        gpus_per_node=sc.cluster.gpus_per_node,
+                        prompt_mean_tokens=ph.prompt_tokens.mean,
+                        prompt_p95_tokens=ph.prompt_tokens.quantile(0.95), rate_rps=ph.rate_rps,
+                        goodput_rps=a.goodput_rps, prefill_s=own)
     # latencies at the workload's rate use the link load at that rate (the KV figures
     # reported are at the rate carried)
     offered_util = kv.offered_utilization

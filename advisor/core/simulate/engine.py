@@ -477,6 +477,14 @@ class EnginePool:
         st.head_done = hd
         if not n:
             return False
+        self._start_mixed_step(st, i, t, p, n, attn)
+        return True
+
+    def _start_mixed_step(self, st: _Inst, i: int, t: float, p: int, n: int,
+                          attn: int) -> None:
+        """Start a step of ``p`` prompt tokens in ``n`` pieces (attention units ``attn``,
+        Σ piece·(2·done + piece)) beside the running decodes."""
+        d = st.D
         kk = (attn - p * p / n) / (2.0 * p)
         ctx = st.base / d + st.k if d else 0.0
         dur = self.steps.step(p, n, int(kk) if kk > 0 else 0, d, ctx)
@@ -485,7 +493,6 @@ class EnginePool:
         st.start = t
         st.ver += 1
         heappush(self.heap, (t + dur, self.kind, i, st.ver))
-        return True
 
     def _chunked_step_units(self, st: _Inst, i: int, t: float) -> bool:
         """:meth:`_chunked_step` with the budget split over ``units`` units: the first
@@ -539,14 +546,7 @@ class EnginePool:
         for _ in taken:  # the taken requests are the queue's front; keep the partial ones
             q.popleft()
         q.extendleft(reversed([rid for rid in taken if rid not in done]))
-        kk = (attn - p * p / n) / (2.0 * p)
-        ctx = st.base / d + st.k if d else 0.0
-        dur = self.steps.step(p, n, int(kk) if kk > 0 else 0, d, ctx)
-        st.kind = STEP
-        st.has_dec = True
-        st.start = t
-        st.ver += 1
-        heappush(self.heap, (t + dur, self.kind, i, st.ver))
+        self._start_mixed_step(st, i, t, p, n, attn)
         return True
 
     def _unchunked_pass(self, st: _Inst, i: int, t: float) -> bool:
