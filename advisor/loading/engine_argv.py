@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import yaml
@@ -243,16 +243,16 @@ def expand(text: str, env: Mapping[str, str | None]) -> str | None:
         arith, braced, default, kube, plain = match.groups()
         if arith is not None:  # bare names are variables inside $((...))
             inner = expand(re.sub(r"(?<![$\w{])([A-Za-z_][A-Za-z0-9_]*)", r"${\1}", arith), env)
-            value = _arithmetic(inner) if inner is not None else None
-            if value is None:
+            number = _arithmetic(inner) if inner is not None else None
+            if number is None:
                 missing = True
                 return ""
-            return str(value)
+            return str(number)
         name = braced or kube or plain
         value = env.get(name)
         if value is None:
             if default is not None:
-                return default
+                return str(default)
             missing = True
             return ""
         return value
@@ -270,8 +270,8 @@ def _arithmetic(expression: str) -> int | None:
     return _integer(tree.body)
 
 
-_BINARY = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-           ast.Mult: lambda a, b: a * b,
+_BINARY: dict[type, Callable[[int, int], int | None]] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
            ast.Div: lambda a, b: int(a / b) if b else None,  # the shell truncates
            ast.Mod: lambda a, b: a % b if b else None}
 

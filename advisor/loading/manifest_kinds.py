@@ -216,10 +216,7 @@ def read_dynamo(doc: Doc) -> Read:
     for name, loc in entries:
         kind = doc.get((*loc, "type" if beta else "componentType"))
         sub = None if beta else doc.get((*loc, "subComponentType"))
-        if beta:
-            pod = (*loc, "podTemplate", "spec")
-        else:
-            pod = (*loc, "extraPodSpec")
+        pod = (*loc, "podTemplate", "spec") if beta else (*loc, "extraPodSpec")
         if kind == "frontend":
             _dynamo_frontend(doc, loc, pod, beta, facts)
             continue
@@ -381,7 +378,7 @@ def _kserve_pool(doc: Doc, layers: list[Doc], role: str, prefix: Loc) -> mp.Depl
         if data and local and int(local[1]):
             nodes = Fact(value=int(data[1]) // int(local[1]), where=doc.where(
                 (*prefix, "parallelism")), source="parallelism.data / dataLocal (worker pods)")
-    pool = build_pool(template, role=role, name=f"{role} ({'spec' if role == 'decode' else 'spec.prefill'})",
+    pool = build_pool(template, role=role, name=".".join(str(p) for p in prefix),
                       anchor=prefix, replicas=replicas, pod=pod, nodes=nodes, gpus_per_pod=gpus,
                       env=env, extra=tuple(extra), prefix=prefix_cmd)
     if pool is not None and pool.facts.get("model", Fact(value="", where=pool.where,

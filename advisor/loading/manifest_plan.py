@@ -145,9 +145,8 @@ class Doc:
         """The plain value at ``loc`` (None when absent)."""
         value: Any = self.document.data
         for part in loc:
-            if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):
-                value = value[part]
-            elif isinstance(part, str) and isinstance(value, dict) and part in value:
+            listed = isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value)
+            if listed or (isinstance(part, str) and isinstance(value, dict) and part in value):
                 value = value[part]
             else:
                 return None

@@ -230,11 +230,11 @@ def _plan_facts(pools: Sequence[mp.DeployedPool], facts: dict[str, Fact],
     if "model" not in facts:
         gaps.append(mp.Gap(what="model", where=where, why="no --model / --model-path or "
                            "model field; the workload's model is assumed"))
-    if "router_policy" not in facts and len(pools) > 1:
-        if not any(g.what == "router policy" for g in gaps):
-            gaps.append(mp.Gap(what="router policy", where=where, why=(
-                "no router in this file (a Dynamo Frontend, a vllm-router or sglang-router "
-                "Deployment)")))
+    if ("router_policy" not in facts and len(pools) > 1
+            and not any(g.what == "router policy" for g in gaps)):
+        gaps.append(mp.Gap(what="router policy", where=where, why=(
+            "no router in this file (a Dynamo Frontend, a vllm-router or sglang-router "
+            "Deployment)")))
     del where
 
 
@@ -301,8 +301,9 @@ def as_deployment(plan: DeployedPlan) -> ManifestDeployment:
     for pool in plan.pools:
         for key in ("replicas", "gpus"):
             if pool.value(key) is None:
-                raise fail(pool.where, f"{pool.name}: its {'GPUs per replica' if key == 'gpus' else key} "
-                           "are not in the manifest (see the gaps)")
+                what = "GPUs per replica" if key == "gpus" else key
+                raise fail(pool.where, f"{pool.name}: its {what} are not in the manifest "
+                           "(see the gaps)")
     if "colocated" in pools:
         pool = pools["colocated"]
         data["mode"] = "colocated"
