@@ -378,6 +378,13 @@ def _kserve_pool(doc: Doc, layers: list[Doc], role: str, prefix: Loc) -> mp.Depl
         if data and local and int(local[1]):
             nodes = Fact(value=int(data[1]) // int(local[1]), where=doc.where(
                 (*prefix, "parallelism")), source="parallelism.data / dataLocal (worker pods)")
+        elif gpus is not None and int(gpus.value) > 0:  # TP x PP over pods of `gpus` GPUs
+            tp, pp = first((*prefix, "parallelism", "tensor")), first(
+                (*prefix, "parallelism", "pipeline"))
+            need = int(tp[1] if tp else 1) * int(pp[1] if pp else 1)
+            nodes = Fact(value=max(1, -(-need // int(gpus.value))), where=doc.where(
+                (*prefix, "parallelism")), source="parallelism tensor x pipeline over the "
+                                                  "pods' GPUs (worker pods)")
     pool = build_pool(template, role=role, name=".".join(str(p) for p in prefix),
                       anchor=prefix, replicas=replicas, pod=pod, nodes=nodes, gpus_per_pod=gpus,
                       env=env, extra=tuple(extra), prefix=prefix_cmd)
@@ -514,8 +521,9 @@ def read_llmd_values(doc: Doc) -> Read:
                 str(labels[0]), (role, "acceleratorTypes", "labelValues", 0),
                 f"acceleratorTypes {key}")
         pools.append(pool)
-    if not multinode and any((p.value("nodes") or 1) > 1 for p in pools):
-        pass
+    if [p.role for p in pools] == ["decode"]:  # no prefill pool: decode serves both phases
+        pools = [mp.DeployedPool(role="colocated", name=p.name, where=p.where, facts=p.facts)
+                 for p in pools]
     connector = doc.get(("routing", "proxy", "connector"))
     if isinstance(connector, str):
         facts["sidecar_connector"] = doc.fact(connector, ("routing", "proxy", "connector"))
