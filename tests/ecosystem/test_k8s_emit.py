@@ -123,15 +123,15 @@ def test_one_decode_worker_gets_a_policy_valid_for_one_worker() -> None:
     plan = _plan(EmitEngine.vllm, (Pool("prefill", 3, 2, 1, 8192, 64),
                                    Pool("decode", 1, 4, 1, None, 128)),
                  "meta-llama/Llama-3.1-8B-Instruct")
-    router = [d for d in yaml.safe_load_all(render_lws(plan))
-              if d and d.get("kind") == "Deployment"][0]
+    router = next(d for d in yaml.safe_load_all(render_lws(plan))
+                  if d and d.get("kind") == "Deployment")
     args = router["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[args.index("--decode-policy") + 1] == "round_robin"
     two = _plan(EmitEngine.vllm, (Pool("prefill", 3, 2, 1, 8192, 64),
                                   Pool("decode", 2, 4, 1, None, 128)),
                 "meta-llama/Llama-3.1-8B-Instruct")
-    router = [d for d in yaml.safe_load_all(render_lws(two))
-              if d and d.get("kind") == "Deployment"][0]
+    router = next(d for d in yaml.safe_load_all(render_lws(two))
+                  if d and d.get("kind") == "Deployment")
     args = router["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[args.index("--decode-policy") + 1] == "power_of_two"
 
@@ -171,9 +171,10 @@ def _values(node: Any) -> list[Any]:
 
 
 def test_real_plan_manifests_pass_the_start_up_memory_check(run_cli: Callable[..., Any]) -> None:
-    """prefill-heavy-70b-ib as LeaderWorkerSets: every engine container's flags pass the
-    start-up memory check the launch script's do."""
-    example = ROOT / "examples" / "prefill-heavy-70b-ib.yaml"
+    """A real disaggregated plan (Llama 3.1 70B FP8 on 32 H100s) as LeaderWorkerSets: every
+    engine container's flags pass the start-up memory check the launch script's do (every
+    example's script is checked in test_launch_script.py)."""
+    example = ROOT / "tests" / "data" / "k8s" / "llama70b-workload.yaml"
     text = run_cli("recommend", example, "--emit", "lws", "-f", "none", exit_code=0).stdout
     catalog = ProfileCatalog()
     from advisor.loading.resolve import load_scenario
