@@ -1,6 +1,7 @@
-"""Upstream Kubernetes schemas from ../shared/k8s, read in place (never copied here).
+"""Upstream Kubernetes schemas from the shared test data (``shared_path("k8s", ...)``),
+read in place (never copied here).
 
-``../shared/k8s/schemas.index.json`` maps ``(apiVersion, kind)`` to the openAPIV3Schema of
+``schemas.index.json`` there maps ``(apiVersion, kind)`` to the openAPIV3Schema of
 each CRD (Dynamo DynamoGraphDeployment, KServe LLMInferenceService, LeaderWorkerSet,
 DisaggregatedSet) extracted as JSON Schema, and names the llm-d-modelservice chart's
 ``values.schema.json``; PROVENANCE.md there gives each upstream repository, commit and licence.
