@@ -2,12 +2,12 @@
 
 Every emitter × a dense colocated plan, a disaggregated plan (an instance over two nodes
 included) and an expert-parallel plan: each emitted document validates against the upstream
-schema of the version it targets (the shared test data, ``shared_path("k8s", ...)``,
-read in place; defaults filled in as the API server does, no undeclared field), and reading
-the manifest back (:mod:`advisor.loading.manifests`) gives the same plan: pools, replicas, GPUs per replica,
-TP/EP degree, token budget, running sequences, maximum length, memory fraction, engine, model
-and GPU type. The flags are the launch script's (one table): checked on the real
-prefill-heavy example with the start-up memory check.
+schema of the version it targets (the shared test data, ``shared_path("k8s", ...)``, read in
+place; defaults filled in as the API server does, no undeclared field), and reading the
+manifest back (:mod:`advisor.loading.manifests`) gives the same plan: pools, replicas, GPUs
+per replica, TP/EP degree, token budget, running sequences, maximum length, memory fraction,
+engine, model and GPU type. The flags are the launch script's (one table): checked on the
+real prefill-heavy example with the start-up memory check.
 """
 
 from __future__ import annotations

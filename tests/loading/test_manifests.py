@@ -1,10 +1,10 @@
 """Reading Kubernetes serving manifests (issue #32, item 1).
 
-The upstream example manifests of the shared test data (``shared_path("k8s",
-"examples")``, read in place; PROVENANCE.md there names each repository and commit) → the
-plan each deploys, written here per file from reading it: pools, replicas, GPUs per replica (pods × GPUs each), the TP or EP degree and the limits
-its flags set. Files that deploy no serving engine are located errors. Values a manifest does
-not give are named gaps at their line.
+The upstream example manifests of the shared test data (``shared_path("k8s", "examples")``,
+read in place; PROVENANCE.md there names each repository and commit) → the plan each
+deploys, written here per file from reading it: pools, replicas, GPUs per replica (pods ×
+GPUs each), the TP or EP degree and the limits its flags set. Files that deploy no serving
+engine are located errors. Values a manifest does not give are named gaps at their line.
 """
 
 from __future__ import annotations
