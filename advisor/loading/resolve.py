@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
@@ -37,8 +37,6 @@ from advisor.loading.catalog import (
 )
 from advisor.loading.errors import InputError, InputProblem
 from advisor.loading.expert_parallel_input import expert_parallel_issues
-from advisor.loading.manifests import ManifestDeployment, ManifestRef
-from advisor.loading.paired import attach_manifests, relocate
 from advisor.loading.yaml_source import (
     MAX_YAML_BYTES,
     UnreadableFileError,
@@ -46,6 +44,9 @@ from advisor.loading.yaml_source import (
     parse_yaml,
     read_yaml_text,
 )
+
+if TYPE_CHECKING:
+    from advisor.loading.manifests import ManifestDeployment, ManifestRef
 
 MAX_FILE_BYTES = MAX_YAML_BYTES
 """Largest workload or config file read (1 MiB); bigger ones are refused unread."""
@@ -149,6 +150,12 @@ def load_workload(path: Path, catalog: ProfileCatalog,
     the ones ``deployment.from`` names, if any); a problem with a deployment key is located
     at the manifest line its value came from."""
     document = read_document(path)
+    block = document.data.get("deployment") if isinstance(document.data, dict) else None
+    if manifests is None and not (isinstance(block, dict) and "from" in block):
+        scenario, document = _load(path, catalog, document)
+        return LoadedWorkload(scenario=scenario, document=document)
+    from advisor.loading.paired import attach_manifests, relocate  # only when asked for
+
     document, paired = attach_manifests(document, path, manifests)
     try:
         scenario, document = _load(path, catalog, document)

@@ -137,31 +137,23 @@ def router_documents(plan: LaunchPlan, base: str) -> list[dict[str, Any]]:
     name = f"{base}-router"
     labels = {"app.kubernetes.io/name": base, "app.kubernetes.io/component": "router",
               "app.kubernetes.io/managed-by": "pd-advisor"}
-    selector = [f"app.kubernetes.io/name={base}"]
+    selector = f"app.kubernetes.io/name={base}"
     if plan.engine is EmitEngine.vllm:
-        image = ROUTER_IMAGES[EmitEngine.vllm]
-        command = ["vllm-router", "--service-discovery"]
-        if plan.mode == "disaggregated":
-            command += ["--vllm-pd-disaggregation",
-                        "--prefill-selector", *selector, "llm-d.ai/role=prefill",
-                        "--decode-selector", *selector, "llm-d.ai/role=decode"]
-        else:
-            command += ["--selector", *selector, "app.kubernetes.io/component=colocated"]
+        image, program, pd = ROUTER_IMAGES[EmitEngine.vllm], ["vllm-router"], \
+            "--vllm-pd-disaggregation"
     else:
-        image = kc.image(plan)
-        command = ["python3", "-m", "sglang_router.launch_router", "--service-discovery"]
-        if plan.mode == "disaggregated":
-            command += ["--pd-disaggregation",
-                        "--prefill-selector", *selector, "llm-d.ai/role=prefill",
-                        "--decode-selector", *selector, "llm-d.ai/role=decode"]
-        else:
-            command += ["--selector", *selector, "app.kubernetes.io/component=colocated"]
-    command += ["--service-discovery-port", str(kc.PORT),
-                "--service-discovery-namespace", "$(POD_NAMESPACE)",
-                *router_policy_flags(plan), "--host", "0.0.0.0", "--port", str(kc.PORT)]
-    container = {"name": "router", "image": image, "command": command[:1] if command[0]
-                 == "vllm-router" else command[:3], "args": command[1:] if command[0]
-                 == "vllm-router" else command[3:],
+        image, program, pd = (kc.image(plan), ["python3", "-m", "sglang_router.launch_router"],
+                              "--pd-disaggregation")
+    args = ["--service-discovery"]
+    if plan.mode == "disaggregated":
+        args += [pd, "--prefill-selector", selector, "llm-d.ai/role=prefill",
+                 "--decode-selector", selector, "llm-d.ai/role=decode"]
+    else:
+        args += ["--selector", selector, "app.kubernetes.io/component=colocated"]
+    args += ["--service-discovery-port", str(kc.PORT),
+             "--service-discovery-namespace", "$(POD_NAMESPACE)",
+             *router_policy_flags(plan), "--host", "0.0.0.0", "--port", str(kc.PORT)]
+    container = {"name": "router", "image": image, "command": program, "args": args,
                  "env": [{"name": "POD_NAMESPACE",
                           "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
                  "ports": [{"name": "http", "containerPort": kc.PORT}]}

@@ -120,20 +120,14 @@ def test_emitted_manifest_validates_and_reads_back_as_the_same_plan(
 def test_one_decode_worker_gets_a_policy_valid_for_one_worker() -> None:
     """vllm-project/router docs/cli_reference.md: a PD stage with power_of_two needs two
     workers; with one, the emitted router (script and manifests) uses round_robin."""
-    plan = _plan(EmitEngine.vllm, (Pool("prefill", 3, 2, 1, 8192, 64),
-                                   Pool("decode", 1, 4, 1, None, 128)),
-                 "meta-llama/Llama-3.1-8B-Instruct")
-    router = next(d for d in yaml.safe_load_all(render_lws(plan))
-                  if d and d.get("kind") == "Deployment")
-    args = router["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert args[args.index("--decode-policy") + 1] == "round_robin"
-    two = _plan(EmitEngine.vllm, (Pool("prefill", 3, 2, 1, 8192, 64),
-                                  Pool("decode", 2, 4, 1, None, 128)),
-                "meta-llama/Llama-3.1-8B-Instruct")
-    router = next(d for d in yaml.safe_load_all(render_lws(two))
-                  if d and d.get("kind") == "Deployment")
-    args = router["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert args[args.index("--decode-policy") + 1] == "power_of_two"
+    for decoders, policy in ((1, "round_robin"), (2, "power_of_two")):
+        plan = _plan(EmitEngine.vllm, (Pool("prefill", 3, 2, 1, 8192, 64),
+                                       Pool("decode", decoders, 4, 1, None, 128)),
+                     "meta-llama/Llama-3.1-8B-Instruct")
+        router = next(d for d in yaml.safe_load_all(render_lws(plan))
+                      if d and d.get("kind") == "Deployment")
+        args = router["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert args[args.index("--decode-policy") + 1] == policy
 
 
 def test_manifest_flags_are_the_launch_script_table() -> None:
