@@ -63,14 +63,15 @@ class Read:
 
 
 # --------------------------------------------------------------------------- pools
-def build_pool(doc: Doc, *, role: Fact | str | None, name: str, anchor: Loc,
+def build_pool(doc: Doc, *, role: Fact | str | None, name: str,
                replicas: Fact, pod: Loc, nodes: Fact | None = None,
                gpus_per_pod: Fact | None = None, env: Mapping[str, str | None] | None = None,
                extra: tuple[ea.Word, ...] = (), prefix: ea.Invocation | None = None,
-               pods: tuple[Loc, ...] = ()) -> mp.DeployedPool | None:
+               pods: tuple[Loc, ...] = (), gpu_type: Fact | None = None
+               ) -> mp.DeployedPool | None:
     """One pool from a pod template (``pods``: more templates to look in for the engine,
-    e.g. a LeaderWorkerSet's worker after its leader). None when no container runs an
-    engine."""
+    e.g. a LeaderWorkerSet's worker after its leader; ``gpu_type``: the GPU type when the
+    platform, not the pod, selects it). None when no container runs an engine."""
     engine = None
     for where in (pod, *pods):
         engine = mp.pod_engine(doc, where, env, extra, prefix)
@@ -86,7 +87,7 @@ def build_pool(doc: Doc, *, role: Fact | str | None, name: str, anchor: Loc,
     image = doc.get((*at, "image"))
     if isinstance(image, str):
         facts["image"] = doc.fact(image, (*at, "image"))
-    product = mp.gpu_product(doc, pod)
+    product = gpu_type or mp.gpu_product(doc, pod)
     if product is not None:
         facts["gpu_product"] = product
     if gpus_per_pod is None:
@@ -111,12 +112,12 @@ def build_pool(doc: Doc, *, role: Fact | str | None, name: str, anchor: Loc,
         resolved = str(engine.role.value)
     else:
         resolved = "colocated"
-    _defaults(doc, facts, engine, at)
+    _defaults(facts, engine)
     _check_degrees(doc, facts, name, engine.engine)
     return mp.DeployedPool(role=resolved, name=name, where=replicas.where, facts=facts)
 
 
-def _defaults(doc: Doc, facts: dict[str, Fact], engine: mp.PodEngine, at: Loc) -> None:
+def _defaults(facts: dict[str, Fact], engine: mp.PodEngine) -> None:
     """TP and PP the engine defaults to (1) when the command line sets none; an expert-
     parallel instance's degree (vLLM: TP × DP; SGLang ``--ep-size``)."""
     where = facts["engine"].where
@@ -131,7 +132,6 @@ def _defaults(doc: Doc, facts: dict[str, Fact], engine: mp.PodEngine, at: Loc) -
                                         source="--enable-expert-parallel (EP = TP x DP)")
     if engine.engine == "sglang" and ep is not None and int(ep.value) <= 1:
         del facts["expert_parallel"]
-    del at
 
 
 def _check_degrees(doc: Doc, facts: dict[str, Fact], name: str, engine: str) -> None:
@@ -237,8 +237,8 @@ def read_dynamo(doc: Doc) -> Read:
         gpus = None if beta else mp.gpu_count(
             doc, doc.get((*loc, "resources", "limits", "gpu")),
             (*loc, "resources", "limits", "gpu"), "resources.limits.gpu")
-        env = _dynamo_env(doc, loc, pod, beta)
-        pool = build_pool(doc, role=role, name=name, anchor=loc,
+        env = _dynamo_env(doc, loc)
+        pool = build_pool(doc, role=role, name=name,
                           replicas=_replicas(doc, (*loc, "replicas"), 1,
                                              "replicas omitted (1)"),
                           pod=pod, nodes=nodes, gpus_per_pod=gpus, env=env)
@@ -250,7 +250,7 @@ def read_dynamo(doc: Doc) -> Read:
     return Read(pools=pools, facts=facts, name=str(doc.get(("metadata", "name")) or ""))
 
 
-def _dynamo_env(doc: Doc, loc: Loc, pod: Loc, beta: bool) -> dict[str, str | None]:
+def _dynamo_env(doc: Doc, loc: Loc) -> dict[str, str | None]:
     """Variables a Dynamo component sets outside its container (``envs``, ``spec.env``)."""
     out: dict[str, str | None] = {}
     for where in (("spec", "env"), (*loc, "envs")):
@@ -259,7 +259,6 @@ def _dynamo_env(doc: Doc, loc: Loc, pod: Loc, beta: bool) -> dict[str, str | Non
             if isinstance(item, dict) and isinstance(item.get("name"), str):
                 value = item.get("value")
                 out[item["name"]] = None if value is None else str(value)
-    del pod, beta
     return out
 
 
@@ -386,7 +385,7 @@ def _kserve_pool(doc: Doc, layers: list[Doc], role: str, prefix: Loc) -> mp.Depl
                 (*prefix, "parallelism")), source="parallelism tensor x pipeline over the "
                                                   "pods' GPUs (worker pods)")
     pool = build_pool(template, role=role, name=".".join(str(p) for p in prefix),
-                      anchor=prefix, replicas=replicas, pod=pod, nodes=nodes, gpus_per_pod=gpus,
+                      replicas=replicas, pod=pod, nodes=nodes, gpus_per_pod=gpus,
                       env=env, extra=tuple(extra), prefix=prefix_cmd)
     if pool is not None and pool.facts.get("model", Fact(value="", where=pool.where,
                                                           source="")).value == "/mnt/models":
@@ -414,7 +413,7 @@ def read_lws_spec(doc: Doc, spec: Loc, name: str, role: Fact | None,
     role = role or _role_label(doc, (*tpl, "leaderTemplate", "metadata"),
                                (*tpl, "workerTemplate", "metadata"))
     env = {"LWS_GROUP_SIZE": str(size.value)}
-    return build_pool(doc, role=role, name=name, anchor=spec, replicas=replicas, pod=first,
+    return build_pool(doc, role=role, name=name, replicas=replicas, pod=first,
                       nodes=size if int(size.value) > 1 else None, env=env,
                       pods=(worker,) if first != worker else ())
 
@@ -449,7 +448,7 @@ def read_apps(doc: Doc, facts: dict[str, Fact]) -> Read:
     name = str(doc.get(("metadata", "name")) or "")
     pod = ("spec", "template", "spec")
     role = _role_label(doc, ("spec", "template", "metadata"), ("metadata",))
-    pool = build_pool(doc, role=role, name=name, anchor=("spec",),
+    pool = build_pool(doc, role=role, name=name,
                       replicas=_replicas(doc, ("spec", "replicas"), 1,
                                          "replicas omitted (1)"), pod=pod)
     if pool is None:
@@ -508,18 +507,17 @@ def read_llmd_values(doc: Doc) -> Read:
         nodes = (Fact(value=int(workers), where=where, source="parallelism.workers (LWS)")
                  if multinode and workers > 1 else None)
         role_fact = doc.fact(role, (role,), f"values key {role}")
-        pool = build_pool(doc, role=role_fact, name=role, anchor=(role,), replicas=replicas,
-                          pod=pod, nodes=nodes, gpus_per_pod=gpus, prefix=prefix)
+        labels = doc.get((role, "acceleratorTypes", "labelValues"))
+        key = doc.get((role, "acceleratorTypes", "labelKey"))
+        gpu_type = (doc.fact(str(labels[0]), (role, "acceleratorTypes", "labelValues", 0),
+                             f"acceleratorTypes {key}")
+                    if isinstance(labels, list) and labels and key else None)
+        pool = build_pool(doc, role=role_fact, name=role, replicas=replicas, pod=pod,
+                          nodes=nodes, gpus_per_pod=gpus, prefix=prefix, gpu_type=gpu_type)
         if pool is None:
             doc.gap(f"{role} engine", (role, "containers"), "modelCommand is neither vllmServe "
                     "nor imageDefault and no container's command runs an engine")
             continue
-        labels = doc.get((role, "acceleratorTypes", "labelValues"))
-        key = doc.get((role, "acceleratorTypes", "labelKey"))
-        if isinstance(labels, list) and labels and key:
-            pool.facts["gpu_product"] = doc.fact(  # type: ignore[index]
-                str(labels[0]), (role, "acceleratorTypes", "labelValues", 0),
-                f"acceleratorTypes {key}")
         pools.append(pool)
     if [p.role for p in pools] == ["decode"]:  # no prefill pool: decode serves both phases
         pools = [mp.DeployedPool(role="colocated", name=p.name, where=p.where, facts=p.facts)

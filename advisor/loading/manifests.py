@@ -235,7 +235,6 @@ def _plan_facts(pools: Sequence[mp.DeployedPool], facts: dict[str, Fact],
         gaps.append(mp.Gap(what="router policy", where=where, why=(
             "no router in this file (a Dynamo Frontend, a vllm-router or sglang-router "
             "Deployment)")))
-    del where
 
 
 # --------------------------------------------------------------------------- merging
