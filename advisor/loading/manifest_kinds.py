@@ -114,6 +114,7 @@ def build_pool(doc: Doc, *, role: Fact | str | None, name: str,
         resolved = "colocated"
     _defaults(facts, engine)
     _check_degrees(doc, facts, name, engine.engine)
+    _unset(doc, facts, name, resolved, engine.engine)
     return mp.DeployedPool(role=resolved, name=name, where=replicas.where, facts=facts)
 
 
@@ -132,6 +133,35 @@ def _defaults(facts: dict[str, Fact], engine: mp.PodEngine) -> None:
                                         source="--enable-expert-parallel (EP = TP x DP)")
     if engine.engine == "sglang" and ep is not None and int(ep.value) <= 1:
         del facts["expert_parallel"]
+
+
+_LIMIT_FLAGS = {"vllm": {"token_budget": "--max-num-batched-tokens",
+                         "max_num_seqs": "--max-num-seqs", "max_model_len": "--max-model-len",
+                         "gpu_memory_utilization": "--gpu-memory-utilization"},
+                "sglang": {"token_budget": "--chunked-prefill-size",
+                           "max_num_seqs": "--max-running-requests",
+                           "max_model_len": "--context-length",
+                           "gpu_memory_utilization": "--mem-fraction-static"}}
+
+
+def _unset(doc: Doc, facts: dict[str, Fact], name: str, role: str, engine: str) -> None:
+    """One gap per pool naming the engine limits its command line leaves to the engine's
+    defaults (the model then plans with the engine profile's), and a P/D pool's missing KV
+    connector."""
+    flags = _LIMIT_FLAGS.get(engine, {})
+    missing = [flag for key, flag in flags.items() if key not in facts
+               and not (key == "token_budget" and role == "decode")
+               and not (key == "token_budget" and facts.get("chunked_prefill") is not None)]
+    where = facts["engine"].where
+    if missing:
+        doc.gaps.append(mp.Gap(what=f"{name} engine limits", where=where, why=(
+            f"{', '.join(missing)} not set: the engine's defaults apply; the gate plans with "
+            "the engine profile's budget and running-sequence cap for the GPU, the workload's "
+            "longest request and policy.memory_fraction")))
+    if role != "colocated" and "kv_connector" not in facts:
+        doc.gaps.append(mp.Gap(what=f"{name} KV connector", where=where, why=(
+            "no --kv-transfer-config / --disaggregation-transfer-backend: the platform's or "
+            "the engine's default connector moves the KV cache")))
 
 
 def _check_degrees(doc: Doc, facts: dict[str, Fact], name: str, engine: str) -> None:

@@ -230,3 +230,17 @@ def test_shell_scripts_are_read_as_the_shell_reads_them() -> None:
     assert ea.expand("$((N*2))", {"N": "8"}) == "16"
     assert ea.expand("$TP", {"TP": None}) is None  # set from a secret: unknown, not guessed
     assert ea.expand("${IDX:-0}", {}) == "0"
+
+
+def test_limits_a_command_line_leaves_to_the_engine_are_named() -> None:
+    """Upstream's minimal Dynamo example sets no limits: each pool says which flags are left
+    to the engine's defaults, at its command line, and a P/D pool without a KV connector says
+    so too — nothing is filled in silently."""
+    plan = _read("dynamo/vllm/disagg.yaml")
+    named = {g.what: g for g in plan.gaps}
+    decode = named["VllmDecodeWorker engine limits"]
+    assert decode.where.line == 33  # python3 -m dynamo.vllm
+    assert "--max-num-seqs, --max-model-len, --gpu-memory-utilization not set" in decode.why
+    assert "--max-num-batched-tokens" in named["VllmPrefillWorker engine limits"].why
+    assert "VllmDecodeWorker KV connector" in named
+    assert "VllmPrefillWorker KV connector" not in named  # it gives --kv-transfer-config
