@@ -45,9 +45,8 @@ def pairing(path: Path, values_kind: str | None = None
         _, docs = read_documents(ref)
     except InputError:
         return path, None  # the workload loader reports it (as it always has)
-    data = [d.document.data for d in docs if d.document.data is not None]
-    if values_kind is None and (len(data) == 1 and not looks_like_manifest(data[0])):
-        return path, None
+    if values_kind is None and not any(looks_like_manifest(d.document.data) for d in docs):
+        return path, None  # a workload (or not YAML of either kind: the loader says why)
     plan = read_manifest(ref)
     workload = workload_for(plan, path)
     if workload is None:
