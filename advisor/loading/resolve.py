@@ -637,6 +637,8 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         slo=core.Slo(ttft_ms=model.slo.ttft_ms, tpot_ms=model.slo.tpot_ms,
                      percentile=float(model.slo.percentile)),
         autoscaling=model.operations.autoscaling,
+        router=(deployment.router if deployment is not None and deployment.router is not None
+                else model.operations.router),
         deployment=deployment,
         policy=policy,
         name=model.name,

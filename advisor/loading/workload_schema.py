@@ -232,6 +232,7 @@ class Operations(_Model):
 
     autoscaling: StrictBool = Field(False, description="Whether prefill and decode pools can "
                                     "be resized as the traffic mix shifts.")
+    router: wf.OperationsRouter = "least-loaded"
 
 
 class Deployment(_Model):
@@ -260,6 +261,7 @@ class Deployment(_Model):
     max_num_seqs: wf.MaxNumSeqs = None
     max_model_len: wf.MaxModelLen = None
     gpu_memory_utilization: wf.GpuMemoryUtilization = None
+    router: wf.DeploymentRouter = None
 
 
 DeploymentChoice = dref.choice(Deployment)
@@ -453,6 +455,9 @@ def _check(model_cls: type[BaseModel], data: Any, what: str,
         check = section_checks.get(name)
         if check is not None and section is not None:
             issues.extend(check(section, (name,)))
+    if sections.get("operations") is not None and "deployment" in sections:
+        issues.extend(SchemaIssue(at, dotted(at), message) for at, message
+                      in wf.router_issues(sections["operations"], sections["deployment"]))
     return CheckResult(model if not issues else None, sections, issues)
 
 

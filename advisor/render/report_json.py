@@ -178,6 +178,7 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
         "slo": {"ttft_ms": sc.slo.ttft_ms, "tpot_ms": sc.slo.tpot_ms,
                 "percentile": sc.slo.percentile},
         "autoscaling": sc.autoscaling,
+        "router": sc.router,
         "deployment": None if dep is None else {
             "mode": dep.mode, "chunked_prefill": dep.chunked_prefill,
             "chunk_tokens": dep.chunk_tokens, "tensor_parallel": dep.tensor_parallel,
@@ -185,7 +186,8 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
             "prefill_tensor_parallel": dep.prefill_tensor_parallel,
             "decode_tensor_parallel": dep.decode_tensor_parallel,
             "max_num_seqs": dep.max_num_seqs, "max_model_len": dep.max_model_len,
-            "gpu_memory_utilization": dep.gpu_memory_utilization, **_pinned_ep(sc)},
+            "gpu_memory_utilization": dep.gpu_memory_utilization, "router": dep.router,
+            **_pinned_ep(sc)},
     }
 
 

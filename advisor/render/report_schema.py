@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from advisor.core.scenario import ROUTER_POLICIES
+
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "report.schema.json"
 """The committed schema, shipped inside the package."""
@@ -108,13 +110,17 @@ def _inputs() -> Schema:
                                               "model's median latencies of `plan`."))})),
         "slo": obj({"ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "percentile": NONNEG}),
         "autoscaling": BOOL,
+        "router": {"enum": list(ROUTER_POLICIES), "description": (
+            "How every pool's router dispatches requests to its instances (colocated, "
+            "prefill and decode alike); the queues of both architectures assume it.")},
         "deployment": null(obj({
             "mode": {"enum": ["colocated", "disaggregated"]}, "chunked_prefill": BOOL,
             "chunk_tokens": null(COUNT), "tensor_parallel": null(COUNT),
             "prefill_gpus": null(COUNT), "decode_gpus": null(COUNT),
             "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT),
             "max_num_seqs": null(COUNT), "max_model_len": null(COUNT),
-            "gpu_memory_utilization": null(FRACTION), **_PINNED_EP},
+            "gpu_memory_utilization": null(FRACTION),
+            "router": {"enum": [*ROUTER_POLICIES, None]}, **_PINNED_EP},
             optional=tuple(_PINNED_EP))),
     }, description="The resolved scenario the numbers were computed for.")
 

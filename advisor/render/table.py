@@ -123,6 +123,7 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
                             f"{t.length_text(phase['output_tokens'])} tokens{hits}")
     grid.add_row("SLO", t.slo_text(inputs["slo"]))
     grid.add_row("autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)")
+    grid.add_row("router", t.router_text(inputs["router"]))
     grid.add_row("deployment", t.deployment_text(inputs.get("deployment")))
     calibration = t.calibration_text(doc.get("calibration"))
     if calibration:
