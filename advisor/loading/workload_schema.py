@@ -264,9 +264,6 @@ class Deployment(_Model):
     router: wf.DeploymentRouter = None
 
 
-DeploymentChoice = dref.choice(Deployment)
-
-
 # --------------------------------------------------------------------------- policy
 _POLICY_DESCRIPTIONS: dict[str, str] = {
     "max_rounding_loss": "Share of the ideal split's goodput lost to whole instances above "
@@ -351,8 +348,7 @@ class WorkloadV1(_Model):
                      description="Latency targets (all optional).")
     operations: Operations = Field(default_factory=lambda: Operations.model_validate({}),
                                    description="How the deployment is operated.")
-    # Ignored below: built by dref.choice() at import time, a variable to mypy.
-    deployment: DeploymentChoice | None = Field(  # type: ignore[valid-type]
+    deployment: dref.choice(Deployment) | None = Field(  # type: ignore[valid-type]  # built
         None, description="What runs today (optional; `pd-advisor check` gates on it): its "
         "keys, or {from: manifest.yaml} to read it from Kubernetes manifests.")
     # Ignored below: PolicyOverrides is built by create_model() at import time, a variable to mypy.
