@@ -468,13 +468,21 @@ Locator = Callable[[str], tuple[int, int]]
 """Maps a dotted workload key (``deployment.mode``) to its 1-based ``(line, col)``."""
 
 
-def check_entry(report: Mapping[str, Any], locate: Locator) -> dict[str, Any]:
+def check_entry(report: Mapping[str, Any], locate: Locator,
+                place: Callable[[str], str] | None = None) -> dict[str, Any]:
     """One file's result in a check run, from its recommendation document.
 
     Findings get the position of their key from ``locate`` (the CLI reads it from the YAML);
-    a file without a ``deployment:`` block is an error (nothing to gate).
+    with ``place``, also the file that position is in (``path``: a Kubernetes manifest for
+    ``deployment`` keys read from one). A file without a ``deployment:`` block is an error
+    (nothing to gate).
     """
     path = report["input"]["path"]
+
+    def at(key: str) -> dict[str, Any]:
+        line, col = locate(key)
+        return {"line": line, "col": col} | ({"path": place(key)} if place else {})
+
     deployed = report.get("deployed")
     if deployed is None:
         line, col = locate("deployment")
@@ -483,12 +491,8 @@ def check_entry(report: Mapping[str, Any], locate: Locator) -> dict[str, Any]:
                 "problems": [{"path": path, "line": line, "col": col, "key": "deployment",
                               "message": MISSING_DEPLOYMENT_MESSAGE}],
                 "report": dict(report)}
-    findings = []
-    for f in deployed["findings"]:
-        line, col = locate(f["key"])
-        findings.append({**f, "line": line, "col": col})
-    line, col = locate("deployment.mode")
-    warnings = [{**w, "key": "deployment.mode", "line": line, "col": col}
+    findings = [{**f, **at(f["key"])} for f in deployed["findings"]]
+    warnings = [{**w, "key": "deployment.mode", **at("deployment.mode")}
                 for w in report["warnings"]] if deployed["mode"] == "disaggregated" else []
     return {"path": path, "status": "fail" if findings else "pass",
             "verdict": report["verdict"], "slo_met": report["slo_met"], "findings": findings,

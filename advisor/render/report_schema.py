@@ -248,8 +248,8 @@ def _finding(located: bool) -> Schema:
                                 "message": STR}
     if located:
         props |= {"line": {"type": "integer", "minimum": 1},
-                  "col": {"type": "integer", "minimum": 1}}
-    return obj(props)
+                  "col": {"type": "integer", "minimum": 1}, "path": STR}
+    return obj(props, optional=("path",) if located else ())
 
 
 def _deployed() -> Schema:
@@ -353,12 +353,20 @@ def _check() -> Schema:
                    "col": {"type": "integer", "minimum": 1}, "key": STR, "message": STR})
     warning = obj({"id": STR, "message": STR, "key": STR,
                    "line": {"type": "integer", "minimum": 1},
-                   "col": {"type": "integer", "minimum": 1}})
+                   "col": {"type": "integer", "minimum": 1}, "path": STR},
+                  optional=("path",))
+    gap = obj({"what": STR, "path": STR, "line": {"type": "integer", "minimum": 1},
+               "col": {"type": "integer", "minimum": 1}, "message": STR})
+    source = obj({"paths": array(STR), "kind": STR, "name": STR, "gaps": array(gap),
+                  "pools": array({"type": "object"}), "facts": {"type": "object"}},
+                 description="The Kubernetes manifests the deployment was read from: what "
+                             "they deploy, and what they leave unsaid (gaps).")
     file_entry = obj({
         "path": STR, "status": {"enum": ["pass", "fail", "error"]},
         "verdict": null({"enum": ["chunked-prefill", "disaggregate"]}), "slo_met": null(BOOL),
         "findings": array(ref("located_finding")), "warnings": array(warning),
-        "problems": array(problem), "report": null(ref("recommendation"))})
+        "problems": array(problem), "report": null(ref("recommendation")),
+        "manifest": source}, optional=("manifest",))
     return obj({
         "schema_version": {"const": 1},
         "kind": {"const": "check"},

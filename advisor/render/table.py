@@ -439,7 +439,8 @@ def check_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
         out.append(head)
         items: list[str] = []
         for finding in f["findings"]:
-            items.append(f"{f['path']}:{finding['line']}:{finding['col']}: {finding['key']}: "
+            where = finding.get("path", f["path"])
+            items.append(f"{where}:{finding['line']}:{finding['col']}: {finding['key']}: "
                          f"[{finding['id']}] {finding['message']}")
         for problem in f["problems"]:
             key = f"{problem['key']}: " if problem.get("key") else ""
@@ -448,8 +449,10 @@ def check_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
         if items:
             out.append(Padding(_bullets(items, marker=BAD, style="red"), (0, 0, 0, 2)))
         if f["warnings"]:
-            out.append(Padding(_bullets([f"[{w['id']}] {w['message']}" for w in f["warnings"]],
-                                        marker="!", style="yellow"), (0, 0, 0, 2)))
+            out.append(Padding(_bullets([
+                f"[{w['id']}] " + (f"{w['path']}:{w['line']}: " if "path" in w else "")
+                + w["message"] for w in f["warnings"]], marker="!", style="yellow"),
+                (0, 0, 0, 2)))
     counts = doc["counts"]
     out += [Text(""), Text(
         f"{counts['files']} file{'s' * (counts['files'] != 1)}: {counts['passed']} passed, "
