@@ -12,7 +12,12 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
 
-from advisor.core.limits import MAX_CONCURRENCY, MAX_PRICE_PER_GPU_HOUR, MAX_TOKENS
+from advisor.core.limits import (
+    MAX_CONCURRENCY,
+    MAX_NICS_PER_UNIT,
+    MAX_PRICE_PER_GPU_HOUR,
+    MAX_TOKENS,
+)
 from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
 from advisor.core.scenario import DEFAULT_ROUTER, ROUTER_POLICIES
 
@@ -172,3 +177,10 @@ PricePerGpuHour = Annotated[float | None, Field(
     None, gt=0, le=MAX_PRICE_PER_GPU_HOUR, description="What one GPU-hour costs you, USD; "
     "overrides the GPU profile's public reference price (used for usd_per_hour and "
     "usd_per_million_output_tokens).")]
+
+NicsPerNode = Annotated[StrictInt | None, Field(
+    None, ge=1, le=MAX_NICS_PER_UNIT, description="NICs of the inter_node link per node "
+    "(each at the profile's bandwidth): they carry the KV cache from prefill to decode "
+    "GPUs. Default from the interconnect profile: one per GPU for InfiniBand/RoCE "
+    "rail-optimised fabrics, per node for plain Ethernet (eth-25: one, DistServe's "
+    "testbed); needs inter_node.")]

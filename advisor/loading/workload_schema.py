@@ -43,7 +43,6 @@ from pydantic_core import PydanticCustomError
 from advisor.core.limits import (  # the limits of the model's domain
     MAX_BURSTINESS,
     MAX_GPUS,
-    MAX_NICS_PER_UNIT,
     MAX_PHASES,
     MAX_RATE_RPS,
     MAX_TOKENS,
@@ -172,12 +171,7 @@ class Cluster(_Model):
     inter_node: str | None = Field(
         None, min_length=1, description="Per-GPU NIC between nodes (e.g. ib-ndr-400). "
         "Omitted means the deployment must fit on one node.")
-    nics_per_node: StrictInt | None = Field(
-        None, ge=1, le=MAX_NICS_PER_UNIT, description="NICs of the inter_node link per node "
-        "(each at the profile's bandwidth): they carry the KV cache from prefill to decode "
-        "GPUs. Default from the interconnect profile: one per GPU for InfiniBand/RoCE "
-        "rail-optimised fabrics, per node for plain Ethernet (eth-25: one, DistServe's "
-        "testbed); needs inter_node.")
+    nics_per_node: wf.NicsPerNode = None
     price_per_gpu_hour: wf.PricePerGpuHour = None
 
 
