@@ -316,7 +316,7 @@ def _kv(kv: KvTransfer | None) -> dict[str, Any] | None:
             "transfer_ms": kv.transfer_ms, "serialized_transfer_ms": kv.serialized_transfer_ms,
             "concurrent_transfers": kv.concurrent_transfers, "rate_rps": kv.rate_rps,
             "at_carried_rate": kv.at_carried_rate, "backend": kv.backend, "timing": kv.timing,
-            "request_path": kv.request_path, "second_hop_ms": kv.second_hop_ms,
+            "request_path": kv.request_path, "second_hop_ms": kv.second_hop_ms or None,
             "nics_per_node": kv.nics_per_node, "sender_nics": kv.sender_nics,
             "receiver_nics": kv.receiver_nics}
 

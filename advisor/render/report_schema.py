@@ -211,7 +211,7 @@ def _kv_transfer() -> Schema:
                 "rate_rps": NONNEG, "at_carried_rate": BOOL, "backend": STR,
                 "timing": {"enum": ["layer-wise", "per-chunk", "after-prefill"]},
                 "request_path": {"enum": ["sequential", "parallel"]},
-                "second_hop_ms": NONNEG, "nics_per_node": NONNEG, "sender_nics": NONNEG,
+                "second_hop_ms": null(NONNEG), "nics_per_node": NONNEG, "sender_nics": NONNEG,
                 "receiver_nics": NONNEG},
                description="KV-cache transfer of the disaggregated plan. `demand_bytes_per_s`, "
                            "`utilization` and `concurrent_transfers` are at the rate it carries "
@@ -221,7 +221,8 @@ def _kv_transfer() -> Schema:
                            "exposed transfer of a p95 prompt after its prefill pass, as the "
                            "engine's `backend` moves it (`timing`), over the narrower of "
                            "`sender_nics` and `receiver_nics`; `second_hop_ms`: the router's "
-                           "second hop, charged in the TTFT on a `sequential` request path.")
+                           "second hop, charged in the TTFT on a `sequential` request path (null "
+                           "without one).")
 
 
 def _variant() -> Schema:
