@@ -554,7 +554,10 @@ def sniff_format(path: Path) -> str | None:
                                           "request_throughput")):
             return "vllm-bench"
         return "mooncake" if isinstance(obj, dict) else None
-    header = next(csv.reader(io.StringIO(first)), [])
+    try:
+        header = next(csv.reader(io.StringIO(first)), [])
+    except csv.Error:  # e.g. a lone carriage return inside the first line: not a CSV header
+        header = []
     names = {h.strip() for h in header}
     if {"ContextTokens", "GeneratedTokens"} <= names:
         return "azure"
