@@ -63,6 +63,10 @@ from advisor.loading import catalog, resolve
 mark("imports: loading code (YAML guard, resolution)")
 from advisor.core.plan import capacities, evaluate
 from advisor.core.verdict import boundaries, rules
+try:  # the one decision (#28); older checkouts assess and search apart
+    from advisor.core.verdict import decision
+except ImportError:
+    decision = None
 mark("imports: core modules")
 from advisor.render import formats, report_json, table
 mark("imports: rendering modules")
@@ -74,11 +78,18 @@ mark("load: read and validate the workload and its profiles")
 caps = capacities.Capacities(sc)
 model = evaluate.evaluate(sc, caps)
 mark("evaluate (the first evaluation in the process)")
-assessment = rules.assess(sc, model)
-mark("assess: the rules")
-bounds = boundaries.verdict_boundaries(sc, model, caps)
-mark("verdict boundaries")
-doc = report_json.build_report(sc, assessment, str(path), data, bounds)
+if decision is not None:
+    decided = decision.decide(sc, model, caps)
+    mark("assess: the rules (the decision)")
+    decided = decision.searched(sc, decided, caps)
+    mark("verdict boundaries")
+    doc = report_json.build_report(sc, decided, str(path), data)
+else:
+    assessment = rules.assess(sc, model)
+    mark("assess: the rules")
+    bounds = boundaries.verdict_boundaries(sc, model, caps)
+    mark("verdict boundaries")
+    doc = report_json.build_report(sc, assessment, str(path), data, bounds)
 text = formats.render(doc, formats.Format.table, width=100, color=False)
 mark("build the report and render the table")
 sys.stdout.write(text)

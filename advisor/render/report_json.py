@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
@@ -45,7 +45,7 @@ from advisor.core.results import (
     SplitVariant,
 )
 from advisor.core.scenario import Scenario, TrafficPhase
-from advisor.core.verdict.rules import Assessment, Finding
+from advisor.core.verdict.decision import Decision, PhasePlans, Sizing, SplitRow
 
 if TYPE_CHECKING:
     from advisor.core.verdict.boundaries import Boundary
@@ -345,12 +345,11 @@ def _phase(p: PhaseResult) -> dict[str, Any]:
     }
 
 
-def _finding(f: Finding) -> dict[str, Any]:
-    return {"id": f.id, "check": finding_check(f.id), "key": f.key, "message": f.message}
+def _deployed(sc: Scenario, d: Decision) -> dict[str, Any]:
+    from advisor.core.verdict.gate import reference_split_prefill_gpus
+    from advisor.render.prose import finding_message
 
-
-def _deployed(sc: Scenario, pred: DeployedPrediction | None,
-              findings: Iterable[Finding]) -> dict[str, Any]:
+    pred: DeployedPrediction | None = d.model.deployed
     dep = sc.deployment
     assert dep is not None
     base: dict[str, Any] = {
@@ -371,9 +370,11 @@ def _deployed(sc: Scenario, pred: DeployedPrediction | None,
             "rate_rps": pred.rate_rps, "percentile": pred.percentile, "ttft_ms": pred.ttft_ms,
             "tpot_ms": pred.tpot_ms, "overloaded": pred.overloaded, "meets_slo": pred.meets_slo,
             "feasible": pred.feasible, "reason": pred.reason, "phase": pred.phase,
-            "best_split_prefill_gpus": pred.best_split_prefill_gpus})
+            "best_split_prefill_gpus": (reference_split_prefill_gpus(sc, d.model)
+                                        if dep.mode == "disaggregated" else None)})
     base.update(_cost(sc, base["max_goodput_rps"], base["phase"]))
-    base["findings"] = [_finding(f) for f in findings]
+    base["findings"] = [{"id": f.id, "check": finding_check(f.id), "key": f.key,
+                         "message": finding_message(sc, d, f)} for f in d.findings]
     return base
 
 
@@ -396,63 +397,112 @@ def _calibration(sc: Scenario) -> dict[str, Any] | None:
     return {"file": cal.file, "fitted_on": dict(cal.fitted_on), "factors": dict(cal.factors)}
 
 
-def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
-                 input_bytes: bytes, boundaries: Sequence[Boundary] | None = None
-                 ) -> dict[str, Any]:
+def _phase_plans(p: PhasePlans, sc: Scenario) -> dict[str, Any]:
+    head = {kind: (plan.max_goodput_rps / p.rate_rps if plan is not None else 0.0)
+            for kind, plan in (("colocated", p.colocated), ("unchunked", p.unchunked),
+                               ("disaggregated", p.disaggregated))}
+    return {"name": p.name, "share": p.share, "rate_rps": p.rate_rps,
+            "headroom": head,
+            "colocated": _colocated(p.colocated, sc, p.name),
+            "unchunked": _colocated(p.unchunked, sc, p.name),
+            "disaggregated": _disaggregated(p.disaggregated, sc, p.name),
+            "best_split": (None if p.best_split is p.disaggregated
+                           else _disaggregated(p.best_split, sc, p.name))}
+
+
+def _sizing(s: Sizing) -> dict[str, Any]:
+    return {"plan": s.plan, "exists": s.exists, "gpus": s.gpus, "gpus_needed": s.gpus_needed,
+            "headroom": s.headroom, "binding_phase": s.binding_phase, "meets_slo": s.meets_slo,
+            "over_provisioned": s.over_provisioned}
+
+
+def _split_row(r: SplitRow, moe: bool) -> dict[str, Any]:
+    return {"role": r.role, **_allocation(r.allocation, moe)}
+
+
+def _decision(sc: Scenario, d: Decision) -> dict[str, Any]:
+    """The decision block (schema_version 1 additions, #28)."""
+    return {
+        "recommended": d.recommended,
+        "architecture": "disaggregated" if d.verdict == "disaggregate" else "colocated",
+        "rule_verdict": d.rule_verdict,
+        "overridden": list(d.overridden),
+        "any_plan_meets": d.any_plan_meets,
+        "binding_phase": d.binding_phase,
+        "baseline": d.baseline,
+        "gains": {"verdict": d.gain, "per_phase_splits": d.split_gain, "ideal": d.ideal_gain},
+        "rounding": {"loss": d.rounding_loss, "phase": d.rounding_phase},
+        "phases": [_phase_plans(p, sc) for p in d.phases],
+        "sizing": [_sizing(s) for s in d.sizing],
+        "split_phase": d.split_phase,
+        "splits": [_split_row(r, sc.model.is_moe) for r in d.splits],
+        "knife_edges": [{"key": k.key, "current": k.current, "flips_at": k.flips_at,
+                         "to": k.to, "change": k.change} for k in d.knife_edges],
+    }
+
+
+def build_report(scenario: Scenario, decision: Decision, input_path: str,
+                 input_bytes: bytes) -> dict[str, Any]:
     """The recommendation document for one workload (see the module docstring).
 
     ``input_path`` is shown as given (keep it relative for reproducible output);
-    ``input_bytes`` is the file's content, hashed into ``input.sha256``; ``boundaries``
-    (``advisor.core.verdict.boundaries.verdict_boundaries``) become ``boundaries`` when given.
+    ``input_bytes`` is the file's content, hashed into ``input.sha256``; the decision's
+    boundaries (when it searched them) become ``boundaries``.
     """
-    sc, a, m = scenario, assessment, assessment.model
-    d = m.disaggregated
-    gain = a.disagg_gain
+    from advisor.render import advice, prose
+
+    sc, d, m = scenario, decision, decision.model
+    dis = m.disaggregated
+    gain = d.gain
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "kind": "recommendation",
         "tool": {"name": TOOL_NAME, "version": __version__},
         "input": {"path": input_path, "sha256": hashlib.sha256(input_bytes).hexdigest()},
         "name": sc.name,
-        "verdict": a.verdict,
-        "slo_met": a.slo_met,
-        "summary": a.summary,
-        "reasons": list(a.reasons),
-        "warnings": [{"id": w.id, "message": w.message} for w in a.warnings],
-        "measure_next": list(a.measure_next),
-        "preconditions": [{"id": p.id, "question": p.question, "passed": p.passed,
-                           "measured": p.measured, "threshold": p.threshold, "unit": p.unit,
-                           "bound": p.bound, "explanation": p.explanation}
-                          for p in a.preconditions],
-        "deciding_rule": a.deciding_rule,
-        "headline_reason": a.headline_reason,
+        "verdict": d.verdict,
+        "slo_met": d.slo_met,
+        "summary": prose.summary(sc, d),
+        "reasons": list(prose.reasons(sc, d)),
+        "warnings": [{"id": w.id, "message": w.message} for w in advice.advisories(sc, d)],
+        "measure_next": list(advice.measure_next(sc, d)),
+        "preconditions": [{"id": r.id, "question": r.question, "passed": r.passed,
+                           "measured": r.measured, "threshold": r.limit, "unit": r.unit,
+                           "bound": r.bound, "explanation": prose.explanation(sc, d, r),
+                           "status": r.status, "overridden": r.overridden}
+                          for r in d.rules],
+        "deciding_rule": d.deciding_rule,
+        "headline_reason": prose.headline_reason(sc, d),
         "disagg_gain": gain,
         "disagg_gain_unbounded": gain is not None and math.isinf(gain) and gain > 0,
-        "disagg_ideal_gain": a.ideal_gain,
-        "rounding_loss": a.rounding_loss,
-        "mix_loss": a.mix_loss if a.mix_loss is not None else 0.0,
+        "disagg_ideal_gain": d.ideal_gain,
+        "rounding_loss": d.rounding_loss,
+        "mix_loss": d.mix_loss,
         "fragility": _fragility(m.fragility),
         "inputs": _inputs(sc),
         "calibration": _calibration(sc),
         "policy": _policy(sc),
         "colocated": _colocated(m.colocated, sc, m.colocated_phase),
         "unchunked": _colocated(m.unchunked, sc, None),
-        "disaggregated": _disaggregated(d, sc, m.disaggregated_phase),
-        "kv_transfer": _kv(d.kv_transfer if d is not None else None),
+        "disaggregated": _disaggregated(dis, sc, m.disaggregated_phase),
+        "kv_transfer": _kv(dis.kv_transfer if dis is not None else None),
         "phases": [_phase(p) for p in m.phases],
         "static_mix_loss": m.static_mix_loss,
         "static_allocation": (None if m.static_allocation is None
                               else _allocation(m.static_allocation)),
         "excluded": [{"instance": e.label, "reason": e.reason} for e in m.excluded],
         "gpus_needed": {"colocated": m.colocated_gpus_needed,
-                        "disaggregated": m.disaggregated_gpus_needed},
+                        "disaggregated": m.disaggregated_gpus_needed,
+                        "unchunked": m.unchunked_gpus_needed},
         "headroom": {"colocated": m.colocated_headroom,
-                     "disaggregated": m.disaggregated_headroom},
+                     "disaggregated": m.disaggregated_headroom,
+                     "unchunked": m.unchunked_headroom},
     }
-    if boundaries is not None:
-        doc["boundaries"] = [_boundary(b) for b in boundaries]
+    if d.boundaries is not None:
+        doc["boundaries"] = [_boundary(b) for b in d.boundaries]
     if sc.deployment is not None:
-        doc["deployed"] = _deployed(sc, m.deployed, a.findings)
+        doc["deployed"] = _deployed(sc, d)
+    doc["decision"] = _decision(sc, d)
     report: dict[str, Any] = sanitize(doc)  # the same JSON shape, rounded
     return report
 

@@ -50,7 +50,7 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     architecture)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
-    from advisor.core.verdict.rules import assess
+    from advisor.core.verdict.decision import decide
     from advisor.loading.resolve import load_scenario_and_document
     from advisor.render.report_json import build_report
 
@@ -58,19 +58,15 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     data = path.read_bytes()
     caps = Capacities(scenario)  # one set of capacity tables for the model and the searches
     model = evaluate(scenario, caps)
-    assessment = assess(scenario, model)
-    bounds = None
-    if boundaries:  # ``check`` skips them, and does not load the searches
-        from advisor.core.verdict.boundaries import verdict_boundaries
-
-        bounds = verdict_boundaries(scenario, model, caps)
+    # ``check`` skips the boundary searches, and does not load them
+    decision = decide(scenario, model, caps, search=boundaries)
     shown = str(path) if display is None else display
-    report = build_report(scenario, assessment, shown, data, bounds)
+    report = build_report(scenario, decision, shown, data)
     fig = None
     if figure:
         from advisor.core.figure_data import figure_data
 
-        phase = (model.disaggregated_phase if assessment.verdict == "disaggregate"
+        phase = (model.disaggregated_phase if decision.verdict == "disaggregate"
                  else model.colocated_phase)
         fig = figure_data(scenario, model, caps, phase)
     return Recommendation(report, document, fig)
