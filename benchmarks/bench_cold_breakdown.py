@@ -62,7 +62,8 @@ mark("imports: pydantic schemas of workloads and profiles (class construction)")
 from advisor.loading import catalog, resolve
 mark("imports: loading code (YAML guard, resolution)")
 from advisor.core.plan import capacities, evaluate
-from advisor.core.verdict import boundaries, rules
+from advisor.core.analysis import boundaries
+from advisor.core.verdict import rules
 try:  # the one decision (#28); older checkouts assess and search apart
     from advisor.core.verdict import decision
 except ImportError:
@@ -79,9 +80,9 @@ caps = capacities.Capacities(sc)
 model = evaluate.evaluate(sc, caps)
 mark("evaluate (the first evaluation in the process)")
 if decision is not None:
-    decided = decision.decide(sc, model, caps)
+    decided = decision.decide(sc, model)
     mark("assess: the rules (the decision)")
-    decided = decision.searched(sc, decided, caps)
+    decided = boundaries.searched(sc, decided, caps)
     mark("verdict boundaries")
     doc = report_json.build_report(sc, decided, str(path), data)
 else:

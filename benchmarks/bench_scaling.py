@@ -110,7 +110,7 @@ from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
-from advisor.core.verdict import boundaries as B
+from advisor.core.analysis import boundaries as B
 try:  # the one decision (#28)
     from advisor.core.verdict.decision import decide
 except ImportError:
@@ -121,7 +121,7 @@ clock = time.process_time
 out = {}
 t = clock(); caps = Capacities(sc); m = evaluate(sc, caps); out["evaluate_first"] = clock() - t
 if decide is not None:
-    d = decide(sc, m, caps)
+    d = decide(sc, m)
     verdict, gain = d.verdict, d.gain
     t = clock(); bounds = B.verdict_boundaries(sc, verdict, gain, m, caps)
 else:

@@ -3,7 +3,7 @@
 Two documents exist:
 
 * a *recommendation* (``kind: "recommendation"``), built by :func:`build_report` from a
-  scenario and its assessment — what ``pd-advisor recommend`` prints;
+  scenario and its decision — what ``pd-advisor recommend`` prints;
 * a *check run* (``kind: "check"``), built by :func:`build_check` from one entry per workload
   file (:func:`check_entry`, :func:`check_error_entry`) — what ``pd-advisor check`` prints.
 
@@ -28,7 +28,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from advisor import __version__
 from advisor.core.cost import plan_cost
@@ -45,10 +45,7 @@ from advisor.core.results import (
     SplitVariant,
 )
 from advisor.core.scenario import Scenario, TrafficPhase
-from advisor.core.verdict.decision import Decision, PhasePlans, Sizing, SplitRow
-
-if TYPE_CHECKING:
-    from advisor.core.verdict.boundaries import Boundary
+from advisor.core.verdict.decision import Boundary, Decision, PhasePlans, Sizing, SplitRow
 
 SCHEMA_VERSION = 1
 """Version of both JSON documents; bumped only when a key is renamed or removed."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from advisor.core.figure_data import FigureData
+    from advisor.core.analysis.figure_data import FigureData
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.yaml_source import YamlDocument
 
@@ -33,7 +33,7 @@ class Recommendation:
 
 def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None,
                       boundaries: bool = True) -> tuple[dict[str, Any], YamlDocument]:
-    """Load, evaluate and assess one workload; return its report and parsed YAML.
+    """Load, evaluate and decide one workload; return its report and parsed YAML.
 
     ``display`` is the path shown in the report (default: the path as given);
     ``boundaries`` adds the verdict boundaries (``check`` skips them). Raises
@@ -46,7 +46,7 @@ def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None =
 def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | None = None,
                          boundaries: bool = True, figure: bool = False) -> Recommendation:
     """:func:`build_file_report`, and with ``figure`` the data of the report's figure
-    (``core.figure_data``; its curves use the phase that binds the recommended
+    (``core.analysis.figure_data``; its curves use the phase that binds the recommended
     architecture)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
@@ -58,13 +58,16 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     data = path.read_bytes()
     caps = Capacities(scenario)  # one set of capacity tables for the model and the searches
     model = evaluate(scenario, caps)
-    # ``check`` skips the boundary searches, and does not load them
-    decision = decide(scenario, model, caps, search=boundaries)
+    decision = decide(scenario, model)
+    if boundaries:  # ``check`` skips the searches, and does not load them
+        from advisor.core.analysis.boundaries import searched
+
+        decision = searched(scenario, decision, caps)
     shown = str(path) if display is None else display
     report = build_report(scenario, decision, shown, data)
     fig = None
     if figure:
-        from advisor.core.figure_data import figure_data
+        from advisor.core.analysis.figure_data import figure_data
 
         phase = (model.disaggregated_phase if decision.verdict == "disaggregate"
                  else model.colocated_phase)

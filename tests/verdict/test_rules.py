@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from advisor.core.analysis.points import evaluate_points
 from advisor.core.plan.evaluate import evaluate
-from advisor.core.plan.points import evaluate_points
 from advisor.core.scenario import Policy, Scenario
 from advisor.core.verdict.decision import Decision, RuleOutcome, decide
 from advisor.core.verdict.rules import DECIDING_RULES, PLANS, Measures, judge
@@ -80,11 +80,12 @@ def _measures(**values: Any) -> Measures:
     """One design point per entry of the given columns (defaults: a clear disaggregation
     win, every precondition passing, every plan meeting the SLOs)."""
     n = max(len(v) for v in values.values() if isinstance(v, list))
-    base: dict[str, Any] = dict(
-        applicable=True, has_split=True, any_split=True, colocated_headroom=1.0,
-        unchunked_headroom=0.5, disaggregated_headroom=1.5, split_headroom=1.5,
-        ideal_headroom=1.6, colocated_meets=True, unchunked_meets=False,
-        disaggregated_meets=True, kv_utilization=0.1, kv_transfer_share=0.01, mix_loss=0.0)
+    base: dict[str, Any] = {
+        "applicable": True, "has_split": True, "any_split": True, "colocated_headroom": 1.0,
+        "unchunked_headroom": 0.5, "disaggregated_headroom": 1.5, "split_headroom": 1.5,
+        "ideal_headroom": 1.6, "colocated_meets": True, "unchunked_meets": False,
+        "disaggregated_meets": True, "kv_utilization": 0.1, "kv_transfer_share": 0.01,
+        "mix_loss": 0.0}
     base.update(values)
     cols = {k: np.array(v if isinstance(v, list) else [v] * n) for k, v in base.items()}
     return Measures(**cols, autoscaling=False)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -40,10 +40,6 @@ from advisor.core.verdict.rules import (
     Verdict,
     judge,
 )
-
-if TYPE_CHECKING:
-    from advisor.core.plan.capacities import Capacities
-    from advisor.core.verdict.boundaries import Boundary
 
 KNIFE_EDGE = 0.10
 """A verdict that flips within this share of the current GPU count or rate is knife-edge
@@ -125,6 +121,26 @@ class SplitRow:
     allocation: AllocationSummary
 
 
+Direction = Literal["up", "down"]
+BoundaryKind = Literal["verdict", "slo"]
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The nearest value of ``key`` (in ``direction``) at which the verdict flips (found by
+    ``advisor.core.analysis.boundaries``)."""
+
+    key: str
+    current: float | None
+    flips_at: float | None
+    """None when nothing in the searched range flips it."""
+    direction: Direction
+    description: str
+    kind: BoundaryKind = "verdict"
+    to: str | None = None
+    """The verdict beyond ``flips_at`` (kind 'verdict')."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class KnifeEdge:
     """A flip of the verdict close to the workload's design point."""
@@ -178,10 +194,10 @@ class Decision:
     """The phase the P:D table shows (the one binding the disaggregated plan)."""
     splits: tuple[SplitRow, ...]
     findings: tuple[Finding, ...]
-    boundaries: tuple[Boundary, ...] | None
-    """None when not searched (``check``)."""
-    knife_edges: tuple[KnifeEdge, ...]
     model: ModelResult
+    boundaries: tuple[Boundary, ...] | None = None
+    """None when not searched (``check``)."""
+    knife_edges: tuple[KnifeEdge, ...] = ()
 
     def phase(self, name: str) -> PhasePlans:
         """The plans of phase ``name``."""
@@ -311,11 +327,9 @@ def _worst_rounding(m: ModelResult) -> tuple[float | None, str | None]:
 
 
 # --------------------------------------------------------------------------- the decision
-def decide(sc: Scenario, m: ModelResult, caps: Capacities | None = None,
-           search: bool = False) -> Decision:
-    """The decision for the workload ``sc`` from its model result ``m``; ``search`` also
-    finds the verdict boundaries and knife edges (``caps``: the capacity tables ``m`` was
-    computed on, shared by the searches; ``check`` does not search)."""
+def decide(sc: Scenario, m: ModelResult) -> Decision:
+    """The decision for the workload ``sc`` from its model result ``m`` (without boundaries:
+    ``advisor.core.analysis.boundaries.with_boundaries`` adds them and the knife edges)."""
     j = judge(measures_of(sc, m), sc.policy)
     verdict = VERDICTS[int(j.disaggregate[0])]
     recommended = PLANS[int(j.recommended[0])]
@@ -343,17 +357,12 @@ def decide(sc: Scenario, m: ModelResult, caps: Capacities | None = None,
         rounding_loss=rounding, rounding_phase=rounding_phase, mix_loss=mix_loss(sc, m),
         phases=phases, sizing=sizing, split_phase=m.disaggregated_phase,
         splits=_splits(next(p for p in phases if p.name == m.disaggregated_phase)),
-        findings=findings(sc, m, recommended, slo_met, failed, overridden),
-        boundaries=None, knife_edges=(), model=m)
-    return searched(sc, decision, caps) if search else decision
+        findings=findings(sc, m, recommended, slo_met, failed, overridden), model=m)
+    return decision
 
 
-def searched(sc: Scenario, d: Decision, caps: Capacities | None = None) -> Decision:
-    """``d`` with its verdict boundaries and knife edges (``boundaries.verdict_boundaries``
-    on the capacity tables ``caps``)."""
-    from advisor.core.verdict.boundaries import verdict_boundaries
-
-    bounds = verdict_boundaries(sc, d.verdict, d.gain, d.model, caps)
+def with_boundaries(d: Decision, bounds: tuple[Boundary, ...]) -> Decision:
+    """``d`` with its verdict boundaries and the knife edges among them."""
     return replace(d, boundaries=bounds, knife_edges=knife_edges(bounds))
 
 

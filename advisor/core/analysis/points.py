@@ -1,7 +1,7 @@
-"""Many design points at once: the headline metrics of ``evaluate`` + ``assess``.
+"""Many design points at once: the headline metrics of ``evaluate`` + ``decide``.
 
 A design point is a cluster size and per-phase arrival rates of one scenario. For each,
-:func:`design_points` gives what ``assess(sc, evaluate(sc))`` decides — the verdict, both
+:func:`design_points` gives what ``decide(sc, evaluate(sc))`` decides — the verdict, both
 architectures' goodput per GPU and headroom, the gain, the rounding loss, the KV link
 utilisation, which preconditions fail, the colocated plan and the split shown — without
 building the detailed plans:
@@ -15,7 +15,7 @@ building the detailed plans:
   exposed transfer, and the preconditions and verdict by the rule engine's own tests
   (``advisor.core.verdict.rules``).
 
-``tests/plan/test_points.py`` checks every field against ``evaluate`` + ``assess`` on
+``tests/analysis/test_points.py`` checks every field against ``evaluate`` + ``assess`` on
 generated workloads.
 """
 

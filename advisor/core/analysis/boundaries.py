@@ -3,13 +3,13 @@
 For the workload as given, :func:`verdict_boundaries` finds, per key, the nearest value that
 flips the verdict (``kind='verdict'``), plus the rate up to which chunked prefill keeps the
 TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
-(``advisor.core.plan.points.design_points``, the rule engine's tests on the capacity tables
-``evaluate`` reads), so it is ``assess(sc, evaluate(sc)).verdict`` at that point.
+(``advisor.core.analysis.points.design_points``, the rule engine's tests on the capacity tables
+``evaluate`` reads), so it is ``decide(sc, evaluate(sc)).verdict`` at that point.
 ``flips_at`` is None when nothing in the searched range flips it.
 
 * ``cluster.gpus`` — above the current count up to 16× or the largest cluster evaluated
   (``limits.MAX_GPUS``, 100,000; ``up``) and below it down to one GPU (``down``), by the
-  bounded search of ``advisor.core.verdict.search`` (both directions in the same calls):
+  bounded search of ``advisor.core.analysis.search`` (both directions in the same calls):
   every count within 64 of the current one and every count up to 256, a 2 % grid beyond,
   and the first grid step with the other verdict narrowed to one count by vectorised
   bisection. ``flips_at`` is a count with the other verdict whose neighbour towards the
@@ -22,60 +22,45 @@ TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
   of the range is evaluated first; when it flips, a bisection on the multiplier (log scale,
   every step one capacity evaluation) narrows the flip to 0.2 % and ``flips_at`` is the
   bracket end with the other verdict.
-* ``traffic.rate_rps`` (``verdict``) — the rate moves only the KV link: utilisation is
-  proportional to it and the exposed transfer grows with it, while goodput/rate headrooms
-  scale together (their ratio, the gain, does not move). So the verdict flips exactly where
-  the KV precondition does: the root of ``max(U/U_max, share/share_max) − 1`` in the log of
-  the rate multiplier, bracketed by six nested grids of 32 multipliers (each grid one
-  vectorised sweep evaluation) to ~1e-9 of the log-range; up from disaggregate, down to it
-  when the KV link is the only thing in the way.
+* ``traffic.rate_rps`` (``verdict``) — every phase's rate scaled together, up and down
+  within 1000× (:func:`rate_boundaries`). The rate moves the verdict in two ways: a plan meets
+  the SLOs while its goodput covers the rate (the verdict policy: the headrooms scale as
+  1/rate, their ratio, the gain, does not move), and the KV link's utilisation grows with
+  the rate carried. One vectorised evaluation scans a log grid plus both sides of every
+  plan's headroom; the first bracket with the other verdict in each direction is narrowed
+  by nested grids to ~1e-6 of its log-width.
 * ``traffic.rate_rps`` (``slo``) — the colocated plan's ``chunked_safe_rate_rps`` (the rate up
   to which chunked prefill keeps the TPOT percentile within the SLO, docs/model.md §5),
   expressed as the peak phase's rate.
 * ``policy.min_disagg_gain`` — when the gain alone decides (all preconditions hold), the
-  verdict flips at a required gain equal to the modelled one.
+  verdict flips at a required gain equal to the modelled one, unless the verdict policy
+  keeps the plan that alone meets the SLOs either side of it.
+
+:func:`searched` gives a decision its boundaries and knife edges (``decision.knife_edges``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
 import numpy as np
 
+from advisor.core.analysis.keys import apply_value, peak_index
+from advisor.core.analysis.points import design_points
+from advisor.core.analysis.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
 from advisor.core.arrays import unique_sorted
 from advisor.core.limits import MAX_GPUS
 from advisor.core.plan.capacities import Capacities
-from advisor.core.plan.points import design_points
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
-from advisor.core.sweep.keys import apply_value, peak_index
+from advisor.core.verdict.decision import Boundary, Decision, Direction, with_boundaries
 from advisor.core.verdict.rules import RULES, VERDICTS, ok_field
-from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
-
-Direction = Literal["up", "down"]
-Kind = Literal["verdict", "slo"]
 
 GPU_FACTOR = 16
 BANDWIDTH_RANGE = 100.0
 BANDWIDTH_TOLERANCE = 2e-3
 RATE_RANGE = 1000.0
-
-
-@dataclass(frozen=True)
-class Boundary:
-    """The nearest value of ``key`` (in ``direction``) at which the verdict flips."""
-
-    key: str
-    current: float | None
-    flips_at: float | None
-    """None when nothing in the searched range flips it."""
-    direction: Direction
-    description: str
-    kind: Kind = "verdict"
-    to: str | None = None
-    """The verdict beyond ``flips_at`` (kind 'verdict')."""
 
 
 def _other(verdict: str) -> str:
@@ -429,3 +414,9 @@ def summary(boundaries: tuple[Boundary, ...]) -> str:
     """One sentence joining the boundaries that exist, for reports."""
     parts = [b.description for b in boundaries if b.flips_at is not None]
     return "; ".join(parts)
+
+
+def searched(sc: Scenario, d: Decision, caps: Capacities | None = None) -> Decision:
+    """The decision ``d`` of ``sc`` with its verdict boundaries and knife edges (``caps``: the
+    capacity tables its model result was computed on, shared by every search)."""
+    return with_boundaries(d, verdict_boundaries(sc, d.verdict, d.gain, d.model, caps))
