@@ -114,10 +114,12 @@ def gigabytes(x: float | None) -> str:
 
 
 def factor(x: float | None) -> str:
-    """A multiplier: ``7.2×``, ``36.7×``, ``1,250×``."""
+    """A multiplier: ``1.05×``, ``7.2×``, ``36.7×``, ``1,250×``."""
     if x is None or not math.isfinite(x):
         return DASH
-    return f"{x:.1f}×" if abs(x) < 9.95 else f"{num(x)}×"
+    if abs(x) < 9.995:  # two decimals at most: 1.05×, 7.2×, 3×
+        return f"{x:.2f}".rstrip("0").rstrip(".") + "×"
+    return f"{num(x)}×"
 
 
 def usd(x: float | None) -> str:

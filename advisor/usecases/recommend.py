@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from advisor.core.analysis.figure_data import FigureData
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.yaml_source import YamlDocument
+    from advisor.render.document import FileEntry
+    from advisor.render.document import Recommendation as Report
 
 Locator = Callable[[str], tuple[int, int]]
 """A dotted workload key (``deployment.mode``) → its 1-based ``(line, col)``."""
@@ -26,13 +28,13 @@ def internal_error(exc: BaseException) -> str:
 class Recommendation:
     """One workload's report, its parsed YAML and (when asked) the figure's data."""
 
-    report: dict[str, Any]
+    report: Report
     document: YamlDocument
     figure: FigureData | None = None
 
 
 def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None,
-                      boundaries: bool = True) -> tuple[dict[str, Any], YamlDocument]:
+                      boundaries: bool = True) -> tuple[Report, YamlDocument]:
     """Load, evaluate and decide one workload; return its report and parsed YAML.
 
     ``display`` is the path shown in the report (default: the path as given);
@@ -89,7 +91,7 @@ def locator(document: YamlDocument) -> Locator:
 
 
 def check_file(path: Path, catalog: ProfileCatalog, reraise: bool = False
-               ) -> tuple[dict[str, Any], list[Any]]:
+               ) -> tuple[FileEntry, list[Any]]:
     """One file's check entry and its input problems (``InputProblem``; empty when it was
     evaluated). A file that cannot be evaluated becomes an error entry; an unexpected
     exception too (one broken file must not hide the others), unless ``reraise``."""

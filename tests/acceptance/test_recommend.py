@@ -93,7 +93,8 @@ def test_static_day_night_mix_fails_traffic_mix(run_cli: RunCli) -> None:
 def test_table_is_the_default_and_reads_top_to_bottom(run_cli: RunCli) -> None:
     result = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", exit_code=0)
     out = result.stdout
-    assert out.index("Inputs") < out.index("Preconditions") < out.index("verdict: chunked-prefill")
+    assert (out.index("VERDICT chunked-prefill") < out.index("Chunked prefill on a colocated pool")
+            < out.index("Preconditions") < out.index("Inputs"))
     assert "\x1b[" not in out  # NO_COLOR, not a terminal
     assert result.stderr == ""
 
