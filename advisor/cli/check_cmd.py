@@ -1,4 +1,8 @@
-"""``pd-advisor check WORKLOAD...``: the CI gate on each file's ``deployment:`` block.
+"""``pd-advisor check FILE...``: the CI gate on each file's ``deployment:`` block.
+
+A file is a workload (its ``deployment:`` written out, or read from Kubernetes manifests
+with ``deployment: {from: ...}``) or a manifest whose ``# pd-advisor: workload=PATH`` comment
+names its workload; findings about the deployment point at the manifest's lines.
 
 A file fails (exit 1) when the deployed mode contradicts the verdict, a disaggregated
 deployment violates a precondition, the declared deployment misses the SLO at the workload's
@@ -55,11 +59,18 @@ TOTALS_IN_REPORT = (CheckOutput.table, CheckOutput.markdown, CheckOutput.html,
 """Formats whose report ends with the totals: on stdout they are not repeated on stderr."""
 
 
-def _entry(path: Path, catalog: Any) -> FileEntry:
+class ValuesKind(str, enum.Enum):
+    """``--values-kind`` choices: Helm charts whose values files ``check`` reads."""
+
+    llm_d = "llm-d"
+
+
+def _entry(path: Path, catalog: Any, values_kind: str | None) -> FileEntry:
     """One file's check entry; problems are echoed to stderr."""
     from advisor.usecases.recommend import check_file
 
-    entry, problems = check_file(path, catalog, reraise=debug_enabled())
+    entry, problems = check_file(path, catalog, reraise=debug_enabled(),
+                                 values_kind=values_kind)
     for problem in problems:
         sys.stderr.write(problem.format() + "\n")
     return entry
@@ -71,7 +82,9 @@ def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
         workloads: Annotated[list[Path], typer.Argument(
-            metavar="WORKLOAD...", help="Workload YAML files with a deployment: block.",
+            metavar="FILE...", help="Workload YAML files with a deployment: block (or "
+            "deployment: {from: manifest.yaml}), or Kubernetes manifests whose "
+            "'# pd-advisor: workload=PATH' comment names their workload.",
             show_default=False)],
         fmt: Annotated[CheckOutput, typer.Option(
             "--format", "-f", envvar=FORMAT_ENV,
@@ -83,6 +96,11 @@ def register(app: typer.Typer) -> None:
             "-o", "--output", metavar="FILE", help=OUTPUT_HELP, show_default=False)] = None,
         profiles: Annotated[list[Path] | None, typer.Option(
             "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
+        values_kind: Annotated[ValuesKind | None, typer.Option(
+            "--values-kind", show_default=False,
+            help="Read Helm values files given on the command line as this chart's values "
+                 "(llm-d: llm-d-modelservice); without it they are told apart by their keys.",
+        )] = None,
         exit_zero: Annotated[bool, typer.Option(
             "--exit-zero", help="Exit 0 even when the gate fails (input errors still exit 2).",
         )] = False,
@@ -96,7 +114,8 @@ def register(app: typer.Typer) -> None:
 
         refuse_input_as_output(output, workloads)
         catalog = catalog_for(profiles or [])
-        doc = build_check([_entry(path, catalog) for path in workloads])
+        kind = values_kind.value if values_kind is not None else None
+        doc = build_check([_entry(path, catalog, kind) for path in workloads])
         to_stdout = output is None or str(output) == "-"
         if fmt is not CheckOutput.none:
             write_output(render_output(doc, Format(fmt.value), output), output,

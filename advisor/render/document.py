@@ -141,6 +141,9 @@ class Slo(TypedDict):
     percentile: NonNeg
 
 
+RouterPolicy = Literal["least-loaded", "round-robin", "random", "power-of-two"]
+
+
 class DeploymentInput(TypedDict):
     mode: Literal["colocated", "disaggregated"]
     chunked_prefill: bool
@@ -153,6 +156,7 @@ class DeploymentInput(TypedDict):
     max_num_seqs: Count | None
     max_model_len: Count | None
     gpu_memory_utilization: Fraction | None
+    router: RouterPolicy | None
     expert_parallel: NotRequired[Count | None]
     prefill_expert_parallel: NotRequired[Count | None]
     decode_expert_parallel: NotRequired[Count | None]
@@ -171,6 +175,9 @@ class Inputs(TypedDict):
     traffic: list[Traffic]
     slo: Slo
     autoscaling: bool
+    router: RouterPolicy
+    """How every pool's router dispatches requests to its instances (colocated, prefill and
+    decode alike); the queues of both architectures assume it."""
     deployment: DeploymentInput | None
 
 
@@ -605,6 +612,8 @@ class Recommendation(TypedDict):
 class LocatedFinding(Finding):
     line: Position
     col: Position
+    path: NotRequired[str]
+    """The file the position is in, when it is not the entry's (a Kubernetes manifest)."""
 
 
 class LocatedWarning(TypedDict):
@@ -613,6 +622,27 @@ class LocatedWarning(TypedDict):
     key: str
     line: Position
     col: Position
+    path: NotRequired[str]
+
+
+class ManifestGap(TypedDict):
+    what: str
+    path: str
+    line: Position
+    col: Position
+    message: str
+
+
+class ManifestSource(TypedDict):
+    """The Kubernetes manifests the deployment was read from: what they deploy, and what
+    they leave unsaid (gaps)."""
+
+    paths: list[str]
+    kind: str
+    name: str
+    gaps: list[ManifestGap]
+    pools: list[dict[str, Any]]
+    facts: dict[str, Any]
 
 
 class Problem(TypedDict):
@@ -632,6 +662,7 @@ class FileEntry(TypedDict):
     warnings: list[LocatedWarning]
     problems: list[Problem]
     report: Recommendation | None
+    manifest: NotRequired[ManifestSource]
 
 
 class Counts(TypedDict):

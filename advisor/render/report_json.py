@@ -158,7 +158,7 @@ def _inputs(sc: Scenario) -> doc_t.Inputs:
             "prefill_tensor_parallel": dep.prefill_tensor_parallel,
             "decode_tensor_parallel": dep.decode_tensor_parallel,
             "max_num_seqs": dep.max_num_seqs, "max_model_len": dep.max_model_len,
-            "gpu_memory_utilization": dep.gpu_memory_utilization}
+            "gpu_memory_utilization": dep.gpu_memory_utilization, "router": dep.router}
         if sc.model.is_moe:  # the pinned EP degrees (absent for dense models)
             deployment["expert_parallel"] = dep.expert_parallel
             deployment["prefill_expert_parallel"] = dep.prefill_expert_parallel
@@ -195,6 +195,7 @@ def _inputs(sc: Scenario) -> doc_t.Inputs:
         "slo": {"ttft_ms": sc.slo.ttft_ms, "tpot_ms": sc.slo.tpot_ms,
                 "percentile": sc.slo.percentile},
         "autoscaling": sc.autoscaling,
+        "router": sc.router,
         "deployment": deployment,
     }
 
@@ -535,11 +536,14 @@ Locator = Callable[[str], tuple[int, int]]
 """Maps a dotted workload key (``deployment.mode``) to its 1-based ``(line, col)``."""
 
 
-def check_entry(report: doc_t.Recommendation, locate: Locator) -> doc_t.FileEntry:
+def check_entry(report: doc_t.Recommendation, locate: Locator,
+                place: Callable[[str], str] | None = None) -> doc_t.FileEntry:
     """One file's result in a check run, from its recommendation document.
 
     Findings get the position of their key from ``locate`` (the CLI reads it from the YAML);
-    a file without a ``deployment:`` block is an error (nothing to gate).
+    with ``place``, also the file that position is in (``path``: a Kubernetes manifest for
+    ``deployment`` keys read from one). A file without a ``deployment:`` block is an error
+    (nothing to gate).
     """
     path = report["input"]["path"]
     deployed = report.get("deployed")
@@ -553,12 +557,20 @@ def check_entry(report: doc_t.Recommendation, locate: Locator) -> doc_t.FileEntr
     findings: list[doc_t.LocatedFinding] = []
     for f in deployed["findings"]:
         line, col = locate(f["key"])
-        findings.append({"id": f["id"], "check": f["check"], "key": f["key"],
-                         "message": f["message"], "line": line, "col": col})
-    line, col = locate("deployment.mode")
-    warnings: list[doc_t.LocatedWarning] = [
-        {"id": w["id"], "message": w["message"], "key": "deployment.mode", "line": line,
-         "col": col} for w in report["warnings"]] if deployed["mode"] == "disaggregated" else []
+        found: doc_t.LocatedFinding = {"id": f["id"], "check": f["check"], "key": f["key"],
+                                       "message": f["message"], "line": line, "col": col}
+        if place is not None:
+            found["path"] = place(f["key"])
+        findings.append(found)
+    warnings: list[doc_t.LocatedWarning] = []
+    if deployed["mode"] == "disaggregated":
+        line, col = locate("deployment.mode")
+        for w in report["warnings"]:
+            warning: doc_t.LocatedWarning = {"id": w["id"], "message": w["message"],
+                                             "key": "deployment.mode", "line": line, "col": col}
+            if place is not None:
+                warning["path"] = place("deployment.mode")
+            warnings.append(warning)
     return {"path": path, "status": "fail" if findings else "pass",
             "verdict": report["verdict"], "slo_met": report["slo_met"], "findings": findings,
             "warnings": warnings, "problems": [], "report": report}

@@ -147,7 +147,8 @@ def check_renderables(doc: CheckRun) -> list[RenderableType]:
         out.append(head)
         items: list[str] = []
         for finding in f["findings"]:
-            items.append(f"{f['path']}:{finding['line']}:{finding['col']}: {finding['key']}: "
+            where = finding.get("path", f["path"])
+            items.append(f"{where}:{finding['line']}:{finding['col']}: {finding['key']}: "
                          f"[{finding['id']}] {finding['message']}")
         for problem in f["problems"]:
             key = f"{problem['key']}: " if problem["key"] else ""
@@ -157,7 +158,8 @@ def check_renderables(doc: CheckRun) -> list[RenderableType]:
             out.append(Padding(_items(v.Items(tuple(items), "bad")), (0, 0, 0, 2)))
         if f["warnings"]:
             out.append(Padding(_items(v.Items(tuple(
-                f"[{w['id']}] {w['message']}" for w in f["warnings"]), "warn")), (0, 0, 0, 2)))
+                f"[{w['id']}] " + (f"{w['path']}:{w['line']}: " if "path" in w else "")
+                + w["message"] for w in f["warnings"]), "warn")), (0, 0, 0, 2)))
     out += [Text(""), Text(t.check_totals(doc), style="bold")]
     return out
 
