@@ -197,7 +197,17 @@ def test_fragility_reports_the_neighbouring_splits() -> None:
     best = a.d.model.disaggregated
     assert best is not None and best.allocation is not None
     labels = {v.label for v in f.neighbours}
-    assert labels == {"one prefill instance fewer", "one prefill instance more"}
+    a_ = best.allocation
+    # a neighbour exists where it fits: the other pool keeps at least one whole instance
+    # (16 GPUs at 6 x TP2 / 1 x TP4: seven TP2 prefill instances leave 2 GPUs, no TP4 decode)
+    gpus = a.sc.cluster.gpus
+    gp = a_.prefill_gpus // a_.prefill_instances
+    gd = a_.decode_gpus // a_.decode_instances
+    expected = {label for dx, label in ((-1, "one prefill instance fewer"),
+                                        (1, "one prefill instance more"))
+                if a_.prefill_instances + dx >= 1
+                and (gpus - (a_.prefill_instances + dx) * gp) // gd >= 1}
+    assert expected and labels == expected
     for v in f.neighbours:
         assert v.goodput_rps <= best.max_goodput_rps + 1e-9  # the best split is the best
         assert v.prefill_gpus != best.allocation.prefill_gpus
