@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from advisor.loading.errors import InputError, InputProblem
 from advisor.loading.manifest_plan import gpu_profile_for_label
