@@ -1,8 +1,8 @@
 """Benchmark: the data of ``recommend --plot`` / ``--format html`` (``core.figure_data``).
 
-Prints, per example workload, the median and spread of ``figure_data`` (curves over 61 rates
-and three percentiles for three plans, the SLO-limit roots, bars, decomposition) after the
-model is evaluated, imports are done and one warm-up ran. Drawing with matplotlib is not
+Prints, per example workload, the median and spread of ``figure_data`` (curves over about 64
+rates and three percentiles for three plans, what binds at each goodput, bars,
+decomposition) after the model is evaluated, imports are done and one warm-up ran. Drawing with matplotlib is not
 included (about a second per figure, matplotlib's own time). Run:
 ``python benchmarks/bench_figure.py``. Not a test: machines are shared.
 

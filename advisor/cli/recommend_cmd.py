@@ -100,11 +100,10 @@ def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str) ->
     if rec.figure is None:  # the table, JSON and markdown reports: no plotting code loaded
         return Figure()
     from advisor.render.plot import INSTALL_HINT, PlotUnavailable
-    from advisor.render.report_plot import figure_title, render_figure, svg_for_html
+    from advisor.render.report_plot import render_figure, svg_for_html
 
-    title = figure_title(rec.report)
     if plot is not None:
-        image = render_figure(rec.figure, title, plot_fmt)
+        image = render_figure(rec.figure, rec.report, plot_fmt)
         try:
             write_file_atomically(image, plot)
         except OSError as exc:
@@ -113,7 +112,7 @@ def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str) ->
     if fmt is not RecommendOutput.html:
         return Figure(path=None if plot is None else str(plot))
     try:
-        svg = svg_for_html(render_figure(rec.figure, title, "svg"))
+        svg = svg_for_html(render_figure(rec.figure, rec.report, "svg"))
     except PlotUnavailable:
         return Figure(path=None if plot is None else str(plot),
                       note=f"The figure needs matplotlib, which is not installed: {INSTALL_HINT}")

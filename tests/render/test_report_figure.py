@@ -3,6 +3,8 @@ without matplotlib or with another extension."""
 
 from __future__ import annotations
 
+import functools
+import re
 import struct
 import sys
 import xml.etree.ElementTree as ET
@@ -50,24 +52,122 @@ def test_svg_is_written_titled_with_the_workload_and_verdict(run_cli: Any,
     assert float(root.get("width", "0").rstrip("pt")) >= 800
     text = " ".join("".join(t.itertext()) for t in root.iter(f"{SVG_NS}text"))
     assert "prefill-heavy-70b-ib — verdict: disaggregate" in text
-    for label in ("(a) TTFT vs load", "(b) P:D allocation", "(c) p99 TTFT",
-                  "meets the SLOs up to", "workload 300 req/s", "SLO 3,000 ms (p99)"):
+    for label in ("(a) TTFT against load", "(b) TPOT against load", "(c) P:D allocation",
+                  "(d) p99 TTFT", "meets the SLOs up to", "workload 300 req/s",
+                  "SLO 3,000 ms (p99)"):
         assert label in text, label
-    assert "(d) goodput per phase" not in text  # one phase: no panel (d)
+    assert "goodput per phase" not in text  # one phase: no panel (e)
     assert len(list(root.iter(f"{SVG_NS}path"))) > 50
 
 
-def test_multi_phase_figure_has_the_phase_panel(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+@functools.cache
+def _recommendation(path: Path) -> Any:
     from advisor.loading.catalog import ProfileCatalog
-    from advisor.render.report_plot import figure_title, render_figure
     from advisor.usecases.recommend import build_recommendation
 
-    rec = build_recommendation(DAY_NIGHT, ProfileCatalog(env={}), figure=True)
+    rec = build_recommendation(path, ProfileCatalog(env={}), boundaries=False, figure=True)
     assert rec.figure is not None
-    svg = render_figure(rec.figure, figure_title(rec.report), "svg").decode()
-    assert "(d) goodput per phase" in svg and "night-rag" in svg and "day-chat" in svg
-    assert render_figure(rec.figure, figure_title(rec.report), "svg").decode() == svg
+    return rec
+
+
+def test_multi_phase_figure_has_the_phase_panel() -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    from advisor.render.report_plot import render_figure
+
+    rec = _recommendation(DAY_NIGHT)
+    svg = render_figure(rec.figure, rec.report, "svg").decode()
+    assert "(e) goodput per phase" in svg and "night-rag" in svg and "day-chat" in svg
+    assert render_figure(rec.figure, rec.report, "svg").decode() == svg
+
+
+def _colors(artist: Any) -> set[str]:
+    """Every colour an artist paints with (lines, markers, faces, edges, text), as hex."""
+    from matplotlib.collections import Collection
+    from matplotlib.colors import to_hex
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.text import Text
+
+    raw: list[Any] = []
+    if isinstance(artist, Line2D):
+        raw = [artist.get_color(), artist.get_markeredgecolor(), artist.get_markerfacecolor()]
+    elif isinstance(artist, Patch):
+        raw = [artist.get_facecolor(), artist.get_edgecolor()]
+    elif isinstance(artist, Collection):
+        raw = [*artist.get_facecolors(), *artist.get_edgecolors()]
+    elif isinstance(artist, Text) and artist.get_text():
+        raw = [artist.get_color()]
+    out = set()
+    for c in raw:
+        if isinstance(c, str) and c.lower() in ("none", "auto"):
+            continue
+        if len(c) == 4 and not isinstance(c, str) and c[3] == 0:  # fully transparent
+            continue
+        out.add(to_hex(c))
+    return out
+
+
+@pytest.mark.parametrize("path", [PREFILL_HEAVY, DAY_NIGHT], ids=lambda p: p.stem)
+def test_panels_are_lettered_once_and_each_plan_keeps_its_colour(path: Path) -> None:
+    """#28: distinct panel letters in order ((a) … (e)); one colour per plan in every panel
+    and the legend — every artist drawn for a plan has that plan's colour, and nothing else
+    uses a plan's colour (the KV-transfer part and the static split used to take the
+    disaggregated and colocated plans' colours)."""
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from advisor.render.figure_style import PLAN_COLORS
+    from advisor.render.report_plot import draw_figure
+
+    rec = _recommendation(path)
+    fig = draw_figure(rec.figure, rec.report)
+    try:
+        titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+        letters = [m.group(1) for title in titles if (m := re.match(r"\((\w)\) ", title))]
+        assert letters == list("abcde"[:len(titles)]), titles
+        assert len(titles) == (5 if rec.figure.phases else 4)
+        plan_of = {to_hex(color): plan for plan, color in PLAN_COLORS.items()}
+        seen: dict[str, set[int]] = {plan: set() for plan in PLAN_COLORS}
+        for artist in fig.findobj():
+            gid = artist.get_gid() or ""
+            colors = _colors(artist)
+            used = {plan_of[c] for c in colors if c in plan_of}
+            if gid.startswith("plan:"):
+                plan = gid.removeprefix("plan:")
+                assert to_hex(PLAN_COLORS[plan]) in colors, (gid, colors)
+                assert used == {plan}, (gid, colors)
+                axes = artist.axes if artist.axes is not None else artist.figure
+                seen[plan].add(id(axes))
+            else:
+                assert not used, (type(artist).__name__, gid, colors)
+        for curve in rec.figure.curves:  # each plan is drawn in several panels
+            assert len(seen[curve.plan]) >= 3, curve.plan
+    finally:
+        plt.close(fig)
+
+
+def test_the_legend_prints_the_reports_goodputs() -> None:
+    """#28: 'meets the SLOs up to X req/s' is the report's goodput, formatted as its table
+    formats it (prefill-heavy's unchunked pool: 215 req/s in both; the legend said 214.7
+    where the report said 210.7)."""
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    from advisor.render import text as t
+    from advisor.render.report_plot import render_figure
+    from advisor.render.table import render_table
+
+    rec = _recommendation(PREFILL_HEAVY)
+    root = ET.fromstring(render_figure(rec.figure, rec.report, "svg"))
+    text = " ".join("".join(e.itertext()) for e in root.iter(f"{SVG_NS}text"))
+    table = render_table(rec.report, width=120, color=False)
+    goodput_row = next(line for line in table.splitlines() if line.startswith("goodput"))
+    for key, label in (("colocated", "colocated, chunked prefill"),
+                       ("disaggregated", "disaggregated prefill/decode"),
+                       ("unchunked", "colocated, unchunked")):
+        stated = t.rps(rec.report[key]["max_goodput_rps"])
+        assert f"{label}: meets the SLOs up to {stated}" in text, (label, stated)
+        assert stated in goodput_row
+    assert "215 req/s" in goodput_row and "214.7" not in text
 
 
 def test_hostile_names_do_not_break_the_figure(run_cli: Any, tmp_path: Path) -> None:
