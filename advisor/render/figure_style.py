@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.core.figure_data import COLOCATED, DISAGGREGATED, UNCHUNKED
+from advisor.core.analysis.figure_data import COLOCATED, DISAGGREGATED, UNCHUNKED
 
 
 @dataclass(frozen=True)
