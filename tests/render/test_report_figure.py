@@ -205,3 +205,34 @@ def test_unwritable_plot_exits_2(run_cli: Any, tmp_path: Path) -> None:
     result = run_cli("recommend", PREFILL_HEAVY, "--plot", tmp_path / "no" / "x.png",
                      exit_code=2)
     assert "cannot write" in result.stderr
+
+
+def test_markdown_links_the_figure_relative_to_the_report(run_cli: Any, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """#28: ``recommend --format markdown -o out/report.md --plot out/fig.svg`` links
+    ``fig.svg`` (the path as given, ``out/fig.svg``, never loads next to the report, and an
+    absolute one never loads in a PR)."""
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    run_cli("recommend", PREFILL_HEAVY, "--format", "markdown", "-o", "out/report.md",
+            "--plot", tmp_path / "out" / "fig.svg", exit_code=0)
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "![latency-load curves, P:D split and TTFT parts](fig.svg)" in report
+    assert str(tmp_path) not in report
+    assert (tmp_path / "out" / "fig.svg").stat().st_size > 10_000
+
+
+def test_figure_links_are_relative_to_where_the_report_goes(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    from advisor.cli.output import link_from
+
+    monkeypatch.chdir(tmp_path)
+    assert link_from(Path("out/report.md"), Path("out/fig.svg")) == "fig.svg"
+    assert link_from(tmp_path / "out" / "report.md", Path("figs/a b.png")) == "../figs/a b.png"
+    assert link_from(Path("report.md"), tmp_path / "out" / "fig.svg") == "out/fig.svg"
+    assert link_from(None, tmp_path / "out" / "fig.svg") == "out/fig.svg"  # stdout: cwd
+    assert link_from(Path("-"), Path("fig.png")) == "fig.png"
+    assert link_from(Path("deep/er/report.md"), Path("fig.png")) == "../../fig.png"
