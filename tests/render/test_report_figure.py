@@ -17,6 +17,7 @@ from tests.render.reports import REPO_ROOT
 
 PREFILL_HEAVY = REPO_ROOT / "examples" / "prefill-heavy-70b-ib.yaml"
 DAY_NIGHT = REPO_ROOT / "examples" / "day-night-shift.yaml"
+CHAT = REPO_ROOT / "examples" / "chat-8b-single-node.yaml"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
@@ -80,33 +81,6 @@ def test_multi_phase_figure_has_the_phase_panel() -> None:
     assert render_figure(rec.figure, rec.report, "svg").decode() == svg
 
 
-def _colors(artist: Any) -> set[str]:
-    """Every colour an artist paints with (lines, markers, faces, edges, text), as hex."""
-    from matplotlib.collections import Collection
-    from matplotlib.colors import to_hex
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-    from matplotlib.text import Text
-
-    raw: list[Any] = []
-    if isinstance(artist, Line2D):
-        raw = [artist.get_color(), artist.get_markeredgecolor(), artist.get_markerfacecolor()]
-    elif isinstance(artist, Patch):
-        raw = [artist.get_facecolor(), artist.get_edgecolor()]
-    elif isinstance(artist, Collection):
-        raw = [*artist.get_facecolors(), *artist.get_edgecolors()]
-    elif isinstance(artist, Text) and artist.get_text():
-        raw = [artist.get_color()]
-    out = set()
-    for c in raw:
-        if isinstance(c, str) and c.lower() in ("none", "auto"):
-            continue
-        if len(c) == 4 and not isinstance(c, str) and c[3] == 0:  # fully transparent
-            continue
-        out.add(to_hex(c))
-    return out
-
-
 @pytest.mark.parametrize("path", [PREFILL_HEAVY, DAY_NIGHT], ids=lambda p: p.stem)
 def test_panels_are_lettered_once_and_each_plan_keeps_its_colour(path: Path) -> None:
     """#28: distinct panel letters in order ((a) … (e)); one colour per plan in every panel
@@ -115,10 +89,9 @@ def test_panels_are_lettered_once_and_each_plan_keeps_its_colour(path: Path) -> 
     disaggregated and colocated plans' colours)."""
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
     import matplotlib.pyplot as plt
-    from matplotlib.colors import to_hex
 
-    from advisor.render.figure_style import PLAN_COLORS
     from advisor.render.report_plot import draw_figure
+    from tests.render.figure_colors import plan_panels
 
     rec = _recommendation(path)
     fig = draw_figure(rec.figure, rec.report)
@@ -127,20 +100,7 @@ def test_panels_are_lettered_once_and_each_plan_keeps_its_colour(path: Path) -> 
         letters = [m.group(1) for title in titles if (m := re.match(r"\((\w)\) ", title))]
         assert letters == list("abcde"[:len(titles)]), titles
         assert len(titles) == (5 if rec.figure.phases else 4)
-        plan_of = {to_hex(color): plan for plan, color in PLAN_COLORS.items()}
-        seen: dict[str, set[int]] = {plan: set() for plan in PLAN_COLORS}
-        for artist in fig.findobj():
-            gid = artist.get_gid() or ""
-            colors = _colors(artist)
-            used = {plan_of[c] for c in colors if c in plan_of}
-            if gid.startswith("plan:"):
-                plan = gid.removeprefix("plan:")
-                assert to_hex(PLAN_COLORS[plan]) in colors, (gid, colors)
-                assert used == {plan}, (gid, colors)
-                axes = artist.axes if artist.axes is not None else artist.figure
-                seen[plan].add(id(axes))
-            else:
-                assert not used, (type(artist).__name__, gid, colors)
+        seen = plan_panels(fig)
         for curve in rec.figure.curves:  # each plan is drawn in several panels
             assert len(seen[curve.plan]) >= 3, curve.plan
     finally:
@@ -216,7 +176,7 @@ def test_markdown_links_the_figure_relative_to_the_report(run_cli: Any, tmp_path
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
-    run_cli("recommend", PREFILL_HEAVY, "--format", "markdown", "-o", "out/report.md",
+    run_cli("recommend", CHAT, "--format", "markdown", "-o", "out/report.md",
             "--plot", tmp_path / "out" / "fig.svg", exit_code=0)
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "![latency-load curves, P:D split and TTFT parts](fig.svg)" in report
