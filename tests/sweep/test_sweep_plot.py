@@ -91,7 +91,7 @@ def test_the_drawn_line_plot_has_the_bar_crossovers_and_hatched_region() -> None
     result = _swept(AGENTS.name, "cluster.gpus=12:26")
     fig = draw_sweep(result, {"cluster.gpus": 16})
     try:
-        main, strip = fig.axes
+        main, strip, _loss = fig.axes  # the plot, the rule strip, the rounding-loss axis
         gids = [a.get_gid() for a in main.get_children()]
         assert gids.count("bar") == 1 and gids.count("crossover") == 3
         assert gids.count("infeasible") == 1  # one run: 12–15
