@@ -13,6 +13,7 @@ differs by line style and marker (curves) or hatch (bars), so the figures read i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from advisor.core.analysis.figure_data import COLOCATED, DISAGGREGATED, UNCHUNKED
 
@@ -57,3 +58,13 @@ WORKLOAD_LINE = {"color": "#555555", "ls": ":", "lw": 1.2}
 def plan_gid(plan: str) -> str:
     """The gid of an artist drawn for ``plan``."""
     return f"plan:{plan}"
+
+
+def tagged_legend(owner: Any, handles: list[Any], **kwargs: Any) -> Any:
+    """``owner.legend(handles=…)`` (an axes' or a figure's) whose drawn handles keep the gids
+    of the artists they stand for (a plan's)."""
+    legend = owner.legend(handles=handles, **kwargs)
+    for drawn, handle in zip(legend.legend_handles, handles, strict=True):
+        if drawn is not None and handle.get_gid():
+            drawn.set_gid(handle.get_gid())
+    return legend

@@ -41,6 +41,7 @@ from advisor.render.figure_style import (
     PLAN_STYLE,
     WORKLOAD_LINE,
     plan_gid,
+    tagged_legend,
 )
 
 FIGSIZE = (10.0, 7.0)
@@ -345,11 +346,8 @@ def _plot_line(fig: Any, result: SweepResult, data: SweepFigure, current: dict[s
                  fontsize=11, y=1.0 - 0.08 / inches, va="top")
     fig.text(0.1, 1.0 - 0.36 / inches, data.summary, fontsize=8, va="top", ha="left",
              color="#222222")
-    legend = fig.legend(handles=handles, loc="lower center", fontsize=8, framealpha=0.9,
-                        ncol=3, bbox_to_anchor=(0.5, 0.0))
-    for drawn, handle in zip(legend.legend_handles, handles, strict=True):
-        if drawn is not None and handle.get_gid():
-            drawn.set_gid(handle.get_gid())
+    tagged_legend(fig, handles, loc="lower center", fontsize=8, framealpha=0.9, ncol=3,
+                  bbox_to_anchor=(0.5, 0.0))
     legend_rows = math.ceil(len(handles) / 3)
     # the rule strip: a dark cell where a rule fails
     passed = np.array([data.rules[key] for key, _ in RULE_ROWS], dtype=float)
@@ -450,6 +448,6 @@ def _plot_map(fig: Any, result: SweepResult, data: SweepFigure, current: dict[st
         handles.append(Patch(facecolor="none", edgecolor=INFEASIBLE_COLOR,
                              hatch=INFEASIBLE_HATCH, lw=0, gid="infeasible",
                              label="no plan meets the SLOs (hatched over the verdict)"))
-    ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9)
+    tagged_legend(ax, handles, loc="upper left", fontsize=8, framealpha=0.9)
     ax.set_title(title or f"{result.workload or 'workload'}: verdict map", fontsize=11)
     fig.tight_layout()

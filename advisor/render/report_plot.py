@@ -50,6 +50,7 @@ from advisor.render.figure_style import (
     SLO_LINE,
     WORKLOAD_LINE,
     plan_gid,
+    tagged_legend,
 )
 from advisor.render.headline import headline
 from advisor.render.plot import require_matplotlib
@@ -256,18 +257,8 @@ def _legend(fig: Any, data: FigureData, goodputs: Mapping[str, float | None],
         handles.append(Patch(facecolor="none", edgecolor=INFEASIBLE_COLOR,
                              hatch=INFEASIBLE_HATCH, lw=0, gid="infeasible",
                              label="hatched: no plan meets the SLOs"))
-    return _tagged_legend(fig, handles, loc="upper center", bbox_to_anchor=(0.5, top),
+    return tagged_legend(fig, handles, loc="upper center", bbox_to_anchor=(0.5, top),
                           ncol=2, fontsize=8, framealpha=0.9)
-
-
-def _tagged_legend(ax: Any, handles: list[Any], **kwargs: Any) -> Any:
-    """``ax.legend(handles=…)`` (an axes' or the figure's) whose drawn handles keep their
-    artists' gids (a plan's)."""
-    legend = ax.legend(handles=handles, **kwargs)
-    for drawn, handle in zip(legend.legend_handles, handles, strict=True):
-        if drawn is not None and handle.get_gid():
-            drawn.set_gid(handle.get_gid())
-    return legend
 
 
 def _pct(q: float) -> str:
@@ -380,7 +371,7 @@ def _phases(ax: Any, data: FigureData, letter: str) -> None:
     ax.set_xticklabels([plain(p.name) for p in data.phases])
     ax.set_ylabel("req/s within the SLOs")
     ax.grid(True, axis="y", alpha=0.25)
-    _tagged_legend(ax, handles, fontsize=8, loc="upper right", framealpha=0.9)
+    tagged_legend(ax, handles, fontsize=8, loc="upper right", framealpha=0.9)
 
 
 def svg_for_html(svg: bytes) -> str:
