@@ -267,8 +267,10 @@ def _pct(q: float) -> str:
 
 def _splits(ax: Any, data: FigureData, letter: str) -> None:
     ax.set_title(f"{letter} P:D allocation of the disaggregated plan (GPUs)", fontsize=10)
+    roles = {"best": "best", "runner-up": "runner-up", "static": "static split",
+             "phase-best": f"best split of '{plain(data.phase)}' alone"}
     rows: list[tuple[str, float, float, float]] = [
-        (f"{plain(b.label)}\n{b.prefill_instances} + {b.decode_instances} instances, "
+        (f"{roles[b.role]}\n{b.prefill_instances} + {b.decode_instances} instances, "
          f"{t.rps(b.goodput_rps)}", b.prefill_gpus, b.decode_gpus, b.idle_gpus)
         for b in data.splits]
     if data.ideal_prefill_fraction is not None and data.splits:

@@ -185,6 +185,7 @@ def test_figure_numbers_are_the_reports(path: Path) -> None:
 def test_split_bars_are_the_models_best_and_runner_up() -> None:
     sc, model, data, _ = _evaluated(PREFILL_HEAVY)
     best, runner = data.splits
+    assert (best.role, runner.role) == ("best", "runner-up")
     a, alt = model.disaggregated.allocation, model.disaggregated.alternatives[0]
     assert (best.prefill_gpus, best.decode_gpus, best.idle_gpus) == (
         a.prefill_gpus, a.decode_gpus, a.idle_gpus)
@@ -203,6 +204,7 @@ def test_a_static_split_is_drawn_beside_the_phases_own_best_split() -> None:
     assert data.static_split
     phase = next(p for p in model.phases if p.name == data.phase)
     static, own = data.splits
+    assert (static.role, own.role) == ("static", "phase-best")
     assert (static.prefill_gpus, static.decode_gpus) == (
         model.static_allocation.prefill_gpus, model.static_allocation.decode_gpus)
     assert static.goodput_rps == phase.static_goodput_rps

@@ -80,11 +80,17 @@ class LatencyCurve:
     meets the SLOs)."""
 
 
+SPLIT_ROLES = ("best", "runner-up", "static", "phase-best")
+"""What a bar of the P:D panel is: the phase's best split, its runner-up, the static split
+across phases, the best split of the phase alone (beside a static one)."""
+
+
 @dataclass(frozen=True)
 class SplitBar:
     """One integer P:D split, in GPUs."""
 
-    label: str
+    role: str
+    """One of :data:`SPLIT_ROLES`."""
     prefill_gpus: int
     decode_gpus: int
     idle_gpus: int
@@ -265,17 +271,16 @@ def _disagg_view(model: ModelResult, sc: Scenario, k: int) -> _DisaggView | None
                        best.alternatives[0] if best.alternatives else None)
 
 
-def _bars(view: _DisaggView | None, phase: str) -> tuple[SplitBar, ...]:
+def _bars(view: _DisaggView | None) -> tuple[SplitBar, ...]:
     if view is None:
         return ()
-    first = ("static split", view.goodput_rps) if view.static else ("best", view.goodput_rps)
-    out = [(view.allocation, *first)]
+    out = [(view.allocation, "static" if view.static else "best", view.goodput_rps)]
     if view.other is not None:
-        out.append((view.other, f"best split of '{phase}' alone" if view.static
-                    else "runner-up", view.other.max_goodput_rps))
-    return tuple(SplitBar(label, a.prefill_gpus, a.decode_gpus, a.idle_gpus,
+        out.append((view.other, "phase-best" if view.static else "runner-up",
+                    view.other.max_goodput_rps))
+    return tuple(SplitBar(role, a.prefill_gpus, a.decode_gpus, a.idle_gpus,
                           a.prefill_instances, a.decode_instances, good)
-                 for a, label, good in out)
+                 for a, role, good in out)
 
 
 def _ms(seconds: np.ndarray) -> np.ndarray:
@@ -346,7 +351,7 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
     return FigureData(phase=name, percentile=slo.percentile, quantiles=quantiles,
                       ttft_slo_ms=slo.ttft_ms, tpot_slo_ms=slo.tpot_ms, rate_rps=ph.rate_rps,
                       rates_rps=rates, curves=tuple(curves), cluster_gpus=sc.cluster.gpus,
-                      ideal_prefill_fraction=ideal, splits=_bars(view, name),
+                      ideal_prefill_fraction=ideal, splits=_bars(view),
                       static_split=view is not None and view.static,
                       ttft=tuple(decomposition), phases=phases)
 
