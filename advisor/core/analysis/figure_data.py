@@ -8,8 +8,9 @@
     traffic mix of one phase (the phase that binds the recommended architecture), with each
     plan's goodput — the model's own number, the one the report prints — and the target that
     binds there;
-(c) the P:D allocation: GPUs per pool (prefill, decode, idle) of the best and runner-up
-    splits, beside the ideal prefill fraction;
+(c) the P:D allocation: GPUs per pool (prefill, decode, idle) of the disaggregated plan's
+    split and its runner-up (for a static split, the best split of the phase alone), beside
+    the ideal prefill fraction;
 (d) the TTFT decomposition of each plan at the workload's rate: queueing, prefill, KV
     transfer, the decode step in progress, the per-request overhead — the parts sum to the
     model's TTFT percentile (a plan overloaded there has none);
