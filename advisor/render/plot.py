@@ -32,7 +32,8 @@ import numpy as np
 from advisor.core.analysis.figure_data import COLOCATED, DISAGGREGATED, PLAN_LABELS
 from advisor.core.analysis.keys import Axis
 from advisor.core.analysis.sweep import COST_METRIC, SweepResult
-from advisor.render import text as t
+from advisor.core.verdict.rules import DECIDING_RULES
+from advisor.render import numbers as n
 from advisor.render.figure_style import (
     BAR_LINE,
     INFEASIBLE_COLOR,
@@ -155,8 +156,10 @@ def sweep_figure(result: SweepResult, cost: bool = False) -> SweepFigure:
     gain = np.asarray(m["gain"], dtype=float)
     min_gain = result.policy.min_disagg_gain if result.policy is not None else 0.1
     dis = np.asarray(m["disaggregate"], dtype=bool)
-    infeasible = np.maximum(np.asarray(m["colocated_headroom"], dtype=float),
-                            np.asarray(m["disaggregated_headroom"], dtype=float)) < 1.0
+    # the verdict policy recommends a plan that meets the SLOs whenever one does, so the
+    # recommended plan misses them exactly where no plan meets them
+    infeasible = ~np.asarray(m["slo_met"], dtype=bool)
+    by_slo = np.asarray(m["deciding_rule"]) == DECIDING_RULES.index("meets-slo")
     rules = {"gain": np.nan_to_num(gain, nan=-np.inf) >= min_gain, "slo": ~infeasible}
     for key, _ in RULE_ROWS:
         if key not in rules:
@@ -169,13 +172,13 @@ def sweep_figure(result: SweepResult, cost: bool = False) -> SweepFigure:
         crossovers = tuple(Crossover(int(i), labels[int(i)],
                                      "disaggregate" if dis[i] else "chunked-prefill")
                            for i in change)
-        summary = _summary(result.axes[0], dis, infeasible, rules, disagg, coloc, cost,
-                           min_gain)
+        summary = _summary(result.axes[0], dis, infeasible, by_slo, rules, disagg, coloc,
+                           cost, min_gain)
     return SweepFigure(metric, coloc, disagg, _bar(metric, coloc, disagg, gain, min_gain),
                        min_gain, dis, infeasible, rules, crossovers, summary)
 
 
-def _summary(axis: Axis, dis: np.ndarray, infeasible: np.ndarray,
+def _summary(axis: Axis, dis: np.ndarray, infeasible: np.ndarray, by_slo: np.ndarray,
              rules: dict[str, np.ndarray], disagg: np.ndarray, coloc: np.ndarray, cost: bool,
              min_gain: float) -> str:
     labels = axis.labels
@@ -187,12 +190,15 @@ def _summary(axis: Axis, dis: np.ndarray, infeasible: np.ndarray,
     else:
         lines.append(f"verdict: disaggregate at {axis.key} = {_where(labels, dis)}; "
                      "chunked prefill elsewhere")
+    if by_slo.any():
+        lines.append(f"at {_where(labels, by_slo)} the rules' pick misses the SLOs: the plan "
+                     "that meets them is recommended")
     clears = rules["gain"] & ~dis
     if clears.any():
         names = {"gpu_scale_ok": "gpu-scale", "kv_bandwidth_ok": "kv-bandwidth",
                  "traffic_mix_ok": "traffic-mix"}
         fails = [name for key, name in names.items() if (clears & ~rules[key]).any()]
-        lines.append(f"disaggregation clears the +{t.pct(min_gain)} bar at "
+        lines.append(f"disaggregation clears the +{n.pct(min_gain)} bar at "
                      f"{_where(labels, clears)}, but {' / '.join(fails) or 'a rule'} fails "
                      "there (the strip below)")
     better = (disagg < coloc) if cost else (disagg > coloc)
@@ -286,8 +292,8 @@ def _plot_line(fig: Any, result: SweepResult, data: SweepFigure, current: dict[s
                         label=PLAN_LABELS[plan], gid=plan_gid(plan),
                         **({**dots, "marker": style.marker} if dots else {}))
         handles.append(line)
-    bar_label = (f"the bar: colocated −{t.pct(1 - 1 / (1 + data.min_gain))} per token"
-                 if cost else f"the bar: colocated +{t.pct(data.min_gain)} "
+    bar_label = (f"the bar: colocated −{n.pct(1 - 1 / (1 + data.min_gain))} per token"
+                 if cost else f"the bar: colocated +{n.pct(data.min_gain)} "
                               "(policy.min_disagg_gain)")
     bar, = ax.plot(x, data.bar, label=bar_label, gid="bar", **BAR_LINE)
     handles.append(bar)

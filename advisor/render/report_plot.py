@@ -26,7 +26,7 @@ import io
 import math
 import textwrap
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from advisor.core.analysis.figure_data import (
     FigureData,
     LatencyCurve,
 )
-from advisor.render import text as t
+from advisor.render import numbers as n
 from advisor.render.figure_style import (
     INFEASIBLE_COLOR,
     INFEASIBLE_HATCH,
@@ -54,6 +54,9 @@ from advisor.render.figure_style import (
 )
 from advisor.render.headline import headline
 from advisor.render.plot import require_matplotlib
+
+if TYPE_CHECKING:
+    from advisor.render.document import Recommendation
 
 FIGSIZE = (12.0, 10.0)
 FIGSIZE_PHASES = (12.0, 13.5)
@@ -77,24 +80,24 @@ def figure_format(path: str) -> str:
     return suffix
 
 
-def figure_title(doc: Mapping[str, Any]) -> str:
+def figure_title(doc: Recommendation) -> str:
     """``NAME — verdict: disaggregate · disaggregation gain +194% (needs ≥ 10%)``."""
     head = headline(doc)
-    name = doc.get("name") or doc["input"]["path"]
+    name = doc["name"] or doc["input"]["path"]
     unmet = " (no plan meets the SLOs)" if not head.slo_met else ""
     return f"{name} — verdict: {head.verdict}{unmet} · {head.gain}"
 
 
-def report_goodputs(doc: Mapping[str, Any], data: FigureData) -> dict[str, float | None]:
+def report_goodputs(doc: Recommendation, data: FigureData) -> dict[str, float | None]:
     """Each plan's goodput in the figure's phase as the report document states it (its
     per-phase table; the disaggregated plan is the static split's when the figure draws one).
     """
-    row = next((p for p in doc.get("phases") or [] if p.get("name") == data.phase), None)
+    row = next((p for p in doc["phases"] if p["name"] == data.phase), None)
     if row is None:
         raise ValueError(f"the report has no phase {data.phase!r}")
     disagg = "static_goodput_rps" if data.static_split else "disaggregated_max_goodput_rps"
-    return {COLOCATED: row.get("colocated_max_goodput_rps"),
-            UNCHUNKED: row.get("unchunked_max_goodput_rps"), DISAGGREGATED: row.get(disagg)}
+    return {COLOCATED: row["colocated_max_goodput_rps"],
+            UNCHUNKED: row["unchunked_max_goodput_rps"], DISAGGREGATED: row[disagg]}  # type: ignore[literal-required]
 
 
 def legend_text(curve: LatencyCurve, goodput_rps: float | None) -> str:
@@ -102,11 +105,11 @@ def legend_text(curve: LatencyCurve, goodput_rps: float | None) -> str:
     if not goodput_rps:
         return f"{curve.label}: misses the SLOs at any rate"
     why = LIMITED_BY.get(curve.limited_by or "", "")
-    return f"{curve.label}: meets the SLOs up to {t.rps(goodput_rps)}" + (
+    return f"{curve.label}: meets the SLOs up to {n.rps(goodput_rps)}" + (
         f" ({why})" if why else "")
 
 
-def draw_figure(data: FigureData, doc: Mapping[str, Any]) -> Any:
+def draw_figure(data: FigureData, doc: Recommendation) -> Any:
     """The figure as a matplotlib ``Figure`` (the caller closes it)."""
     plt = require_matplotlib()
     size = FIGSIZE_PHASES if data.phases else FIGSIZE
@@ -115,7 +118,7 @@ def draw_figure(data: FigureData, doc: Mapping[str, Any]) -> Any:
     return fig
 
 
-def render_figure(data: FigureData, doc: Mapping[str, Any], fmt: str) -> bytes:
+def render_figure(data: FigureData, doc: Recommendation, fmt: str) -> bytes:
     """The figure of the report ``doc`` as PNG or SVG bytes."""
     plt = require_matplotlib()
     import matplotlib
@@ -145,7 +148,7 @@ def _letters() -> Iterator[str]:
         yield f"({letter})"
 
 
-def _draw(fig: Any, data: FigureData, doc: Mapping[str, Any]) -> None:
+def _draw(fig: Any, data: FigureData, doc: Recommendation) -> None:
     rows = 3 if data.phases else 2
     grid = fig.add_gridspec(rows, 2, height_ratios=[1.3, 1.0, 1.0][:rows])
     letter = _letters()
@@ -208,7 +211,7 @@ def _curves(ax: Any, data: FigureData, metric: str, title: str) -> None:
     if slo is not None:
         top = min(top, 2.0 * slo) if top > slo else max(top, slo)
         ax.axhline(slo, **SLO_LINE)
-        ax.annotate(f"SLO {t.ms(slo)} (p{_pct(q_slo)})", xy=(0.0, slo),
+        ax.annotate(f"SLO {n.ms(slo)} (p{_pct(q_slo)})", xy=(0.0, slo),
                     xycoords=("axes fraction", "data"), xytext=(3, 3),
                     textcoords="offset points", fontsize=8)
     beyond = _no_plan_meets_from(data) if data.curves else None
@@ -220,7 +223,7 @@ def _curves(ax: Any, data: FigureData, metric: str, title: str) -> None:
                     fontsize=8, color=NEUTRAL, rotation=90,
                     bbox={"facecolor": "white", "alpha": 0.85, "lw": 0, "pad": 1})
     ax.axvline(data.rate_rps, **WORKLOAD_LINE)
-    ax.annotate(f"workload {t.rps(data.rate_rps)}", xy=(data.rate_rps, 1.0),
+    ax.annotate(f"workload {n.rps(data.rate_rps)}", xy=(data.rate_rps, 1.0),
                 xycoords=("data", "axes fraction"), xytext=(3, -10),
                 textcoords="offset points", fontsize=8, color="#333333")
     ax.set_xlim(0.0, float(x[-1]))
@@ -271,11 +274,11 @@ def _splits(ax: Any, data: FigureData, letter: str) -> None:
              "phase-best": f"best split of '{plain(data.phase)}' alone"}
     rows: list[tuple[str, float, float, float]] = [
         (f"{roles[b.role]}\n{b.prefill_instances} + {b.decode_instances} instances, "
-         f"{t.rps(b.goodput_rps)}", b.prefill_gpus, b.decode_gpus, b.idle_gpus)
+         f"{n.rps(b.goodput_rps)}", b.prefill_gpus, b.decode_gpus, b.idle_gpus)
         for b in data.splits]
     if data.ideal_prefill_fraction is not None and data.splits:
         f = data.ideal_prefill_fraction
-        rows.append((f"ideal (prefill fraction {t.num(f)})", f * data.cluster_gpus,
+        rows.append((f"ideal (prefill fraction {n.num(f)})", f * data.cluster_gpus,
                      (1.0 - f) * data.cluster_gpus, 0.0))
     if not rows:
         ax.text(0.5, 0.5, "no disaggregated split fits", ha="center", va="center",
@@ -291,7 +294,7 @@ def _splits(ax: Any, data: FigureData, letter: str) -> None:
                 label=pool)
         for yi, w, lo in zip(y, widths, left, strict=True):
             if w >= 0.08 * data.cluster_gpus:
-                ax.text(lo + w / 2, yi, t.num(w), ha="center", va="center", fontsize=8,
+                ax.text(lo + w / 2, yi, n.num(w), ha="center", va="center", fontsize=8,
                         bbox={"facecolor": "white", "alpha": 0.8, "lw": 0, "pad": 1})
         left = left + widths
     ax.set_yticks(y)
@@ -302,7 +305,7 @@ def _splits(ax: Any, data: FigureData, letter: str) -> None:
 
 
 def _decomposition(ax: Any, data: FigureData, letter: str) -> None:
-    ax.set_title(f"{letter} p{data.percentile:g} TTFT at {t.rps(data.rate_rps)}, in parts",
+    ax.set_title(f"{letter} p{data.percentile:g} TTFT at {n.rps(data.rate_rps)}, in parts",
                  fontsize=10)
     if not data.ttft:
         ax.text(0.5, 0.5, "no plan fits this workload", ha="center", va="center",
@@ -321,10 +324,10 @@ def _decomposition(ax: Any, data: FigureData, letter: str) -> None:
         left = left + widths
     for yi, d in zip(y, data.ttft, strict=True):
         if d.total_ms is None:
-            ax.text(0.0, yi, f" overloaded at {t.rps(data.rate_rps)}: no TTFT", va="center",
+            ax.text(0.0, yi, f" overloaded at {n.rps(data.rate_rps)}: no TTFT", va="center",
                     fontsize=8, color=NEUTRAL)
         else:
-            ax.text(d.total_ms, yi, f" {t.ms(d.total_ms)}", va="center", fontsize=8)
+            ax.text(d.total_ms, yi, f" {n.ms(d.total_ms)}", va="center", fontsize=8)
     if data.ttft_slo_ms is not None:
         ax.axvline(data.ttft_slo_ms, **SLO_LINE)
         ax.annotate("TTFT SLO", xy=(data.ttft_slo_ms, 1.0), xycoords=("data", "axes fraction"),
@@ -364,7 +367,7 @@ def _phases(ax: Any, data: FigureData, letter: str) -> None:
         handles.append(bars.patches[0])
         for bar, v in zip(bars, vals, strict=True):
             bar.set_gid(plan_gid(plan))
-            ax.text(bar.get_x() + bar.get_width() / 2, v, t.num(v), ha="center",
+            ax.text(bar.get_x() + bar.get_width() / 2, v, n.num(v), ha="center",
                     va="bottom", fontsize=8)
     rates = np.array([p.rate_rps for p in data.phases])
     handles.insert(0, ax.hlines(rates, x - 0.45, x + 0.45, colors="black", linestyles="--",

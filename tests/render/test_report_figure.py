@@ -112,7 +112,7 @@ def test_the_legend_prints_the_reports_goodputs() -> None:
     formats it (prefill-heavy's unchunked pool: 215 req/s in both; the legend said 214.7
     where the report said 210.7)."""
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
-    from advisor.render import text as t
+    from advisor.render import numbers as n
     from advisor.render.report_plot import render_figure
     from advisor.render.table import render_table
 
@@ -124,7 +124,7 @@ def test_the_legend_prints_the_reports_goodputs() -> None:
     for key, label in (("colocated", "colocated, chunked prefill"),
                        ("disaggregated", "disaggregated prefill/decode"),
                        ("unchunked", "colocated, unchunked")):
-        stated = t.rps(rec.report[key]["max_goodput_rps"])
+        stated = n.rps(rec.report[key]["max_goodput_rps"])
         assert f"{label}: meets the SLOs up to {stated}" in text, (label, stated)
         assert stated in goodput_row
     assert "215 req/s" in goodput_row and "214.7" not in text

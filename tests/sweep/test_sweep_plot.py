@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from advisor.core.analysis.sweep import SweepResult, sweep
+from advisor.core.verdict.rules import DECIDING_RULES
 from advisor.loading.sweep_spec import axis_from_vary
 from advisor.render.plot import RULE_ROWS, sweep_figure
 from tests.sweep.helpers import EXAMPLES, catalog, scenario
@@ -26,7 +27,9 @@ def _swept(name: str, *vary: str) -> SweepResult:
 
 def _no_plan_meets(result: SweepResult) -> np.ndarray:
     m = result.metrics
-    return np.maximum(m["colocated_headroom"], m["disaggregated_headroom"]) < 1.0
+    best = np.maximum.reduce([m["colocated_headroom"], m["unchunked_headroom"],
+                              m["disaggregated_headroom"]])
+    return np.asarray(best < 1.0)
 
 
 def test_a_chunked_verdict_under_a_higher_disaggregated_line_says_what_fails() -> None:
@@ -56,19 +59,25 @@ def test_a_chunked_verdict_under_a_higher_disaggregated_line_says_what_fails() -
 
 
 def test_each_crossover_and_the_no_plan_meets_values_are_marked() -> None:
-    """agents-70b (closed loop) on 12–26 GPUs: the verdict changes three times (14, 16, 24),
-    and no plan meets the SLOs at 12–15 GPUs."""
+    """agents-70b (closed loop) on 12–26 GPUs: the verdict changes more than once (every
+    change is a crossover line), no plan meets the SLOs at the fewest GPUs, and where the SLO
+    policy overrides the rules the summary says so."""
     result = _swept(AGENTS.name, "cluster.gpus=12:26")
     data = sweep_figure(result)
-    assert [(c.label, c.verdict) for c in data.crossovers] == [
-        (label, verdict) for label, verdict in
-        ((result.axes[0].labels[i], v) for i, v in result.transitions())]
-    assert [c.label for c in data.crossovers] == ["14", "16", "24"]
+    labels = result.axes[0].labels
+    dis = np.asarray(result.metrics["disaggregate"], dtype=bool)
+    changes = [labels[i] for i in range(1, len(labels)) if dis[i] != dis[i - 1]]
+    assert [c.label for c in data.crossovers] == changes and len(changes) >= 2
+    assert [c.verdict for c in data.crossovers] == [
+        "disaggregate" if dis[labels.index(c)] else "chunked-prefill" for c in changes]
+    # the hatched values are those where no plan (chunked, unchunked or split) meets the SLOs
     np.testing.assert_array_equal(data.no_plan_meets, _no_plan_meets(result))
-    assert list(np.flatnonzero(data.no_plan_meets) + 12) == [12, 13, 14, 15]
+    assert data.no_plan_meets[0] and not data.no_plan_meets.all()
     np.testing.assert_array_equal(data.rules["slo"], ~data.no_plan_meets)
-    assert "no plan meets the SLOs at 12–15" in data.summary
-    assert "disaggregate at cluster.gpus = 14–15, 24–26" in data.summary
+    hatched = [lab for lab, x in zip(labels, data.no_plan_meets, strict=True) if x]
+    assert f"no plan meets the SLOs at {hatched[0]}–{hatched[-1]}" in data.summary
+    by_slo = np.asarray(result.metrics["deciding_rule"]) == DECIDING_RULES.index("meets-slo")
+    assert by_slo.any() == ("the rules' pick misses the SLOs" in data.summary)
 
 
 def test_the_cost_bar_is_the_per_token_cost_disaggregation_must_beat() -> None:
@@ -93,8 +102,11 @@ def test_the_drawn_line_plot_has_the_bar_crossovers_and_hatched_region() -> None
     try:
         main, strip, _loss = fig.axes  # the plot, the rule strip, the rounding-loss axis
         gids = [a.get_gid() for a in main.get_children()]
-        assert gids.count("bar") == 1 and gids.count("crossover") == 3
-        assert gids.count("infeasible") == 1  # one run: 12–15
+        data = sweep_figure(result)
+        assert gids.count("bar") == 1 and gids.count("crossover") == len(data.crossovers)
+        runs = int(data.no_plan_meets[0]) + int(np.count_nonzero(
+            data.no_plan_meets[1:] & ~data.no_plan_meets[:-1]))
+        assert gids.count("infeasible") == runs >= 1  # one hatched band per run of values
         assert [a.get_gid() for a in strip.get_children()].count("rules") == 1
         seen = plan_panels(fig)
         assert seen["colocated"] and seen["disaggregated"]
