@@ -81,11 +81,13 @@ def figure_format(path: str) -> str:
 
 
 def figure_title(doc: Recommendation) -> str:
-    """``NAME — verdict: disaggregate · disaggregation gain +194% (needs ≥ 10%)``."""
+    """``NAME — verdict: chunked-prefill · disaggregation gain +12% (needs ≥ 10%) · because
+    traffic-mix fails (15% measured, limit 10%)``: the report's verdict line."""
     head = headline(doc)
     name = doc["name"] or doc["input"]["path"]
     unmet = " (no plan meets the SLOs)" if not head.slo_met else ""
-    return f"{name} — verdict: {head.verdict}{unmet} · {head.gain}"
+    reason = f" · because {head.reason}" if head.reason else ""
+    return f"{name} — verdict: {head.verdict}{unmet} · {head.gain}{reason}"
 
 
 def report_goodputs(doc: Recommendation, data: FigureData) -> dict[str, float | None]:
