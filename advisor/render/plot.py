@@ -32,7 +32,7 @@ import numpy as np
 from advisor.core.analysis.figure_data import COLOCATED, DISAGGREGATED, PLAN_LABELS
 from advisor.core.analysis.keys import Axis
 from advisor.core.analysis.sweep import COST_METRIC, SweepResult
-from advisor.core.verdict.rules import DECIDING_RULES
+from advisor.core.verdict.rules import DECIDING_RULES, RULES, ok_field
 from advisor.render import numbers as n
 from advisor.render.figure_style import (
     BAR_LINE,
@@ -55,10 +55,10 @@ MAX_LABELLED_CROSSOVERS = 6
 """Crossovers named on the plot; beyond them the lines alone (the table lists every one)."""
 MAX_HATCHED_CELLS = 40_000
 """A verdict map hatches at most this many cells one by one; beyond, they are greyed."""
-RULE_ROWS = (("gain", "gain ≥ bar"), ("gpu_scale_ok", "gpu-scale"),
-             ("kv_bandwidth_ok", "kv-bandwidth"), ("traffic_mix_ok", "traffic-mix"),
+RULE_ROWS = (("gain", "gain ≥ bar"), *((ok_field(r.id), r.id) for r in RULES),
              ("slo", "SLOs met"))
-"""The rule strip under a 1-D sweep, top to bottom: (what passes, row label)."""
+"""The rule strip under a 1-D sweep, top to bottom: (what passes, row label); the
+preconditions are the registry's."""
 
 
 class PlotUnavailable(RuntimeError):
@@ -195,8 +195,7 @@ def _summary(axis: Axis, dis: np.ndarray, infeasible: np.ndarray, by_slo: np.nda
                      "that meets them is recommended")
     clears = rules["gain"] & ~dis
     if clears.any():
-        names = {"gpu_scale_ok": "gpu-scale", "kv_bandwidth_ok": "kv-bandwidth",
-                 "traffic_mix_ok": "traffic-mix"}
+        names = {ok_field(r.id): r.id for r in RULES}
         fails = [name for key, name in names.items() if (clears & ~rules[key]).any()]
         lines.append(f"disaggregation clears the +{n.pct(min_gain)} bar at "
                      f"{_where(labels, clears)}, but {' / '.join(fails) or 'a rule'} fails "
