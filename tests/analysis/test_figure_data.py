@@ -41,7 +41,7 @@ def _evaluated(path: Path) -> tuple[Any, Any, FigureData, dict[str, Any]]:
     evaluation (as ``usecases.recommend.build_recommendation`` makes them)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
-    from advisor.core.verdict.rules import assess
+    from advisor.core.verdict.decision import decide
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.resolve import load_scenario_and_document
     from advisor.render.report_json import build_report
@@ -49,9 +49,9 @@ def _evaluated(path: Path) -> tuple[Any, Any, FigureData, dict[str, Any]]:
     sc, _ = load_scenario_and_document(path, ProfileCatalog(env={}))
     caps = Capacities(sc)
     model = evaluate(sc, caps)
-    assessment = assess(sc, model)
-    doc = build_report(sc, assessment, path.name, path.read_bytes(), None)
-    phase = (model.disaggregated_phase if assessment.verdict == "disaggregate"
+    decision = decide(sc, model)
+    doc = build_report(sc, decision, path.name, path.read_bytes())
+    phase = (model.disaggregated_phase if decision.verdict == "disaggregate"
              else model.colocated_phase)
     return sc, model, figure_data(sc, model, caps, phase), doc
 
