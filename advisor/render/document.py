@@ -325,14 +325,10 @@ class Disaggregated(TypedDict):
 
 
 class KvTransfer(TypedDict):
-    """KV-cache transfer of the disaggregated plan. `demand_bytes_per_s`, `utilization` and
-    `concurrent_transfers` are at the rate it carries (`rate_rps`: the workload's, or the
-    plan's goodput when the rate is beyond it, `at_carried_rate` true);
-    `offered_demand_bytes_per_s` and `offered_utilization` at the workload's rate.
-    `transfer_ms`: the exposed transfer of a p95 prompt after its prefill pass, as the engine's
-    `backend` moves it (`timing`), over the narrower of `sender_nics` and `receiver_nics`;
-    `second_hop_ms`: the router's second hop, charged in the TTFT on a `sequential` request
-    path (null without one)."""
+    """KV transfer of the split: demand, utilization, transfers at the rate it carries
+    (`rate_rps`, `at_carried_rate`), `offered_*` at the workload's; `transfer_ms` the p95
+    prompt's exposed transfer as `backend` moves it (`timing`) over the narrower of
+    `sender_nics`/`receiver_nics`; `second_hop_ms` the router's hop (null if none)."""
 
     link_id: str
     bytes_per_token: NonNeg
