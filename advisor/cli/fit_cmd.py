@@ -30,6 +30,7 @@ from advisor.cli.output import (
 from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
 
 if TYPE_CHECKING:  # the loader is imported lazily, inside the command
+    from advisor.core.scenario import Scenario
     from advisor.loading.traces import RequestLog
 
 DEFAULT_MODEL = "llama-3.1-8b"
@@ -57,6 +58,8 @@ class FitFormat(str, enum.Enum):
 
 TRACE_FORMAT_HELP = ("Log format: auto (from the first line), mooncake (JSONL), azure (CSV), "
                      "burstgpt (CSV) or vllm-bench (JSON with --save-detailed arrays).")
+MIN_PHASE_HELP = ("Shortest phase (busy seconds) a fit may split off; shorter swings are load "
+                  "variation, measured as burstiness.")
 TIME_SCALE_HELP = ("Multiply the log's clock by X (0.5 replays it twice as fast: double the "
                    f"rate); {MIN_TIME_SCALE:g} to {MAX_TIME_SCALE:g}.")
 
@@ -76,7 +79,7 @@ def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str) -> Re
              f"{outcome}")
 
 
-def _validate(text: str, directory: Path) -> None:
+def _validate(text: str, directory: Path) -> Scenario:
     """The written text must load as a scenario (exit 2, an internal error, otherwise)."""
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.errors import InputError
@@ -86,7 +89,7 @@ def _validate(text: str, directory: Path) -> None:
         path = Path(tmp) / "workload.yaml"
         path.write_text(text, encoding="utf-8")
         try:
-            load_scenario(path, ProfileCatalog())
+            return load_scenario(path, ProfileCatalog())
         except InputError as exc:
             fail("internal error: the fitted workload does not validate:\n" + exc.format())
 
@@ -122,12 +125,17 @@ def register(app: typer.Typer) -> None:
                        ] = FitFormat.table,
         force: Annotated[bool, typer.Option("--force", help="Replace an existing -o file.")
                          ] = False,
+        min_phase: Annotated[float, typer.Option(
+            "--min-phase", metavar="SECONDS", min=1.0, max=1e7, help=MIN_PHASE_HELP)
+                             ] = 600.0,
+        check: Annotated[bool, typer.Option(
+            "--check", help="Replay the log on the recommended plan and print the "
+                            "analytic-vs-replay table (p50/p95/p99 TTFT and TPOT).")] = False,
     ) -> None:
         """Fit a workload (rate, burstiness, lengths, phases, prefix reuse) from request logs."""
         import math
 
         from advisor.cli.init_cmd import choose_layout
-        from advisor.core.trace_fit import fit_traffic
         from advisor.loading.catalog import (
             ProfileCatalog,
             ProfileInvalidError,
@@ -136,10 +144,13 @@ def register(app: typer.Typer) -> None:
         from advisor.render.fit_report import (
             LogInfo,
             Target,
+            check_document,
             fit_document,
+            render_check_table,
             render_fit_table,
             workload_yaml,
         )
+        from advisor.usecases.replay import fit_log, replay_on_recommended
 
         if not math.isfinite(time_scale):
             fail("--time-scale must be a finite number")
@@ -157,9 +168,7 @@ def register(app: typer.Typer) -> None:
         except (ProfileNotFoundError, ProfileInvalidError) as exc:
             fail(str(exc))
         try:
-            fitted = fit_traffic(log.arrival_s, log.prompt_tokens, log.output_tokens,
-                                 log.prefix_hit_blocks, log.prefix_blocks, log.block_tokens,
-                                 log.timestamp_step_s)
+            fitted = fit_log(log, min_phase)
             count = gpus or gpu_spec.gpus_per_node
             context = min(float(model_spec.max_context_tokens),
                           max(p.prompt.p95 + p.output.p95 for p in fitted.phases))
@@ -174,7 +183,8 @@ def register(app: typer.Typer) -> None:
             info = LogInfo(paths=log.paths, format=log.format, time_scale=time_scale,
                            start_epoch_s=log.start_epoch_s, block_tokens=log.block_tokens)
             text = workload_yaml(fitted, info, target)
-            _validate(text, output.parent if output is not None else Path("."))
+            scenario = _validate(text, output.parent if output is not None else Path("."))
+            checked = replay_on_recommended(scenario, log, fitted) if check else None
         except typer.Exit:
             raise
         except Exception as exc:
@@ -191,9 +201,17 @@ def register(app: typer.Typer) -> None:
             written = str(output)
         if fmt is FitFormat.yaml:
             write_output(text, None)
+            if checked is not None:  # the workload on stdout, the check beside it
+                sys.stderr.write(render_check_table(*checked))
         elif fmt is FitFormat.json:
             from advisor.render.report_json import json_text
 
-            write_output(json_text(fit_document(fitted, info, written)), None)
+            doc = fit_document(fitted, info, written)
+            if checked is not None:
+                doc["check"] = check_document(*checked)
+            write_output(json_text(doc), None)
         else:
-            write_output(render_fit_table(fitted, info, written), None)
+            table = render_fit_table(fitted, info, written)
+            if checked is not None:
+                table += "\n" + render_check_table(*checked)
+            write_output(table, None)

@@ -17,12 +17,12 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Self
+from typing import TYPE_CHECKING, Annotated, Self
 
-import numpy as np
 import typer
 
 from advisor.cli.fit_cmd import (
+    MIN_PHASE_HELP,
     TIME_SCALE_HELP,
     TRACE_FORMAT_HELP,
     TraceFormatChoice,
@@ -94,6 +94,9 @@ def register(app: typer.Typer) -> None:
         time_scale: Annotated[float, typer.Option(
             "--time-scale", metavar="X", min=MIN_TIME_SCALE, max=MAX_TIME_SCALE,
             help=TIME_SCALE_HELP)] = 1.0,
+        min_phase: Annotated[float, typer.Option(
+            "--min-phase", metavar="SECONDS", min=1.0, max=1e7,
+            help=MIN_PHASE_HELP + " With --trace.")] = 600.0,
     ) -> None:
         """Simulate the best plans of WORKLOAD and compare them with the analytic model."""
         import math
@@ -126,7 +129,9 @@ def register(app: typer.Typer) -> None:
             log = load_log([trace], trace_format.value, time_scale, "nothing simulated")
             if float(log.arrival_s[-1]) <= 0.0:
                 fail(f"{trace}: every request has the same timestamp; nothing to replay")
-            replay, trace_doc, note = _replay(log, scenario)
+            from advisor.usecases.replay import fit_log, replay_of
+
+            replay, trace_doc, note = replay_of(log, fit_log(log, min_phase), scenario)
         try:
             model = evaluate(scenario)
             results, skipped = [], []
@@ -161,37 +166,6 @@ def register(app: typer.Typer) -> None:
             width, color = terminal_settings(True)
             write_output(render_table(visible(shown), requests, seed, results, skipped, width,
                                       color, note), None)
-
-
-def _replay(log: Any, scenario: Any) -> tuple[Any, dict[str, Any], str]:
-    """The replay of a log on ``scenario``'s plans: its phases fitted (the analytic column),
-    a JSON description and a line for the table."""
-    from advisor.core.simulate import Replay
-    from advisor.core.simulate.arrivals import Trace
-    from advisor.core.trace_fit import fit_traffic, traffic_phases
-
-    fitted = fit_traffic(log.arrival_s, log.prompt_tokens, log.output_tokens,
-                         log.prefix_hit_blocks, log.prefix_blocks, log.block_tokens,
-                         log.timestamp_step_s)
-    phases = traffic_phases(fitted, float(scenario.model.max_context_tokens))
-    seg_phase = np.asarray(fitted.segment_phase, dtype=np.int16)
-    trace = Trace(arrival_s=log.arrival_s, prompt_tokens=log.prompt_tokens,
-                  output_tokens=log.output_tokens, phase=seg_phase[fitted.segment],
-                  phase_names=tuple(p.name for p in phases))
-    replay = Replay(trace=trace, phases=phases, segments=fitted.segment,
-                    segment_phase=fitted.segment_phase,
-                    segment_bounds_s=fitted.segment_bounds_s)
-    doc = {"paths": list(log.paths), "format": log.format, "requests": log.requests,
-           "duration_s": float(f"{fitted.duration_s:.6g}"), "time_scale": log.time_scale,
-           "phases": [{"name": p.name, "share": float(f"{p.share:.6g}"),
-                       "rate_rps": float(f"{p.rate_rps:.6g}"),
-                       "burstiness": float(f"{p.burstiness:.6g}")} for p in fitted.phases]}
-    phase_text = ", ".join(f"{p.name} {p.rate_rps:.3g} req/s (CV {p.burstiness:.2g}, "
-                           f"{p.share * 100:.0f} %)" for p in fitted.phases)
-    note = (f"Replaying {', '.join(log.paths)} ({log.format}): {log.requests:,} requests over "
-            f"{fitted.duration_s:,.0f} s; analytic column from the traffic fitted to it "
-            f"({phase_text}).")
-    return replay, doc, note
 
 
 class _ProgressBar:
