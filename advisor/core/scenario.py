@@ -102,7 +102,7 @@ def instances_in_cluster(gpus: np.ndarray | int, instance_gpus: np.ndarray | int
 
 @dataclass(frozen=True)
 class ClosedLoop:
-    """How a closed-loop phase's equivalent rate was solved (``core.closed_loop``)."""
+    """How a closed-loop phase's equivalent rate was solved (``core.plan.closed_loop``)."""
 
     concurrency: int
     rate_rps: float
@@ -133,7 +133,7 @@ class TrafficPhase:
     """Share of prompt tokens served from the prefix cache (0 ≤ h < 1; docs/model.md §2.1)."""
     concurrency: int | None = None
     """Closed-loop clients this phase was given as (``rate_rps`` is then the equivalent
-    rate solved by ``core.closed_loop``); None: an open-loop rate."""
+    rate solved by ``core.plan.closed_loop``); None: an open-loop rate."""
     closed_loop: ClosedLoop | None = None
     """How the equivalent rate was solved (None until :func:`solve_closed_loop` ran)."""
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core import scenario as core
-from advisor.core.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.distributions import LengthDistribution
+from advisor.core.plan.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
 from advisor.loading import model_ids
@@ -516,7 +516,7 @@ def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
 
 def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
     """(rate, concurrency) of a phase: its own arrival key replaces the traffic's. A closed
-    loop's rate is solved from its concurrency by ``core.closed_loop.solve_closed_loop``,
+    loop's rate is solved from its concurrency by ``core.plan.closed_loop.solve_closed_loop``,
     which :func:`load_scenario` runs on every scenario it builds; the 1 req/s given here is
     never evaluated (the solver probes rates of its own)."""
     source: Any = own if own is not None and (own.rate_rps is not None

@@ -48,7 +48,7 @@ from advisor.core.scenario import Scenario, TrafficPhase
 from advisor.core.verdict.rules import Assessment, Finding
 
 if TYPE_CHECKING:
-    from advisor.core.verdict.boundaries import Boundary
+    from advisor.core.analysis.boundaries import Boundary
 
 SCHEMA_VERSION = 1
 """Version of both JSON documents; bumped only when a key is renamed or removed."""
@@ -403,7 +403,7 @@ def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
 
     ``input_path`` is shown as given (keep it relative for reproducible output);
     ``input_bytes`` is the file's content, hashed into ``input.sha256``; ``boundaries``
-    (``advisor.core.verdict.boundaries.verdict_boundaries``) become ``boundaries`` when given.
+    (``advisor.core.analysis.boundaries.verdict_boundaries``) become ``boundaries`` when given.
     """
     sc, a, m = scenario, assessment, assessment.model
     d = m.disaggregated

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from advisor.core.figure_data import FigureData
+    from advisor.core.analysis.figure_data import FigureData
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.yaml_source import YamlDocument
 
@@ -46,7 +46,7 @@ def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None =
 def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | None = None,
                          boundaries: bool = True, figure: bool = False) -> Recommendation:
     """:func:`build_file_report`, and with ``figure`` the data of the report's figure
-    (``core.figure_data``; its curves use the phase that binds the recommended
+    (``core.analysis.figure_data``; its curves use the phase that binds the recommended
     architecture)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
@@ -61,14 +61,14 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     assessment = assess(scenario, model)
     bounds = None
     if boundaries:  # ``check`` skips them, and does not load the searches
-        from advisor.core.verdict.boundaries import verdict_boundaries
+        from advisor.core.analysis.boundaries import verdict_boundaries
 
         bounds = verdict_boundaries(scenario, model, caps)
     shown = str(path) if display is None else display
     report = build_report(scenario, assessment, shown, data, bounds)
     fig = None
     if figure:
-        from advisor.core.figure_data import figure_data
+        from advisor.core.analysis.figure_data import figure_data
 
         phase = (model.disaggregated_phase if assessment.verdict == "disaggregate"
                  else model.colocated_phase)

@@ -106,7 +106,7 @@ def test_sweep_json_memory_does_not_grow_with_points(tmp_path: Path) -> None:
 
 def test_sweep_stream_is_byte_identical(monkeypatch: pytest.MonkeyPatch) -> None:
     """The streamed JSON and CSV equal the whole-document rendering, over several pieces."""
-    from advisor.core.sweep.grid import sweep
+    from advisor.core.analysis.sweep import sweep
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.resolve import load_scenario
     from advisor.loading.sweep_spec import axis_from_vary
