@@ -94,6 +94,79 @@ def _validate(text: str, directory: Path) -> Scenario:
             fail("internal error: the fitted workload does not validate:\n" + exc.format())
 
 
+def _fit_metrics(paths: list[Path], interval: float | None, model: str, gpu: str,
+                 gpus: int | None, name: str | None, fmt: FitFormat, output: Path | None,
+                 min_phase: float) -> None:
+    """``fit --metrics``: the workload from Prometheus metrics (``core.metrics_fit``)."""
+    from advisor.cli.init_cmd import choose_layout
+    from advisor.core.metrics_fit import fit_metrics
+    from advisor.loading.catalog import ProfileCatalog, ProfileInvalidError, ProfileNotFoundError
+    from advisor.loading.errors import InputError
+    from advisor.loading.prom_metrics import load_metrics
+    from advisor.render.fit_report import Target
+    from advisor.render.metrics_report import (
+        metrics_document,
+        metrics_workload_yaml,
+        render_metrics_table,
+    )
+    from advisor.usecases.metrics import predicted_latency
+
+    try:
+        series = load_metrics(paths, interval)
+    except InputError as exc:
+        for problem in exc.problems:
+            sys.stderr.write(problem.format() + "\n")
+        fail(f"{', '.join(str(p) for p in paths)}: {len(exc.problems)} problem"
+             f"{'s' * (len(exc.problems) != 1)}; nothing fitted")
+    catalog = ProfileCatalog()
+    try:
+        model_spec = catalog.model(model)
+        gpu_spec = catalog.gpu(gpu)
+    except (ProfileNotFoundError, ProfileInvalidError) as exc:
+        fail(str(exc))
+    try:
+        fitted = fit_metrics(series, min_phase)
+    except ValueError as exc:
+        fail(f"{paths[0]}: {exc}")
+    sources = [str(p) for p in paths]
+    try:
+        count = gpus or gpu_spec.gpus_per_node
+        context = min(float(model_spec.max_context_tokens),
+                      max(p.prompt_stats[2] + p.output_stats[2] for p in fitted.phases))
+        precision, _tp, _fits = choose_layout(catalog, model_spec, gpu_spec, count, context)
+        model_ref = str(Path(model).resolve()) if "/" in model or model.lower().endswith(
+            (".json", ".yaml", ".yml")) else model
+        target = Target(name=name or paths[0].stem or "fitted", model_ref=model_ref,
+                        gpu_ref=gpu, gpus=count, precision=precision, engine=series.engine,
+                        inter_node=DEFAULT_INTER_NODE if count > gpu_spec.gpus_per_node
+                        else None, context_tokens=int(model_spec.max_context_tokens))
+        text = metrics_workload_yaml(fitted, sources, target)
+        scenario = _validate(text, output.parent if output is not None else Path("."))
+        prediction = predicted_latency(scenario)
+    except typer.Exit:
+        raise
+    except Exception as exc:
+        if debug_enabled():
+            raise
+        fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the "
+             "traceback)")
+    written = None
+    if output is not None:
+        try:
+            write_file_atomically(text.encode("utf-8"), output)
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}")
+        written = str(output)
+    if fmt is FitFormat.yaml:
+        write_output(text, None)
+    elif fmt is FitFormat.json:
+        from advisor.render.report_json import json_text
+
+        write_output(json_text(metrics_document(fitted, sources, written, prediction)), None)
+    else:
+        write_output(render_metrics_table(fitted, sources, written, prediction), None)
+
+
 def register(app: typer.Typer) -> None:
     """Attach the ``fit`` command to ``app``."""
 
@@ -128,6 +201,14 @@ def register(app: typer.Typer) -> None:
         min_phase: Annotated[float, typer.Option(
             "--min-phase", metavar="SECONDS", min=1.0, max=1e7, help=MIN_PHASE_HELP)
                              ] = 600.0,
+        metrics: Annotated[bool, typer.Option(
+            "--metrics", help="The files are Prometheus metrics of vLLM or SGLang: /metrics "
+                              "scrapes (text, one per file, in time order) or a query_range "
+                              "JSON export.")] = False,
+        interval: Annotated[float | None, typer.Option(
+            "--interval", metavar="SECONDS", min=1e-3, max=1e7, show_default=False,
+            help="With --metrics: seconds between consecutive scrapes (when the samples "
+                 "carry no timestamps).")] = None,
         check: Annotated[bool, typer.Option(
             "--check", help="Replay the log on the recommended plan and print the "
                             "analytic-vs-replay table (p50/p95/p99 TTFT and TPOT).")] = False,
@@ -158,6 +239,11 @@ def register(app: typer.Typer) -> None:
             refuse_input_as_output(output, traces)
             if output.exists() and not force:
                 fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+        if metrics:
+            if check:
+                fail("--check replays a request log; metrics hold no requests to replay")
+            _fit_metrics(traces, interval, model, gpu, gpus, name, fmt, output, min_phase)
+            return
         log = load_log(traces, trace_format.value, time_scale, "nothing fitted")
         if float(log.arrival_s[-1]) <= 0.0:
             fail(f"{traces[0]}: every request has the same timestamp; nothing to fit a rate to")

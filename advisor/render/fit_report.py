@@ -299,6 +299,31 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
         head.append("# What this file cannot represent of the log (pd-advisor fit):")
         for item in fit.limits:
             head += ["#   " + line for line in _wrap("- " + item + ".", 84)]
+    body = [*deployment_lines(target), "", "traffic:"]
+    if fit.prefix_reuse is not None:
+        body.append(f"  # prefix_cache_hit_rate: {min(fit.prefix_reuse, 0.99):.3f}  # the log's "
+                    "prefix reuse (hash_ids): uncomment to model it, see the top")
+    limit = target.context_tokens
+    if len(fit.phases) == 1:
+        body += _phase_lines(fit.phases[0], log, "  ", limit, as_phase=False)
+    else:
+        body.append(f"  # {len(fit.phases)} phases: stretches of the log whose rate or mix "
+                    "differ by a test (docs/traces.md)")
+        body.append("  phases:")
+        for ph in fit.phases:
+            body += _phase_lines(ph, log, "      ", limit, as_phase=True)
+    body += TAIL_LINES
+    return "\n".join(head + body)
+
+
+TAIL_LINES = ["", "slo:                             # targets: set your own",
+              "  ttft_ms: 1000", "  tpot_ms: 50", "  percentile: 95", "",
+              "operations:", "  autoscaling: false", ""]
+"""The written workload's SLO and operations (starting values)."""
+
+
+def deployment_lines(target: Target) -> list[str]:
+    """The written workload's model, engine and cluster."""
     body = [
         "version: 1",
         f"name: {_quote(target.name)}",
@@ -312,23 +337,17 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
     ]
     if target.inter_node:
         body.append(f"  inter_node: {target.inter_node}")
-    body += ["", "traffic:"]
-    if fit.prefix_reuse is not None:
-        body.append(f"  # prefix_cache_hit_rate: {min(fit.prefix_reuse, 0.99):.3f}  # the log's "
-                    "prefix reuse (hash_ids): uncomment to model it, see the top")
-    limit = target.context_tokens
-    if len(fit.phases) == 1:
-        body += _phase_lines(fit.phases[0], log, "  ", limit, as_phase=False)
-    else:
-        body.append(f"  # {len(fit.phases)} phases: stretches of the log whose rate or mix "
-                    "differ by a test (docs/traces.md)")
-        body.append("  phases:")
-        for ph in fit.phases:
-            body += _phase_lines(ph, log, "      ", limit, as_phase=True)
-    body += ["", "slo:                             # targets: set your own",
-             "  ttft_ms: 1000", "  tpot_ms: 50", "  percentile: 95", "",
-             "operations:", "  autoscaling: false", ""]
-    return "\n".join(head + body)
+    return body
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of ``width``, continuation lines indented."""
+    return _wrap(text, width)
+
+
+def yaml_scalar(text: str) -> str:
+    """A YAML scalar: plain when safe, else double-quoted."""
+    return _quote(text)
 
 
 def _wrap(text: str, width: int) -> list[str]:
