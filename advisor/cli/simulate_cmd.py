@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Self
+from typing import TYPE_CHECKING, Annotated, Any, Self
 
 import typer
 
@@ -39,7 +39,7 @@ from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
 from advisor.core.simulate.steady import MAX_REQUESTS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from rich.progress import Progress
 
@@ -123,6 +123,12 @@ def register(app: typer.Typer) -> None:
             fail(f"{workload}: the simulator does not model prefix caching yet (every prompt "
                  "token would be prefilled); recommend, check and sweep do. Remove "
                  "traffic.prefix_cache_hit_rate / shared_prefix_tokens to simulate")
+        if any(ph.batch_requests for ph in scenario.phases):
+            if trace is not None or requests is not None:
+                fail(f"{workload}: a finite batch fixes its requests (traffic.requests); "
+                     "--trace and --requests have no meaning with it")
+            _simulate_batch(scenario, wanted, seed, fmt, str(workload))
+            return
         replay = trace_doc = None
         note = ""
         if trace is not None:
@@ -166,6 +172,58 @@ def register(app: typer.Typer) -> None:
             width, color = terminal_settings(True)
             write_output(render_table(visible(shown), requests, seed, results, skipped, width,
                                       color, note), None)
+
+
+def _simulate_batch(scenario: Any, modes: Sequence[str], seed: int, fmt: SimFormat,
+                    shown: str) -> None:
+    """A finite batch simulated on each mode's plan beside the analytic model
+    (``core.simulate.batch``): makespan and the batch's TTFT and TPOT percentiles."""
+    from advisor.core.plan.evaluate import evaluate
+    from advisor.core.simulate.batch import predict_batch, simulate_batch
+    from advisor.core.simulate.plan import PlanError, build_deployment, default_plan
+
+    phase = scenario.phases[0]
+    n = int(phase.batch_requests)
+    model = evaluate(scenario)
+    rows: list[dict[str, Any]] = []
+    for mode in modes:
+        try:
+            plan = default_plan(scenario, mode, model)  # type: ignore[arg-type]
+            dep = build_deployment(scenario, mode, plan)  # type: ignore[arg-type]
+        except PlanError as exc:
+            rows.append({"mode": mode, "skipped": str(exc)})
+            continue
+        a = predict_batch(scenario, dep, 0, n)
+        sim = simulate_batch(scenario, mode, plan, n, seed)  # type: ignore[arg-type]
+        rows.append({"mode": mode, "gpus": dep.gpus, "figures": [
+            ("makespan (s)", sim.makespan_s, a.makespan_s),
+            *((f"TTFT {q} (ms)", sv, av) for q, sv, av in
+              zip(("p50", "p95", "p99"), sim.ttft_ms, a.ttft_ms, strict=True)),
+            *((f"TPOT {q} (ms)", sv, av) for q, sv, av in
+              zip(("p50", "p95", "p99"), sim.tpot_ms, a.tpot_ms, strict=True)),
+            ("throughput (req/s)", sim.throughput_rps, a.throughput_rps)]})
+    if fmt is SimFormat.json:
+        from advisor.render.report_json import json_text
+
+        doc = {"kind": "simulation-batch", "workload": shown, "requests": n, "seed": seed,
+               "modes": [{"mode": r["mode"], "skipped": r.get("skipped"), "gpus": r.get("gpus"),
+                          "figures": [{"metric": m, "simulated": sv, "analytic": av}
+                                      for m, sv, av in r.get("figures", [])]} for r in rows]}
+        write_output(json_text(doc), None)
+        return
+    lines = [f"Simulation of {shown}: a finite batch of {n:,} requests at t = 0 (seed {seed}); "
+             "diff = (analytic − simulated) / simulated.", ""]
+    for r in rows:
+        if "skipped" in r:
+            lines += [f"{r['mode']}: skipped — {r['skipped']}", ""]
+            continue
+        lines.append(f"{r['mode']} ({r['gpus']} GPUs)")
+        lines.append(f"{'metric':22s} {'simulated':>11s} {'analytic':>11s} {'diff':>6s}")
+        for m, sv, av in r["figures"]:
+            diff = f"{(av - sv) / sv * 100:+.0f} %" if sv else "—"
+            lines.append(f"{m:22s} {sv:11,.1f} {av:11,.1f} {diff:>6s}")
+        lines.append("")
+    write_output("\n".join(lines), None)
 
 
 class _ProgressBar:

@@ -197,8 +197,11 @@ class Traffic(_Model):
 
     rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
                                    description="Mean arrival rate, requests/s. "
-                                   "Required (or concurrency) unless every phase gives its own.")
+                                   "Required (or concurrency, or a finite batch) unless every "
+                                   "phase gives its own.")
     concurrency: wf.Concurrency = None
+    requests: wf.BatchRequests = None
+    arrival: wf.Arrival = None
     prefix_cache_hit_rate: wf.PrefixHitRate = None
     shared_prefix_tokens: wf.SharedPrefixTokens = None
     burstiness: float = Field(1.0, ge=0, le=MAX_BURSTINESS,

@@ -138,6 +138,18 @@ def _closed_loop(phase: TrafficPhase) -> dict[str, Any] | None:
             "plan": loop.plan}
 
 
+def _finite_batch(phase: TrafficPhase) -> dict[str, Any] | None:
+    batch = phase.finite_batch
+    if batch is None:
+        return None
+    return {"requests": batch.requests, "plan": batch.plan, "plans": [
+        {"plan": f.plan, "makespan_s": f.makespan_s, "throughput_rps": f.throughput_rps,
+         "ttft_ms": dict(zip(("p50", "p95", "p99"), f.ttft_ms, strict=True)),
+         "tpot_ms": dict(zip(("p50", "p95", "p99"), f.tpot_ms, strict=True)),
+         "ttft_ms_at_slo": f.ttft_at_slo_ms, "tpot_ms_at_slo": f.tpot_at_slo_ms}
+        for f in batch.plans]}
+
+
 def _length(dist: LengthDistribution) -> dict[str, Any]:
     return {"mean": dist.mean, "p50": dist.quantile(0.5), "p95": dist.quantile(0.95),
             "max": dist.max_tokens}
@@ -174,7 +186,8 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
                      "output_tokens": _length(p.output_tokens),
                      "prefix_cache_hit_rate": p.prefix_cache_hit_rate,
                      "concurrency": p.concurrency,
-                     "closed_loop": _closed_loop(p)} for p in sc.phases],
+                     "closed_loop": _closed_loop(p),
+                     "finite_batch": _finite_batch(p)} for p in sc.phases],
         "slo": {"ttft_ms": sc.slo.ttft_ms, "tpot_ms": sc.slo.tpot_ms,
                 "percentile": sc.slo.percentile},
         "autoscaling": sc.autoscaling,

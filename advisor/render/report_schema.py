@@ -62,6 +62,10 @@ def array(items: Schema) -> Schema:
     return {"type": "array", "items": items}
 
 
+def _quantiles() -> Schema:
+    return obj({"p50": NONNEG, "p95": NONNEG, "p99": NONNEG})
+
+
 def _length() -> Schema:
     return obj({"mean": NONNEG, "p50": NONNEG, "p95": NONNEG, "max": null(NONNEG)})
 
@@ -105,7 +109,19 @@ def _inputs() -> Schema:
                                   "ttft_ms_p50": NONNEG, "tpot_ms_p50": NONNEG, "e2e_s": NONNEG,
                                   "plan": {"enum": ["deployed", "colocated", "disaggregated"]}},
                                   description="The fixed point λ·e2e_s = concurrency, on the "
-                                              "model's median latencies of `plan`."))})),
+                                              "model's median latencies of `plan`.")),
+                              "finite_batch": null(obj({
+                                  "requests": COUNT,
+                                  "plan": {"enum": ["colocated", "disaggregated"]},
+                                  "plans": array(obj({
+                                      "plan": {"enum": ["colocated", "disaggregated"]},
+                                      "makespan_s": NONNEG, "throughput_rps": NONNEG,
+                                      "ttft_ms": _quantiles(), "tpot_ms": _quantiles(),
+                                      "ttft_ms_at_slo": NONNEG, "tpot_ms_at_slo": NONNEG}))},
+                                  description="A finite batch (requests at t = 0): its makespan "
+                                              "and percentiles on the best plan of each "
+                                              "architecture; rate_rps = requests / makespan of "
+                                              "`plan`."))})),
         "slo": obj({"ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "percentile": NONNEG}),
         "autoscaling": BOOL,
         "deployment": null(obj({

@@ -116,6 +116,12 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
             rate = (f"{loop['concurrency']:,} concurrent clients ≙ {rate} (Little's law on the "
                     f"{loop['plan']} plan's median TTFT {loop['ttft_ms_p50']:,.0f} ms, TPOT "
                     f"{loop['tpot_ms_p50']:,.1f} ms: {loop['e2e_s']:,.2f} s per request)")
+        batch = phase.get("finite_batch")
+        if batch is not None:
+            rate = f"a batch of {batch['requests']:,} requests at once ≙ {rate} (" + "; ".join(
+                f"{b['plan']}: makespan {b['makespan_s']:,.1f} s, TTFT p50/p95 "
+                f"{b['ttft_ms']['p50']:,.0f}/{b['ttft_ms']['p95']:,.0f} ms, TPOT p50 "
+                f"{b['tpot_ms']['p50']:,.1f} ms" for b in batch["plans"]) + ")"
         cached = phase.get("prefix_cache_hit_rate") or 0.0
         hits = f", {t.pct(cached)} of prompt tokens from the prefix cache" if cached else ""
         grid.add_row(label, f"{share}{rate}, prompt "
