@@ -94,6 +94,17 @@ def _validate(text: str, directory: Path) -> Scenario:
             fail("internal error: the fitted workload does not validate:\n" + exc.format())
 
 
+def _write_workload(text: str, output: Path | None) -> str | None:
+    """Write the fitted workload to ``output`` (atomically; exit 2 when it cannot be)."""
+    if output is None:
+        return None
+    try:
+        write_file_atomically(text.encode("utf-8"), output)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+    return str(output)
+
+
 def _fit_metrics(paths: list[Path], interval: float | None, model: str, gpu: str,
                  gpus: int | None, name: str | None, fmt: FitFormat, output: Path | None,
                  min_phase: float) -> None:
@@ -150,13 +161,7 @@ def _fit_metrics(paths: list[Path], interval: float | None, model: str, gpu: str
             raise
         fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the "
              "traceback)")
-    written = None
-    if output is not None:
-        try:
-            write_file_atomically(text.encode("utf-8"), output)
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror or exc}")
-        written = str(output)
+    written = _write_workload(text, output)
     if fmt is FitFormat.yaml:
         write_output(text, None)
     elif fmt is FitFormat.json:
@@ -278,13 +283,7 @@ def register(app: typer.Typer) -> None:
                 raise
             fail(f"internal error: {type(exc).__name__}: {exc} "
                  "(run with --debug for the traceback)")
-        written = None
-        if output is not None:
-            try:
-                write_file_atomically(text.encode("utf-8"), output)
-            except OSError as exc:
-                fail(f"cannot write {output}: {exc.strerror or exc}")
-            written = str(output)
+        written = _write_workload(text, output)
         if fmt is FitFormat.yaml:
             write_output(text, None)
             if checked is not None:  # the workload on stdout, the check beside it

@@ -163,12 +163,12 @@ def _replay_segments(t: np.ndarray, stretch: np.ndarray, phase_of: list[int],
     bounds = []
     for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
         # a piece ends where the next begins unless an idle gap separates them
-        end = float(t[b]) if b < t.size and not cut_is_idle(idle, b - 1) else float(t[b - 1])
+        end = float(t[b]) if b < t.size and not _cut_is_idle(idle, b - 1) else float(t[b - 1])
         bounds.append((float(t[a]), end))
     return piece.astype(np.int32), seg_phase, tuple(bounds)
 
 
-def cut_is_idle(idle: IdlePeriods, gap: int) -> bool:
+def _cut_is_idle(idle: IdlePeriods, gap: int) -> bool:
     """Whether gap ``gap`` (between requests gap and gap + 1) is idle."""
     i = int(np.searchsorted(idle.gap_index, gap))
     return i < idle.gap_index.size and int(idle.gap_index[i]) == gap
