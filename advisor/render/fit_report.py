@@ -153,10 +153,14 @@ def _timing_lines(fit: FittedTraffic) -> list[str]:
                      f"requests, {q.zero_gap_share * 100:.1f} % zero gaps"
                      + (" — coarse: the burstiness is an estimate within bounds"
                         if q.coarse else ""))
+    else:
+        lines.append(f"timestamps: no common tick of 1 µs or more; {q.distinct:,} distinct for "
+                     f"{q.requests:,} requests, {q.zero_gap_share * 100:.1f} % zero gaps")
     if idle.count:
+        span = (f"{float(idle.gaps_s.min()):,.3g} s" if idle.count == 1 else
+                f"{float(idle.gaps_s.min()):,.3g}–{float(idle.gaps_s.max()):,.3g} s")
         lines.append(f"idle: {idle.count} gap{'s' * (idle.count != 1)} beyond "
-                     f"{idle.fence_s or 0:,.3g} s ({float(idle.gaps_s.min()):,.3g}–"
-                     f"{float(idle.gaps_s.max()):,.3g} s) cut out: duty cycle "
+                     f"{idle.fence_s or 0:,.3g} s ({span}) cut out: duty cycle "
                      f"{idle.duty_cycle * 100:.1f} %, idle {(1 - idle.duty_cycle) * 100:.1f} % "
                      f"of the span; over the whole span {fit.span_rate_rps:,.4g} req/s, gap CV "
                      f"{fit.span_burstiness:.3g}")
