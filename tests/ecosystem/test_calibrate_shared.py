@@ -33,7 +33,7 @@ from advisor.core import calibration as cal
 from advisor.loading.bench_results import load_results
 from tests.shared_files import shared_path
 
-HF = Path(__file__).resolve().parents[1] / "data" / "ecosystem" / "hf"
+CONFIGS = Path(__file__).resolve().parents[1] / "data" / "ecosystem" / "configs"
 
 
 def _workload(tmp_path: Path, model: Path, gpu: str, gpus: int, extra: str = "") -> Path:
@@ -97,7 +97,7 @@ def test_the_finite_batch_is_beyond_the_gpus_peak(tmp_path: Path) -> None:
 def test_llmd_example_is_refused_with_its_error(tmp_path: Path,
                                                 run_cli: Callable[..., Any]) -> None:
     report = shared_path("data", "bench", "llmd-report", "example.json")
-    workload = _workload(tmp_path, HF / "qwen3-0.6b" / "config.json", "h100-sxm", 16,
+    workload = _workload(tmp_path, CONFIGS / "qwen3-0.6b" / "config.json", "h100-sxm", 16,
                          "  inter_node: ib-ndr-400\n")
     out = tmp_path / "cal.yaml"
     err = run_cli("calibrate", report, "-w", workload, "-o", out, exit_code=2).stderr
