@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
@@ -45,6 +45,9 @@ from advisor.loading.yaml_source import (
     parse_yaml,
     read_yaml_text,
 )
+
+if TYPE_CHECKING:
+    from advisor.loading.manifests import ManifestDeployment, ManifestRef
 
 MAX_FILE_BYTES = MAX_YAML_BYTES
 """Largest workload or config file read (1 MiB); bigger ones are refused unread."""
@@ -128,7 +131,42 @@ def load_scenario(path: Path, catalog: ProfileCatalog) -> core.Scenario:
 def load_scenario_and_document(path: Path, catalog: ProfileCatalog
                                ) -> tuple[core.Scenario, YamlDocument]:
     """:func:`load_scenario`, with the parsed workload (for locating keys in reports)."""
+    loaded = load_workload(path, catalog)
+    return loaded.scenario, loaded.document
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LoadedWorkload:
+    """A workload's scenario, its parsed YAML and, when its deployment comes from Kubernetes
+    manifests, that deployment with the manifest position of each key."""
+
+    scenario: core.Scenario
+    document: YamlDocument
+    manifest: ManifestDeployment | None = None
+
+
+def load_workload(path: Path, catalog: ProfileCatalog,
+                  manifests: Sequence[ManifestRef] | None = None) -> LoadedWorkload:
+    """:func:`load_scenario_and_document`; the deployment read from ``manifests`` (default:
+    the ones ``deployment.from`` names, if any); a problem with a deployment key is located
+    at the manifest line its value came from."""
     document = read_document(path)
+    block = document.data.get("deployment") if isinstance(document.data, dict) else None
+    if manifests is None and not (isinstance(block, dict) and "from" in block):
+        scenario, document = _load(path, catalog, document)
+        return LoadedWorkload(scenario=scenario, document=document)
+    from advisor.loading.paired import attach_manifests, relocate  # only when asked for
+
+    document, paired = attach_manifests(document, path, manifests)
+    try:
+        scenario, document = _load(path, catalog, document)
+    except InputError as exc:
+        raise InputError(relocate(exc.problems, paired)) from None
+    return LoadedWorkload(scenario=scenario, document=document, manifest=paired)
+
+
+def _load(path: Path, catalog: ProfileCatalog, document: YamlDocument
+          ) -> tuple[core.Scenario, YamlDocument]:
     problems: list[InputProblem] = list(document.problems)
     check = ws.check_workload(document.data)
     problems += _problems(document, check.issues)
@@ -579,8 +617,9 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
     deployment = None
     engine = profiles.engine
     limits: dict[str, Any] = {}
-    if model.deployment is not None:
-        deployment = core.Deployment(**model.deployment.model_dump())
+    block: Any = model.deployment  # a Deployment: a reference was replaced when reading
+    if block is not None:
+        deployment = core.Deployment(**block.model_dump())
         engine = with_max_num_seqs(engine, deployment.max_num_seqs)
         if deployment.gpu_memory_utilization is not None:
             limits["memory_fraction"] = deployment.gpu_memory_utilization
@@ -607,6 +646,8 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         slo=core.Slo(ttft_ms=model.slo.ttft_ms, tpot_ms=model.slo.tpot_ms,
                      percentile=float(model.slo.percentile)),
         autoscaling=model.operations.autoscaling,
+        router=(deployment.router if deployment is not None and deployment.router is not None
+                else model.operations.router),
         deployment=deployment,
         policy=policy,
         name=model.name,
