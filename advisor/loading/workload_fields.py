@@ -16,6 +16,7 @@ from advisor.core.limits import (
     MAX_BATCH_REQUESTS,
     MAX_CONCURRENCY,
     MAX_PRICE_PER_GPU_HOUR,
+    MAX_RATE_RPS,
     MAX_TOKENS,
 )
 from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
@@ -81,6 +82,9 @@ def precision_pair(value: Any) -> tuple[str, str]:
 
 
 # ---- traffic ---------------------------------------------------------------------------------
+TrafficRate = Annotated[float | None, Field(
+    None, gt=0, le=MAX_RATE_RPS, description="Mean arrival rate, requests/s. Required (or "
+    "concurrency, or a finite batch) unless every phase gives its own.")]
 Concurrency = Annotated[StrictInt | None, Field(
     None, ge=1, le=MAX_CONCURRENCY,
     description="Closed-loop load: clients that each send a request, wait for the whole "

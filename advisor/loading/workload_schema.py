@@ -196,10 +196,7 @@ class TrafficPhase(_Model):
 class Traffic(_Model):
     """Arrivals and request lengths; `phases` describes a mix that shifts over the day."""
 
-    rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
-                                   description="Mean arrival rate, requests/s. "
-                                   "Required (or concurrency, or a finite batch) unless every "
-                                   "phase gives its own.")
+    rate_rps: wf.TrafficRate = None
     concurrency: wf.Concurrency = None
     requests: wf.BatchRequests = None
     arrival: wf.Arrival = None
