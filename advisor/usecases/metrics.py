@@ -20,15 +20,13 @@ def predicted_latency(scenario: Scenario) -> dict[str, Any]:
     from advisor.core.simulate.analytic import predict
     from advisor.core.simulate.plan import (
         ColocatedSimPlan,
-        Mode,
         build_deployment,
         default_plan,
     )
-    from advisor.core.verdict.rules import assess
+    from advisor.usecases.replay import recommended_mode
 
     model = evaluate(scenario)
-    verdict = assess(scenario, model).verdict
-    mode: Mode = "disaggregated" if verdict == "disaggregate" else "chunked"
+    mode, verdict = recommended_mode(scenario, model)
     plan = default_plan(scenario, mode, model)
     dep = build_deployment(scenario, mode, plan)
     phases = []

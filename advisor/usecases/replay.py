@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from advisor.core.results import ModelResult
     from advisor.core.scenario import Scenario
     from advisor.core.simulate import Mode, Replay, SimulationResult
     from advisor.core.trace_fit import FittedTraffic
@@ -66,17 +67,26 @@ def replay_of(log: RequestLog, fitted: FittedTraffic, scenario: Scenario
     return replay, doc, note
 
 
+def recommended_mode(scenario: Scenario, model: ModelResult) -> tuple[Mode, str]:
+    """The simulator mode of the plan ``recommend`` recommends (the decision's
+    ``recommended``: the chunked colocated pool, whole-prompt prefill or the disaggregated
+    split) and the verdict."""
+    from advisor.core.verdict.decision import decide
+
+    decision = decide(scenario, model)
+    modes: dict[str, Mode] = {"colocated": "chunked", "unchunked": "unchunked",
+                              "disaggregated": "disaggregated"}
+    return modes[decision.recommended], decision.verdict
+
+
 def replay_on_recommended(scenario: Scenario, log: RequestLog, fitted: FittedTraffic
                           ) -> tuple[SimulationResult, str]:
-    """``fit --check``: the log replayed on the plan ``recommend`` picks for the fitted
-    workload (the chunked colocated plan, or the disaggregated one when the verdict is to
-    disaggregate); returns the result and the verdict."""
+    """``fit --check``: the log replayed on the plan ``recommend`` recommends for the fitted
+    workload (:func:`recommended_mode`); returns the result and the verdict."""
     from advisor.core.plan.evaluate import evaluate
     from advisor.core.simulate import simulate
-    from advisor.core.verdict.rules import assess
 
     model = evaluate(scenario)
-    verdict = assess(scenario, model).verdict
-    mode: Mode = "disaggregated" if verdict == "disaggregate" else "chunked"
+    mode, verdict = recommended_mode(scenario, model)
     replay, _doc, _note = replay_of(log, fitted, scenario)
     return simulate(scenario, mode, model=model, replay=replay), verdict
