@@ -53,6 +53,13 @@ RATE_GRID_POINTS = 24
 """Rates per pass of the rate-grid search (unchunked plans, capacity from a known goodput)."""
 GRID_PASSES = 3
 RATE_RANGE = 1e5
+"""Span of the rate-grid search's first pass: rates from the upper bound down to 1e-5 of it."""
+RATE_LOG_TOLERANCE = 1e-3
+"""The rate-grid search refines until its bracket is this narrow in log rate (1e-3 relative:
+three passes of 24 rates over a full ``RATE_RANGE`` span, 23³ ≈ 1.2e4 steps)."""
+MAX_SHIFTS = 2
+"""Spans of ``RATE_RANGE`` the rate-grid search moves down when a pass finds no rate meeting
+the targets (rates down to 1e-15 of the upper bound); below them the goodput is 0."""
 BATCH_FLOOR = 1e-4
 """Smallest decode batch of the chunked goodput search (a nearly idle instance)."""
 CHUNK_CANDIDATES = (256, 512, 1024, 2048, 4096, 8192, 16384)
@@ -457,9 +464,12 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
 
     Every metric is monotone non-decreasing in the rate, so the feasible set is an interval
     from zero. It is located by nested log-spaced grids (``RATE_GRID_POINTS`` rates per pass,
-    ``GRID_PASSES`` passes, each zooming into the bracket the previous one found): relative
-    precision better than 1e-3 over a ``RATE_RANGE`` span below the upper bound (chunked plans
-    without a known feasible rate use the batch search, ``_max_rate_by_batch``).
+    each zooming into the bracket the previous one found) until the bracket is
+    ``RATE_LOG_TOLERANCE`` narrow (1e-3 relative); a pass that finds no rate meeting them
+    looks one ``RATE_RANGE`` span lower (at most ``MAX_SHIFTS`` times) without counting as a
+    refinement, so the precision is the same however far below the upper bound the goodput
+    lies (chunked plans without a known feasible rate use the batch search,
+    ``_max_rate_by_batch``).
     """
     stacked = isinstance(inst, StackedInstances)
     n_shapes = len(inst.instances) if isinstance(inst, StackedInstances) else 1
@@ -482,18 +492,18 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
                             (n_shapes, n_chunks))
     if feasible_rate is not None and feasible_rate > 0:
         lo = np.full((n_shapes, n_chunks), np.log(min(feasible_rate, float(upper.min()))))
-        passes = 2
     else:
         lo = np.log(upper) - np.log(RATE_RANGE)
-        passes = GRID_PASSES
     hi = np.log(upper).copy()
     found = np.zeros((n_shapes, n_chunks), dtype=bool)
+    done = np.zeros((n_shapes, n_chunks), dtype=bool)
+    shifts = 0
     steps = np.linspace(0.0, 1.0, RATE_GRID_POINTS)
     seqs = np.asarray(max_sequences, dtype=float).reshape(-1, 1, 1) if stacked else max_sequences
     pool_r = pool if pool.ndim == 0 else (pool.reshape(-1, 1, 1) if stacked else pool)
     rows = np.arange(n_shapes)[:, None]
     cols = np.arange(n_chunks)[None, :]
-    for _ in range(passes):
+    while not done.all():
         grid = lo[..., None] + (hi - lo)[..., None] * steps  # (shapes, chunks, points)
         c = None if chunks is None else np.broadcast_to(chunks[None, :, None], grid.shape)
         rates = np.exp(grid) if stacked else np.exp(grid[0])
@@ -502,11 +512,18 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
                        ttft_slo_s, tpot_slo_s).reshape(grid.shape)
         any_ok = ok.any(axis=-1)
         last = np.where(any_ok, RATE_GRID_POINTS - 1 - np.argmax(ok[..., ::-1], axis=-1), 0)
-        found |= any_ok
         new_lo = grid[rows, cols, last]
         new_hi = grid[rows, cols, np.minimum(last + 1, RATE_GRID_POINTS - 1)]
-        lo, hi = (np.where(any_ok, new_lo, lo - (hi - lo)),
-                  np.where(any_ok, new_hi, grid[..., 0]))
+        # found: zoom into the bracket (a zoomed grid whose points all miss, which only the
+        # fixed point's last iteration can cause, keeps the bracket); not yet found: the
+        # next span of RATE_RANGE below, which costs no refinement pass
+        zoom = ~done & any_ok
+        shift = ~done & ~found & ~any_ok
+        lo, hi = (np.where(zoom, new_lo, np.where(shift, lo - (hi - lo), lo)),
+                  np.where(zoom, new_hi, np.where(shift, grid[..., 0], hi)))
+        found |= any_ok
+        shifts += int(shift.any())
+        done |= (found & (hi - lo <= RATE_LOG_TOLERANCE)) | (~found & (shifts > MAX_SHIFTS))
     out = np.where(found, np.exp(lo), 0.0)
     if not stacked:
         out = out[0]
