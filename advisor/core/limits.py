@@ -55,6 +55,8 @@ MAX_PRICE_PER_GPU_HOUR = 10_000.0
 """Largest ``cluster.price_per_gpu_hour`` accepted, USD (list prices are 0.3-15 USD)."""
 
 MAX_CONCURRENCY = 10_000_000
+MAX_BATCH_REQUESTS = 10_000_000
+"""Requests of a finite batch (``traffic.requests``): the simulator's ceiling too."""
 """Largest closed-loop client count (``traffic.concurrency``) accepted: workload and sweeps."""
 
 MAX_CONFIG_COUNT = 100_000_000

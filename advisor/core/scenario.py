@@ -143,6 +143,31 @@ class ClosedLoop:
     """``deployed``, ``colocated`` or ``disaggregated``: whose latencies were used."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class BatchPlanFigures:
+    """A finite batch on one plan: its makespan and the batch's percentiles."""
+
+    plan: str
+    """``colocated`` or ``disaggregated`` (the best plan of that architecture)."""
+    makespan_s: float
+    throughput_rps: float
+    ttft_ms: tuple[float, float, float]
+    """p50, p95, p99."""
+    tpot_ms: tuple[float, float, float]
+    ttft_at_slo_ms: float
+    tpot_at_slo_ms: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class FiniteBatch:
+    """How a finite batch was evaluated (``core.plan.batch``)."""
+
+    requests: int
+    plan: str
+    """The plan whose throughput is the phase's rate: the one with the shorter makespan."""
+    plans: tuple[BatchPlanFigures, ...]
+
+
 @dataclass(frozen=True)
 class TrafficPhase:
     """One segment of the daily mix (or the whole traffic when there are no phases)."""
@@ -162,6 +187,11 @@ class TrafficPhase:
     rate solved by ``core.plan.closed_loop``); None: an open-loop rate."""
     closed_loop: ClosedLoop | None = None
     """How the equivalent rate was solved (None until :func:`solve_closed_loop` ran)."""
+    batch_requests: int | None = None
+    """A finite batch: this many requests at t = 0 (``rate_rps`` is then requests / makespan,
+    solved by ``core.plan.batch``); None: open or closed loop."""
+    finite_batch: FiniteBatch | None = None
+    """The batch's figures on both architectures (None until solved)."""
 
     @property
     def computed_prompt_tokens(self) -> LengthDistribution:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
+from advisor.core.plan.batch import FiniteBatchError, solve_finite_batch
 from advisor.core.plan.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
@@ -187,8 +188,8 @@ def _load(path: Path, catalog: ProfileCatalog, document: YamlDocument
     # WorkloadV1.
     scenario = _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]
     try:
-        scenario = solve_closed_loop(scenario)
-    except ClosedLoopError as exc:
+        scenario = solve_finite_batch(solve_closed_loop(scenario))
+    except (ClosedLoopError, FiniteBatchError) as exc:
         line, col = document.locate(("traffic",))
         raise InputError([InputProblem(document.path, line, col, "traffic", str(exc))]) from None
     return scenario, document
@@ -565,6 +566,11 @@ def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
     return 0.0
 
 
+def _batch(traffic: ws.Traffic) -> int | None:
+    """The finite batch's requests (``core.plan.batch`` solves its rate)."""
+    return None if traffic.requests is None else int(traffic.requests)
+
+
 def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
     """(rate, concurrency) of a phase: its own arrival key replaces the traffic's. A closed
     loop's rate is solved from its concurrency by ``core.plan.closed_loop.solve_closed_loop``,
@@ -574,6 +580,8 @@ def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
                                               or own.concurrency is not None) else traffic
     if source.concurrency is not None:
         return 1.0, int(source.concurrency)
+    if source.rate_rps is None:  # a finite batch: its rate is solved from the makespan
+        return 1.0, None
     return float(source.rate_rps), None  # validated: one of the two is set
 
 
@@ -587,7 +595,8 @@ def _phases(traffic: ws.Traffic) -> tuple[core.TrafficPhase, ...]:
             burstiness=float(traffic.burstiness),
             prompt_tokens=prompt_dist,
             output_tokens=_length(traffic.output_tokens),
-            prefix_cache_hit_rate=_hit_rate(traffic, prompt_dist), concurrency=clients),)
+            prefix_cache_hit_rate=_hit_rate(traffic, prompt_dist), concurrency=clients,
+            batch_requests=_batch(traffic)),)
     phases = []
     for phase in traffic.phases:
         rate, clients = _arrivals(phase, traffic)

@@ -18,35 +18,23 @@ mixture-of-experts plans are present for MoE models only (``NotRequired``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-
-class Js:
-    """JSON-Schema keywords added to an annotated type when the schema is generated."""
-
-    def __init__(self, **keywords: Any) -> None:
-        self.keywords = keywords
-
-    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
-        schema = handler(core_schema)
-        schema.update(self.keywords)
-        return schema
-
-
-NonNeg = Annotated[float, Js(minimum=0)]
-Fraction = Annotated[float, Js(minimum=0, maximum=1)]
-Count = Annotated[int, Js(minimum=0)]
-Position = Annotated[int, Js(minimum=1)]
-Sha256 = Annotated[str, Js(pattern="^[0-9a-f]{64}$")]
-
-Verdict = Literal["chunked-prefill", "disaggregate"]
-PlanKind = Literal["colocated", "unchunked", "disaggregated"]
-GateCheck = Literal["slo-achievable", "mode", "preconditions", "deployment-slo", "split"]
-DecidingRule = Literal["gain", "gpu-scale", "kv-bandwidth", "traffic-mix", "not-applicable",
-                       "no-split", "meets-slo"]
-PreconditionId = Literal["gpu-scale", "kv-bandwidth", "traffic-mix"]
+from advisor.render.document_fields import (
+    Count,
+    DecidingRule,
+    Fraction,
+    GateCheck,
+    NonNeg,
+    PlanKind,
+    Position,
+    PreconditionId,
+    Quantiles,
+    Sha256,
+    Verdict,
+)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -122,6 +110,25 @@ class ClosedLoop(TypedDict):
     plan: Literal["deployed", "colocated", "disaggregated"]
 
 
+class FiniteBatchPlan(TypedDict):
+    plan: Literal["colocated", "disaggregated"]
+    makespan_s: NonNeg
+    throughput_rps: NonNeg
+    ttft_ms: Quantiles
+    tpot_ms: Quantiles
+    ttft_ms_at_slo: NonNeg
+    tpot_ms_at_slo: NonNeg
+
+
+class FiniteBatch(TypedDict):
+    """A finite batch (requests at t = 0): its makespan and percentiles on the best plan of
+    each architecture; rate_rps = requests / makespan of `plan`."""
+
+    requests: Count
+    plan: Literal["colocated", "disaggregated"]
+    plans: list[FiniteBatchPlan]
+
+
 class Traffic(TypedDict):
     name: str
     share: Fraction
@@ -133,6 +140,7 @@ class Traffic(TypedDict):
     concurrency: Count | None
     """Closed-loop clients; rate_rps is then the equivalent rate (Little's law)."""
     closed_loop: ClosedLoop | None
+    finite_batch: FiniteBatch | None
 
 
 class Slo(TypedDict):
@@ -190,7 +198,7 @@ class FittedOn(TypedDict):
     model: str | None
     engine: Literal["vllm", "sglang", "trtllm"]
     gpu: str
-    tensor_parallel: Annotated[int, Js(minimum=1)] | None
+    tensor_parallel: Position | None
     precision: Literal["bf16", "fp8", "fp8-block"] | None
     files: list[CalibrationFile]
 

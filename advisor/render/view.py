@@ -22,10 +22,10 @@ if TYPE_CHECKING:
         Colocated,
         Disaggregated,
         PhasePlans,
-        PlanKind,
         Precondition,
         Recommendation,
     )
+    from advisor.render.document_fields import PlanKind
 
 
 class Mark(NamedTuple):
