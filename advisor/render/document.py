@@ -250,8 +250,7 @@ class Colocated(TypedDict):
     max_running_sequences: Count
     phase: str | None
     usd_per_hour: NonNeg | None
-    """Every cluster GPU billed at the price in force (inputs.cluster.usd_per_gpu_hour);
-    null without a price."""
+    """Every cluster GPU at the price in force (inputs.cluster.usd_per_gpu_hour); or null."""
     usd_per_million_output_tokens: NonNeg | None
     """usd_per_hour over the output tokens an hour carries at max_goodput_rps; null without
     a price or without goodput."""
@@ -286,8 +285,7 @@ class Allocation(TypedDict):
 
 
 class Disaggregated(TypedDict):
-    """Prefill and decode pools with the best integer split (null fields when no split
-    exists)."""
+    """Prefill and decode pools with the best integer split (null fields without one)."""
 
     prefill_expert_parallel: NotRequired[Count]
     decode_expert_parallel: NotRequired[Count]
@@ -333,10 +331,7 @@ class Disaggregated(TypedDict):
 
 
 class KvTransfer(TypedDict):
-    """KV transfer of the split: demand, utilization, transfers at the rate it carries
-    (`rate_rps`, `at_carried_rate`), `offered_*` at the workload's; `transfer_ms` the p95
-    prompt's exposed transfer as `backend` moves it (`timing`) over the narrower of
-    `sender_nics`/`receiver_nics`; `second_hop_ms` the router's hop (null if none)."""
+    """KV transfer of the split (descriptions: docs/model.md §6, the report schema's)."""
 
     link_id: str
     bytes_per_token: NonNeg
@@ -362,8 +357,7 @@ class KvTransfer(TypedDict):
 
 
 class SplitVariant(TypedDict):
-    """One integer split under one mix: its goodput, the best split's under the same mix,
-    and the loss between them."""
+    """One integer split under one mix: its goodput, the best split's, the loss between."""
 
     label: str
     prefill_gpus: Count
@@ -510,8 +504,7 @@ class PhasePlans(TypedDict):
     colocated: Colocated | None
     unchunked: Colocated | None
     disaggregated: Disaggregated | None
-    """The split the verdict judges here (the static one when pools are static across
-    phases)."""
+    """The split the verdict judges here (the static one when pools are static)."""
     best_split: Disaggregated | None
     """This phase's own best split when it differs from `disaggregated` (static pools)."""
 
