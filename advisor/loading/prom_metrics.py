@@ -20,7 +20,9 @@ buckets per ``le``. The metric names are the engines' own: vLLM V1
 ``vllm:time_per_output_token_seconds``), ``vllm:request_time_per_output_token_seconds``,
 ``vllm:e2e_request_latency_seconds``) and SGLang (sgl-project/sglang
 ``python/sglang/srt/metrics/collector.py``: ``sglang:prompt_tokens_total``,
-``sglang:generation_tokens_total``, ``sglang:num_requests_total``,
+``sglang:generation_tokens_total``, ``sglang:num_requests_total``, the token histograms
+``sglang:prompt_tokens_histogram`` and ``sglang:generation_tokens_histogram`` (only with
+``--collect-tokens-histogram``; without them the means come from the token counters),
 ``sglang:time_to_first_token_seconds``, ``sglang:inter_token_latency_seconds`` (earlier
 ``sglang:time_per_output_token_seconds``), ``sglang:e2e_request_latency_seconds``).
 
@@ -62,8 +64,8 @@ NAMES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "sglang": {
         "requests": ("sglang:num_requests_total",),
-        "prompt_hist": (),
-        "output_hist": (),
+        "prompt_hist": ("sglang:prompt_tokens_histogram",),
+        "output_hist": ("sglang:generation_tokens_histogram",),
         "prompt_tokens": ("sglang:prompt_tokens_total",),
         "output_tokens": ("sglang:generation_tokens_total",),
         "ttft": ("sglang:time_to_first_token_seconds",),

@@ -117,3 +117,46 @@ def test_bad_metrics_are_located(run_cli: Callable[..., Any], tmp_path: Path) ->
                    encoding="utf-8")
     err = run_cli("fit", "--metrics", cut, exit_code=2).stderr
     assert re.search(rf"{re.escape(str(cut))}:1:\d+: error: not JSON", err), err
+
+
+def _sglang_scrape(path: Path, requests: int, prompt_sum: float, output_sum: float,
+                   prompt_buckets: list[int] | None, output_buckets: list[int] | None) -> None:
+    """An SGLang ``/metrics`` scrape with the collector's names (sgl-project/sglang
+    ``python/sglang/srt/metrics/collector.py``, ``TokenizerMetricsCollector``; the token
+    histograms only with ``--collect-tokens-histogram``), cumulative since the start."""
+    label = 'model_name="Qwen/Qwen3-8B"'
+    lines = [f"sglang:num_requests_total{{{label}}} {requests}",
+             f"sglang:prompt_tokens_total{{{label}}} {prompt_sum}",
+             f"sglang:generation_tokens_total{{{label}}} {output_sum}"]
+    for name, bounds, counts, total in (
+            ("sglang:prompt_tokens_histogram", (500, 1000, 2000, 4000), prompt_buckets,
+             prompt_sum),
+            ("sglang:generation_tokens_histogram", (100, 300, 500, 1000), output_buckets,
+             output_sum)):
+        if counts is None:
+            continue
+        lines += [f'{name}_bucket{{{label},le="{le}"}} {c}' for le, c in zip(
+            (*map(str, bounds), "+Inf"), counts, strict=True)]
+        lines += [f"{name}_sum{{{label}}} {total}", f"{name}_count{{{label}}} {counts[-1]}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_sglang_token_histograms_and_counters(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.prom", tmp_path / "b.prom"
+    _sglang_scrape(a, 100, 120_000.0, 25_000.0, [10, 40, 80, 95, 100], [20, 70, 90, 99, 100])
+    _sglang_scrape(b, 700, 840_000.0, 160_000.0, [70, 280, 560, 665, 700],
+                   [140, 490, 630, 693, 700])
+    (phase,) = fit_metrics(load_metrics([a, b], 300.0)).phases
+    assert phase.requests == 600 and phase.rate_rps == pytest.approx(2.0, rel=1e-12)
+    assert phase.prompt_stats[0] == pytest.approx(720_000 / 600, rel=1e-12)
+    assert phase.output_stats[0] == pytest.approx(135_000 / 600, rel=1e-12)
+    # the median prompt lies in the (1000, 2000] bucket: 240 of 600 below 1000, 480 below 2000
+    assert 1000 < phase.prompt_stats[1] < 2000
+    # without --collect-tokens-histogram the means come from the token counters
+    _sglang_scrape(a, 100, 120_000.0, 25_000.0, None, None)
+    _sglang_scrape(b, 700, 840_000.0, 160_000.0, None, None)
+    series = load_metrics([a, b], 300.0)
+    assert series.engine == "sglang" and series.prompt is None
+    (phase,) = fit_metrics(series).phases
+    assert phase.prompt_stats[0] == pytest.approx(1200.0, rel=1e-12)
+    assert phase.output_stats[0] == pytest.approx(225.0, rel=1e-12)
