@@ -13,8 +13,6 @@ problem of every log printed as ``path:line:col: error: ...``).
 from __future__ import annotations
 
 import enum
-import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,13 +21,18 @@ import typer
 from advisor.cli.output import (
     debug_enabled,
     fail,
+    fail_with_problems,
+    message,
     refuse_input_as_output,
-    write_file_atomically,
+    replaces_file,
+    write_file,
     write_output,
 )
 from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
+from advisor.escaping import visible
 
 if TYPE_CHECKING:  # the loader is imported lazily, inside the command
+    from advisor.core.trace_fit import FittedTraffic
     from advisor.loading.traces import RequestLog
 
 DEFAULT_MODEL = "llama-3.1-8b"
@@ -70,25 +73,44 @@ def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str) -> Re
         return load_traces(paths, fmt, time_scale)
     except InputError as exc:
         for problem in exc.problems:
-            sys.stderr.write(problem.format() + "\n")
+            message(problem.format())
         count = len(exc.problems)
         fail(f"{', '.join(str(p) for p in paths)}: {count} problem{'s' * (count != 1)}; "
              f"{outcome}")
 
 
-def _validate(text: str, directory: Path) -> None:
-    """The written text must load as a scenario (exit 2, an internal error, otherwise)."""
+def _validate(text: str, output: Path | None) -> None:
+    """The text about to be written must load as a scenario (exit 2, an internal error,
+    otherwise). Validated in memory, placed where it will be written (``-o``, else the
+    working directory): nothing is written to validate it (#33: fit once needed a writable
+    working directory for a temporary one)."""
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.errors import InputError
-    from advisor.loading.resolve import load_scenario
+    from advisor.loading.resolve import load_scenario_and_document
 
-    with tempfile.TemporaryDirectory(dir=directory if directory.is_dir() else None) as tmp:
-        path = Path(tmp) / "workload.yaml"
-        path.write_text(text, encoding="utf-8")
-        try:
-            load_scenario(path, ProfileCatalog())
-        except InputError as exc:
-            fail("internal error: the fitted workload does not validate:\n" + exc.format())
+    place = output if output is not None else Path("fitted-workload.yaml")
+    try:
+        load_scenario_and_document(place, ProfileCatalog(), text=text)
+    except InputError as exc:
+        fail("internal error: the fitted workload does not validate:\n" + exc.format())
+
+
+def _check_rates(log: RequestLog, fitted: FittedTraffic, paths: list[Path]) -> None:
+    """Exit 2, located at the log, when a fitted rate is beyond what a workload accepts
+    (``MAX_RATE_RPS``): the timestamps are not in the unit of the format (#33)."""
+    from advisor.core.limits import MAX_RATE_RPS
+
+    fastest = max(ph.rate_rps for ph in fitted.phases)
+    if fastest > MAX_RATE_RPS:
+        from advisor.loading.errors import InputProblem
+
+        unit = {"mooncake": "milliseconds", "vllm-bench": "seconds",
+                "burstgpt": "seconds"}.get(log.format, "the format's")
+        problem = InputProblem(str(paths[0]), 1, 1, "", (
+            f"the requests arrive at {fastest:.3g} req/s, above the largest rate a workload "
+            f"accepts ({MAX_RATE_RPS:.0e} req/s): are the timestamps in {unit}? "
+            "--time-scale stretches the log's clock"))
+        fail_with_problems(paths[0], [problem], "nothing fitted")
 
 
 def register(app: typer.Typer) -> None:
@@ -145,7 +167,7 @@ def register(app: typer.Typer) -> None:
             fail("--time-scale must be a finite number")
         if output is not None:
             refuse_input_as_output(output, traces)
-            if output.exists() and not force:
+            if replaces_file(output) and not force:
                 fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
         log = load_log(traces, trace_format.value, time_scale, "nothing fitted")
         if float(log.arrival_s[-1]) <= 0.0:
@@ -160,6 +182,7 @@ def register(app: typer.Typer) -> None:
             fitted = fit_traffic(log.arrival_s, log.prompt_tokens, log.output_tokens,
                                  log.prefix_hit_blocks, log.prefix_blocks, log.block_tokens,
                                  log.timestamp_step_s)
+            _check_rates(log, fitted, traces)
             count = gpus or gpu_spec.gpus_per_node
             context = min(float(model_spec.max_context_tokens),
                           max(p.prompt.p95 + p.output.p95 for p in fitted.phases))
@@ -168,13 +191,17 @@ def register(app: typer.Typer) -> None:
             if "/" in model or model.lower().endswith((".json", ".yaml", ".yml")):
                 model_ref = str(Path(model).resolve())
             inter = DEFAULT_INTER_NODE if count > gpu_spec.gpus_per_node else None
-            target = Target(name=name or traces[0].stem or "fitted", model_ref=model_ref,
+            target = Target(name=name or visible(traces[0].stem) or "fitted",
+                            model_ref=model_ref,
                             gpu_ref=gpu, gpus=count, precision=precision, engine="vllm",
                             inter_node=inter, context_tokens=int(model_spec.max_context_tokens))
             info = LogInfo(paths=log.paths, format=log.format, time_scale=time_scale,
                            start_epoch_s=log.start_epoch_s, block_tokens=log.block_tokens)
-            text = workload_yaml(fitted, info, target)
-            _validate(text, output.parent if output is not None else Path("."))
+            try:
+                text = workload_yaml(fitted, info, target)
+            except ValueError as exc:  # a value with no YAML form (not UTF-8 text)
+                fail(f"cannot write the workload: {exc}")
+            _validate(text, output)
         except typer.Exit:
             raise
         except Exception as exc:
@@ -184,10 +211,7 @@ def register(app: typer.Typer) -> None:
                  "(run with --debug for the traceback)")
         written = None
         if output is not None:
-            try:
-                write_file_atomically(text.encode("utf-8"), output)
-            except OSError as exc:
-                fail(f"cannot write {output}: {exc.strerror or exc}")
+            write_file(text.encode("utf-8"), output)
             written = str(output)
         if fmt is FitFormat.yaml:
             write_output(text, None)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import enum
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,8 +26,11 @@ from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
     debug_enabled,
     fail,
     fail_with_problems,
+    message,
     refuse_input_as_output,
+    refuse_same_outputs,
     terminal_settings,
+    write_file,
     write_file_atomically,
     write_output,
 )
@@ -104,12 +106,7 @@ def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str) ->
 
     title = figure_title(rec.report)
     if plot is not None:
-        image = render_figure(rec.figure, title, plot_fmt)
-        try:
-            write_file_atomically(image, plot)
-        except OSError as exc:
-            fail(f"cannot write {plot}: {exc.strerror or exc}")
-        sys.stderr.write(f"pd-advisor: wrote {plot}\n")
+        write_file(render_figure(rec.figure, title, plot_fmt), plot)
     if fmt is not RecommendOutput.html:
         return Figure(path=None if plot is None else str(plot))
     try:
@@ -165,7 +162,8 @@ def register(app: typer.Typer) -> None:
         if fmt is RecommendOutput.none and emit is None and plot is None:
             fail("--format none prints nothing without --emit vllm|sglang or --plot")
         refuse_input_as_output(output, [workload])
-        refuse_input_as_output(plot, [workload, output])
+        refuse_input_as_output(plot, [workload])
+        refuse_same_outputs({"-o": output, "--plot": plot})
         plot_fmt = _check_plot(plot) if plot is not None else ""
         try:
             rec = build_recommendation(workload, catalog_for(profiles or []),
@@ -173,6 +171,8 @@ def register(app: typer.Typer) -> None:
             figure = _figure(rec, fmt, plot, plot_fmt)
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing evaluated")
+        except typer.Exit:  # a located failure already reported (an unwritable --plot)
+            raise
         except Exception as exc:  # exit 2, never a traceback
             if debug_enabled():
                 raise
@@ -197,5 +197,4 @@ def register(app: typer.Typer) -> None:
                 fail(f"{workload}: {exc}")
         write_output(text, output, inputs=[workload])
         if not report["slo_met"]:
-            sys.stderr.write(f"pd-advisor: {workload}: no plan meets the SLOs "
-                             "(see the report)\n")
+            message(f"pd-advisor: {workload}: no plan meets the SLOs (see the report)")

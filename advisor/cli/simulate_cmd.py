@@ -156,11 +156,9 @@ def register(app: typer.Typer) -> None:
                                       trace_doc)
             write_output(render_json(doc), None)
         else:
-            from advisor.render.text import visible
-
             width, color = terminal_settings(True)
-            write_output(render_table(visible(shown), requests, seed, results, skipped, width,
-                                      color, note), None)
+            write_output(render_table(shown, requests, seed, results, skipped, width, color,
+                                      note), None)
 
 
 def _replay(log: Any, scenario: Any) -> tuple[Any, dict[str, Any], str]:

@@ -314,7 +314,8 @@ def load_yaml(path: Path) -> Any:
     """Parse one YAML file; any problem raises :class:`ProfileInvalidError`.
 
     Profiles and calibration overlays get the protections of workload files
-    (:mod:`advisor.loading.yaml_source`): at most 1 MiB is read, and documents that expand
+    (:mod:`advisor.loading.yaml_source`): only a regular file is read (a FIFO in a profile
+    directory is reported, never opened), at most 1 MiB of it, and documents that expand
     past the alias or nesting limits, recursive aliases and non-plain-data tags are refused
     with their position. Syntax errors and duplicate keys are reported likewise.
     """
@@ -325,8 +326,8 @@ def load_yaml(path: Path) -> Any:
     global _LOADER
     if _LOADER is None:
         _LOADER = _yaml_loader()
-    try:
-        text = read_yaml_text(path)
+    try:  # regular files only: a FIFO found in a profile directory would block (#33)
+        text = read_yaml_text(path, regular_only=True)
     except UnreadableFileError as exc:
         raise ProfileInvalidError(path, [f"{exc.line}:{exc.col}: {exc.message}"]) from None
     loader = _LOADER(text)

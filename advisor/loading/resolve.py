@@ -9,7 +9,10 @@ applies every default. Anything wrong anywhere ends in one :class:`InputError` w
 are located ``path:line:col`` and sorted.
 
 Policy precedence: the workload's ``policy:`` beats the nearest ``.pd-advisor.yaml`` (found by
-:func:`find_config`), which beats the defaults of :class:`~advisor.core.scenario.Policy`.
+:func:`find_config` in :func:`config_search_dirs`: up to the repository root, else the home
+directory, else the workload's own directory only), which beats the defaults of
+:class:`~advisor.core.scenario.Policy`. The scenario's ``extras["config"]`` names the config
+file when it set a policy key (the report's ``input.policy_files``).
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ from advisor.loading.catalog import (
 )
 from advisor.loading.errors import InputError, InputProblem
 from advisor.loading.expert_parallel_input import expert_parallel_issues
+from advisor.loading.input_file import sha256_hex
 from advisor.loading.yaml_source import (
     MAX_YAML_BYTES,
     UnreadableFileError,
     YamlDocument,
     parse_yaml,
-    read_yaml_text,
+    read_yaml_bytes,
+    yaml_text,
 )
 
 MAX_FILE_BYTES = MAX_YAML_BYTES
@@ -59,21 +64,30 @@ _KIND_LABEL = {"gpus": "GPU profile", "interconnects": "interconnect profile",
 
 
 # --------------------------------------------------------------------------- files
-def read_document(path: Path, display: str | None = None) -> YamlDocument:
+def read_document(path: Path, display: str | None = None, text: str | None = None
+                  ) -> YamlDocument:
     """Read and parse one YAML file; raise :class:`InputError` for anything that stops it.
 
     ``display`` is the name used in problem reports (default: ``str(path)``). The file is
-    read by :func:`~advisor.loading.yaml_source.read_yaml_text` (at most 1 MiB; a missing
-    file, a directory or a symbolic-link loop is named as such) and parsed with the limits
-    of :func:`~advisor.loading.yaml_source.compose_guarded` (alias expansion, nesting depth,
-    recursive aliases, tags).
+    read once by :func:`~advisor.loading.yaml_source.read_yaml_bytes` (at most 1 MiB; a pipe
+    read whole; a missing file, a directory or a symbolic-link loop is named as such), hashed
+    (``YamlDocument.sha256``) and parsed with the limits of
+    :func:`~advisor.loading.yaml_source.compose_guarded` (alias expansion, nesting depth,
+    recursive aliases, tags). ``text``, when given, is parsed instead of reading ``path``
+    (``fit`` validates the workload it is about to write).
     """
     name = str(path) if display is None else display
-    try:
-        text = read_yaml_text(path, MAX_FILE_BYTES)
-    except UnreadableFileError as exc:
-        raise InputError([InputProblem(name, exc.line, exc.col, "", exc.message)]) from None
+    digest = ""
+    if text is None:
+        try:
+            raw = read_yaml_bytes(path, MAX_FILE_BYTES)
+            text = yaml_text(raw)
+        except UnreadableFileError as exc:
+            raise InputError([InputProblem(name, exc.line, exc.col, "", exc.message)]
+                             ) from None
+        digest = sha256_hex(raw)
     document = parse_yaml(text, name)
+    document.sha256 = digest
     if document.root is None:
         raise InputError([InputProblem(
             name, 1, 1, "",
@@ -81,19 +95,58 @@ def read_document(path: Path, display: str | None = None) -> YamlDocument:
     return document
 
 
-def find_config(path: Path) -> Path | None:
-    """The nearest ``.pd-advisor.yaml`` above a workload file, or None.
+def config_search_dirs(path: Path) -> list[Path]:
+    """The directories :func:`find_config` searches for a workload at ``path``, nearest first.
 
-    Walks up from the workload's directory and stops after a directory containing ``.git``
-    or ``.hg`` (the project root), like black's ``find_project_root``.
+    From the workload's directory upwards, and no further than the first of (#33):
+
+    * the repository root: a directory holding ``.git`` or ``.hg`` (searched, like black's
+      ``find_project_root``);
+    * the user's home directory, when the workload lies below it (searched);
+    * a mount point: the search never crosses into another file system.
+
+    Outside a repository and outside the home directory only the workload's own directory
+    is searched: a ``.pd-advisor.yaml`` left in ``/tmp`` or ``/`` changes nothing below it.
     """
     directory = path.resolve().parent
-    for candidate_dir in (directory, *directory.parents):
-        candidate = candidate_dir / CONFIG_FILE_NAME
+    chain = [directory, *directory.parents]
+    root = next((i for i, d in enumerate(chain)
+                 if any(_exists(d / marker) for marker in _ROOT_MARKERS)), None)
+    home = _home()
+    if root is None and home is not None and home in chain:
+        root = chain.index(home)
+    searched = chain[:1 if root is None else root + 1]
+    device = _device(directory)
+    return [d for i, d in enumerate(searched) if i == 0 or _device(d) == device]
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (OSError, RuntimeError, KeyError):
+        return None
+
+
+def _device(directory: Path) -> int | None:
+    try:
+        return os.stat(directory).st_dev
+    except OSError:
+        return None
+
+
+def find_config(path: Path) -> Path | None:
+    """The nearest ``.pd-advisor.yaml`` in :func:`config_search_dirs` of a workload, or None."""
+    for directory in config_search_dirs(path):
+        candidate = directory / CONFIG_FILE_NAME
         if candidate.is_file():
             return candidate
-        if any((candidate_dir / marker).exists() for marker in _ROOT_MARKERS):
-            return None
     return None
 
 
@@ -124,10 +177,11 @@ def load_scenario(path: Path, catalog: ProfileCatalog) -> core.Scenario:
     return load_scenario_and_document(path, catalog)[0]
 
 
-def load_scenario_and_document(path: Path, catalog: ProfileCatalog
+def load_scenario_and_document(path: Path, catalog: ProfileCatalog, text: str | None = None
                                ) -> tuple[core.Scenario, YamlDocument]:
-    """:func:`load_scenario`, with the parsed workload (for locating keys in reports)."""
-    document = read_document(path)
+    """:func:`load_scenario`, with the parsed workload (for locating keys in reports);
+    ``text``, when given, is the workload's content (``path`` names it and places it)."""
+    document = read_document(path, text=text)
     problems: list[InputProblem] = list(document.problems)
     check = ws.check_workload(document.data)
     problems += _problems(document, check.issues)
@@ -145,6 +199,12 @@ def load_scenario_and_document(path: Path, catalog: ProfileCatalog
     extras = {"source": str(path)}
     if config_path is not None:
         extras["config"] = str(config_path)
+        # Ignored below: check() returns the validated model as BaseModel; it is a WorkloadV1.
+        own = _overrides(check.model.policy)  # type: ignore[attr-defined]
+        taken = sorted(key for key in config_policy if key not in own)
+        if taken:  # the config file changed the policy: the report names it (#33)
+            extras["policy_file"] = _display_path(config_path)
+            extras["policy_file_keys"] = ",".join(taken)
     # Ignored below: check() returns the validated model as BaseModel; for a workload it is a
     # WorkloadV1.
     scenario = _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]

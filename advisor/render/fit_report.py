@@ -9,13 +9,12 @@ reported in the JSON/table.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from advisor.core.trace_fit import FittedPhase, FittedTraffic, LengthSummary
+from advisor.escaping import visible, yaml_comment, yaml_scalar
 
 SCHEMA_VERSION = 1
 PREFIX_NOTE = ("an upper bound (an unbounded prefix cache); the written workload carries it "
@@ -111,7 +110,7 @@ def render_fit_table(fit: FittedTraffic, log: LogInfo, written: str | None) -> s
     """A plain-text summary."""
     scale = f", time scale {log.time_scale:g}" if log.time_scale != 1.0 else ""
     lines = [(f"Fitted {fit.requests:,} requests over {fit.duration_s:,.0f} s from "
-              f"{', '.join(log.paths)} ({log.format}{scale})"),
+              f"{visible(', '.join(log.paths))} ({log.format}{scale})"),
              (f"overall: {fit.rate_rps:,.4g} req/s, burstiness (CV of gaps) "
               f"{fit.burstiness:.3g}, prompt mean {fit.prompt.mean:,.0f} / p95 "
               f"{fit.prompt.p95:,.0f}, output mean {fit.output.mean:,.0f} / p95 "
@@ -132,9 +131,9 @@ def render_fit_table(fit: FittedTraffic, log: LogInfo, written: str | None) -> s
                      f"{ph.output.mean:12,.0f} {ph.output.p95:8,.0f} {reuse:>7s}  "
                      f"{_stretches(ph, log)}")
     for note in fit.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {visible(note)}")
     if written:
-        lines.append(f"wrote {written}")
+        lines.append(f"wrote {visible(written)}")
     return "\n".join(lines) + "\n"
 
 
@@ -173,7 +172,7 @@ def _phase_lines(ph: FittedPhase, log: LogInfo, indent: str, limit: int,
                  as_phase: bool) -> list[str]:
     lines = []
     if as_phase:
-        lines.append(f"{indent[:-2]}- name: {ph.name}{'':<12}# {_stretches(ph, log)}")
+        lines.append(f"{indent[:-2]}- name: {yaml_scalar(ph.name)}{'':<12}# {_stretches(ph, log)}")
         lines.append(f"{indent}{'share: ' + f'{ph.share:.6f}':<26}# {ph.duration_s:,.0f} s of "
                      "the log's span")
     rate = max(ph.rate_rps, 1e-6)
@@ -194,7 +193,7 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
     """The workload file text (valid under the workload schema; editors validate it against
     the file ``pd-advisor schema -o`` writes, as ``pd-advisor init`` sets up)."""
     scale = f", time scale {log.time_scale:g}" if log.time_scale != 1.0 else ""
-    head = [(f"# Traffic fitted by `pd-advisor fit` from {', '.join(log.paths)} "
+    head = [(f"# Traffic fitted by `pd-advisor fit` from {yaml_comment(', '.join(log.paths))} "
              f"({log.format}, {fit.requests:,} requests over {fit.duration_s:,.0f} s{scale})."),
             "# Every traffic number says how it was measured. Model, cluster and SLO are",
             "# starting values (--model, --gpu, --gpus): set them to your deployment."]
@@ -206,20 +205,20 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
                  "# it as a commented-out prefix_cache_hit_rate: uncomment it to model the",
                  "# cache (`simulate` does not model one)."]
     for note in fit.notes:
-        head.append(f"# Note: {note}.")
+        head.append(f"# Note: {yaml_comment(note)}.")
     body = [
         "version: 1",
-        f"name: {_quote(target.name)}",
-        f"model: {_quote(target.model_ref)}",
-        f"precision: {target.precision}",
-        f"engine: {target.engine}",
+        f"name: {yaml_scalar(target.name)}",
+        f"model: {yaml_scalar(target.model_ref)}",
+        f"precision: {yaml_scalar(target.precision)}",
+        f"engine: {yaml_scalar(target.engine)}",
         "",
         "cluster:",
-        f"  gpu: {_quote(target.gpu_ref)}",
-        f"  gpus: {target.gpus}",
+        f"  gpu: {yaml_scalar(target.gpu_ref)}",
+        f"  gpus: {yaml_scalar(target.gpus)}",
     ]
     if target.inter_node:
-        body.append(f"  inter_node: {target.inter_node}")
+        body.append(f"  inter_node: {yaml_scalar(target.inter_node)}")
     body += ["", "traffic:"]
     if fit.prefix_reuse is not None:
         body.append(f"  # prefix_cache_hit_rate: {min(fit.prefix_reuse, 0.99):.3f}  # the log's "
@@ -237,11 +236,3 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
              "  ttft_ms: 1000", "  tpot_ms: 50", "  percentile: 95", "",
              "operations:", "  autoscaling: false", ""]
     return "\n".join(head + body)
-
-
-def _quote(text: str) -> str:
-    """A YAML scalar: plain when safe, else double-quoted JSON-style."""
-    if re.fullmatch(r"[A-Za-z0-9_./][A-Za-z0-9_.\-/]*", text) and text.lower() not in (
-            "true", "false", "null", "yes", "no", "on", "off", "~"):
-        return text
-    return json.dumps(text, ensure_ascii=True)

@@ -8,14 +8,15 @@ grid shows the verdict map. Every figure is ``FIGSIZE`` inches at ``DPI`` (1000 
 
 from __future__ import annotations
 
+import io
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from advisor.core.sweep.grid import SweepResult
 from advisor.core.sweep.keys import Axis
+from advisor.escaping import visible
 
 FIGSIZE = (10.0, 6.0)
 DPI = 100
@@ -79,22 +80,38 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
-def plot_sweep(result: SweepResult, path: Path | str, current: dict[str, Any] | None = None,
-               title: str | None = None, cost: bool = False) -> tuple[int, int]:
-    """Draw ``result`` to a PNG at ``path``; returns its size in pixels. ``cost``: a line
-    plots USD per million output tokens instead of goodput per GPU (needs a GPU price)."""
+def plain(text: object) -> str:
+    """User text (a name, a profile id) for a figure: the escaping rule of
+    :func:`advisor.escaping.visible`. Every figure is drawn with ``text.parse_math`` off
+    (:data:`RC`), so ``$...$`` in a name is text, never mathtext (#33)."""
+    return visible(str(text))
+
+
+RC: dict[Any, Any] = {"text.parse_math": False}
+"""matplotlib settings of every figure: no mathtext (user text is shown as written)."""
+
+
+def sweep_png(result: SweepResult, current: dict[str, Any] | None = None,
+              title: str | None = None, cost: bool = False) -> bytes:
+    """``result`` drawn as PNG bytes (:data:`PIXELS`); the CLI writes them atomically.
+    ``cost``: a line plots USD per million output tokens instead of goodput per GPU (needs
+    a GPU price)."""
     plt = require_matplotlib()
+    import matplotlib
+
     current = current or {}
-    fig = plt.figure(figsize=FIGSIZE, dpi=DPI)
-    try:
-        if len(result.axes) == 1:
-            _plot_line(fig, result, current, title, cost)
-        else:
-            _plot_map(fig, result, current, title)
-        fig.savefig(str(path), dpi=DPI, format="png")
-    finally:
-        plt.close(fig)
-    return PIXELS
+    with matplotlib.rc_context(RC):
+        fig = plt.figure(figsize=FIGSIZE, dpi=DPI)
+        try:
+            if len(result.axes) == 1:
+                _plot_line(fig, result, current, title, cost)
+            else:
+                _plot_map(fig, result, current, title)
+            buffer = io.BytesIO()
+            fig.savefig(buffer, dpi=DPI, format="png", metadata={"Software": "pd-advisor"})
+        finally:
+            plt.close(fig)
+    return buffer.getvalue()
 
 
 def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: str | None,
@@ -133,11 +150,11 @@ def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: st
     if cross.value is not None and cross.label is not None:
         i = list(axis.labels).index(cross.label)
         ax.axvline(x[i], color=COLORS["disagg_region"], lw=1.6, ls="--")
-        note = f"disaggregate from {axis.key} = {cross.label}"
+        note = f"disaggregate from {axis.key} = {plain(cross.label)}"
         if cross.stable_label is not None and cross.stable_label != cross.label:
             k = list(axis.labels).index(cross.stable_label)
             ax.axvline(x[k], color=COLORS["disagg_region"], lw=1.0, ls=":")
-            note += f"\n(alternates; throughout from {cross.stable_label})"
+            note += f"\n(alternates; throughout from {plain(cross.stable_label)})"
         ax.annotate(note, xy=(x[i], 1.0), xycoords=("data", "axes fraction"), xytext=(4, -8),
                     textcoords="offset points", fontsize=9, color="#1b6e1b", va="top")
         handles.append(Patch(color=COLORS["disagg_region"], alpha=0.3,
@@ -148,7 +165,7 @@ def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: st
     cur = current.get(axis.key)
     if cur is not None and numeric:
         ax.axvline(float(cur), color="black", lw=0.8, ls=":")
-        ax.annotate(f"workload: {cur:,g}" if isinstance(cur, (int, float)) else f"{cur}",
+        ax.annotate(f"workload: {cur:,g}" if isinstance(cur, (int, float)) else plain(cur),
                     xy=(float(cur), 0.0), xycoords=("data", "axes fraction"), xytext=(3, 4),
                     textcoords="offset points", fontsize=8)
     if log:
@@ -156,7 +173,7 @@ def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: st
         _plain_log_ticks(ax.xaxis, x, axis.key == "cluster.gpus")
     if not numeric:
         ax.set_xticks(x)
-        ax.set_xticklabels(axis.labels, rotation=30, ha="right")
+        ax.set_xticklabels([plain(label) for label in axis.labels], rotation=30, ha="right")
     ax.set_xlim(edges[0], edges[-1])
     ax.set_xlabel(axis.key)
     ax.set_ylabel("USD per M output tokens" if cost
@@ -165,9 +182,13 @@ def _plot_line(fig: Any, result: SweepResult, current: dict[str, Any], title: st
     top = np.nanmax(np.concatenate([coloc, disagg])) if coloc.size else 1.0
     ax.set_ylim(0, (top if math.isfinite(top) and top > 0 else 1.0) * 1.25)
     lmax = np.nanmax(loss) if loss.size else 1.0
-    ax2.set_ylim(0, max(lmax if math.isfinite(lmax) else 1.0, 1.0) * 1.1)
+    # the right axis reaches the rounding-warning line: an annotation beyond the axis range
+    # once left tight_layout no room (a UserWarning on every such plot, #33)
+    warn_line = result.policy.max_rounding_loss * 100.0 if result.policy is not None else 0.0
+    ax2.set_ylim(0, max(lmax if math.isfinite(lmax) else 1.0, warn_line, 1.0) * 1.1)
     ax.grid(True, which="major", alpha=0.25)
-    ax.set_title(title or f"{result.workload or 'workload'}: sweep over {axis.key}", fontsize=11)
+    ax.set_title(plain(title or f"{result.workload or 'workload'}: sweep over {axis.key}"),
+                 fontsize=11)
     fig.legend(handles=handles, loc="lower center", fontsize=8, framealpha=0.9,
                ncol=len(handles), bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout(rect=(0.0, 0.05, 1.0, 1.0))
@@ -225,14 +246,14 @@ def _plot_map(fig: Any, result: SweepResult, current: dict[str, Any], title: str
         _plain_log_ticks(ax.yaxis, y, ax1.key == "cluster.gpus")
     if not xnum:
         ax.set_xticks(x)
-        ax.set_xticklabels(ax0.labels, rotation=30, ha="right")
+        ax.set_xticklabels([plain(label) for label in ax0.labels], rotation=30, ha="right")
     if not ynum:
         ax.set_yticks(y)
-        ax.set_yticklabels(ax1.labels)
+        ax.set_yticklabels([plain(label) for label in ax1.labels])
     ax.set_xlabel(ax0.key)
     ax.set_ylabel(ax1.key)
     ax.legend(handles=[Patch(color=COLORS["chunked_region"], label="chunked prefill"),
                        Patch(color=COLORS["disagg_region"], label="disaggregate"),
                        ], loc="upper left", fontsize=8, framealpha=0.9)
-    ax.set_title(title or f"{result.workload or 'workload'}: verdict map", fontsize=11)
+    ax.set_title(plain(title or f"{result.workload or 'workload'}: verdict map"), fontsize=11)
     fig.tight_layout()

@@ -24,7 +24,6 @@ platforms do not show unless a value lies on a rounding boundary.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -46,6 +45,7 @@ from advisor.core.results import (
 )
 from advisor.core.scenario import Scenario, TrafficPhase
 from advisor.core.verdict.rules import Assessment, Finding
+from advisor.escaping import json_escaped
 
 if TYPE_CHECKING:
     from advisor.core.verdict.boundaries import Boundary
@@ -112,8 +112,11 @@ def sanitize(value: Any) -> Any:
 
 
 def json_text(doc: Any) -> str:
-    """Every JSON document pd-advisor writes: :func:`sanitize`-d, indented, key order kept."""
-    return json.dumps(sanitize(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """Every JSON document pd-advisor writes: :func:`sanitize`-d, indented, key order kept;
+    non-printable characters of its strings as ``\\uXXXX`` escapes
+    (:func:`advisor.escaping.json_escaped`, #33)."""
+    return json_escaped(json.dumps(sanitize(doc), indent=2, ensure_ascii=False,
+                                   allow_nan=False)) + "\n"
 
 
 def finding_check(finding_id: str) -> str:
@@ -377,6 +380,14 @@ def _deployed(sc: Scenario, pred: DeployedPrediction | None,
     return base
 
 
+def _policy_files(sc: Scenario) -> list[dict[str, Any]]:
+    """Every ``.pd-advisor.yaml`` that changed the policy, with the keys it set (#33)."""
+    if "policy_file" not in sc.extras:
+        return []
+    return [{"path": sc.extras["policy_file"],
+             "keys": sc.extras["policy_file_keys"].split(",")}]
+
+
 def _policy(sc: Scenario) -> dict[str, Any]:
     return dict(vars(sc.policy))
 
@@ -397,12 +408,13 @@ def _calibration(sc: Scenario) -> dict[str, Any] | None:
 
 
 def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
-                 input_bytes: bytes, boundaries: Sequence[Boundary] | None = None
+                 input_sha256: str, boundaries: Sequence[Boundary] | None = None
                  ) -> dict[str, Any]:
     """The recommendation document for one workload (see the module docstring).
 
     ``input_path`` is shown as given (keep it relative for reproducible output);
-    ``input_bytes`` is the file's content, hashed into ``input.sha256``; ``boundaries``
+    ``input_sha256`` is the SHA-256 of the file's content as it was read (``input.sha256``:
+    of what a pipe delivered too, #33); ``boundaries``
     (``advisor.core.verdict.boundaries.verdict_boundaries``) become ``boundaries`` when given.
     """
     sc, a, m = scenario, assessment, assessment.model
@@ -412,7 +424,8 @@ def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
         "schema_version": SCHEMA_VERSION,
         "kind": "recommendation",
         "tool": {"name": TOOL_NAME, "version": __version__},
-        "input": {"path": input_path, "sha256": hashlib.sha256(input_bytes).hexdigest()},
+        "input": {"path": input_path, "sha256": input_sha256,
+                  "policy_files": _policy_files(sc)},
         "name": sc.name,
         "verdict": a.verdict,
         "slo_met": a.slo_met,

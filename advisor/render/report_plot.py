@@ -34,7 +34,7 @@ from advisor.core.figure_data import (
     FigureData,
 )
 from advisor.render.headline import headline
-from advisor.render.plot import require_matplotlib
+from advisor.render.plot import RC, plain, require_matplotlib
 
 FIGSIZE = (12.0, 9.0)
 FIGSIZE_PHASES = (12.0, 12.5)
@@ -54,11 +54,6 @@ PARTS = {"queueing": ("queueing", "#CC79A7", "xx"), "prefill": ("prefill", "#E69
          "overhead": ("per-request overhead", "#999999", "--")}
 PHASE_BARS = (("static_goodput_rps", "static split", "#0072B2", "//"),
               ("phase_best_goodput_rps", "best split of the phase alone", "#E69F00", ".."))
-
-
-def plain(text: str) -> str:
-    """User text safe for matplotlib: no mathtext (``$…$``)."""
-    return str(text).replace("\\", "\\\\").replace("$", r"\$")
 
 
 def figure_format(path: str) -> str:
@@ -83,7 +78,7 @@ def render_figure(data: FigureData, title: str, fmt: str) -> bytes:
     import matplotlib
 
     size = FIGSIZE_PHASES if data.phases else FIGSIZE
-    with matplotlib.rc_context({"svg.hashsalt": "pd-advisor", "svg.fonttype": "none",
+    with matplotlib.rc_context({**RC, "svg.hashsalt": "pd-advisor", "svg.fonttype": "none",
                                 "font.size": 9}):
         fig = plt.figure(figsize=size, dpi=DPI)
         try:

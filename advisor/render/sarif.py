@@ -22,6 +22,7 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
+from advisor.escaping import json_escaped
 from advisor.render.report_json import GATE_CHECK_TITLES, as_check, finding_check
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -133,4 +134,4 @@ def build_sarif(doc: Mapping[str, Any],
 
 def render_sarif(doc: Mapping[str, Any], srcroot: str | os.PathLike[str] | None = None) -> str:
     """The SARIF log as indented JSON text."""
-    return json.dumps(build_sarif(doc, srcroot), indent=2, ensure_ascii=False) + "\n"
+    return json_escaped(json.dumps(build_sarif(doc, srcroot), indent=2, ensure_ascii=False)) + "\n"

@@ -55,7 +55,6 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     from advisor.render.report_json import build_report
 
     scenario, document = load_scenario_and_document(path, catalog)
-    data = path.read_bytes()
     caps = Capacities(scenario)  # one set of capacity tables for the model and the searches
     model = evaluate(scenario, caps)
     assessment = assess(scenario, model)
@@ -65,7 +64,7 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
 
         bounds = verdict_boundaries(scenario, model, caps)
     shown = str(path) if display is None else display
-    report = build_report(scenario, assessment, shown, data, bounds)
+    report = build_report(scenario, assessment, shown, document.sha256, bounds)
     fig = None
     if figure:
         from advisor.core.figure_data import figure_data
