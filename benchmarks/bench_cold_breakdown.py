@@ -62,7 +62,8 @@ mark("imports: pydantic schemas of workloads and profiles (class construction)")
 from advisor.loading import catalog, resolve
 mark("imports: loading code (YAML guard, resolution)")
 from advisor.core.plan import capacities, evaluate
-from advisor.core.verdict import boundaries, rules
+from advisor.core.analysis import boundaries
+from advisor.core.verdict import rules
 mark("imports: core modules")
 from advisor.render import formats, report_json, table
 mark("imports: rendering modules")

@@ -1,4 +1,4 @@
-"""Benchmark: the data of ``recommend --plot`` / ``--format html`` (``core.figure_data``).
+"""Benchmark: the data of ``recommend --plot`` / ``--format html`` (``core.analysis.figure_data``).
 
 Prints, per example workload, the median and spread of ``figure_data`` (curves over 61 rates
 and three percentiles for three plans, the SLO-limit roots, bars, decomposition) after the
@@ -37,7 +37,7 @@ class FigureTiming:
 
 def measure(paths: list[Path] | None = None, repeats: int = 5) -> list[FigureTiming]:
     """Time ``figure_data`` on each workload (default: the examples)."""
-    from advisor.core.figure_data import figure_data
+    from advisor.core.analysis.figure_data import figure_data
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
     from advisor.loading.catalog import ProfileCatalog

@@ -110,7 +110,7 @@ from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
-from advisor.core.verdict import boundaries as B
+from advisor.core.analysis import boundaries as B
 from advisor.core.verdict.rules import assess
 sc = load_scenario(Path(sys.argv[1]), ProfileCatalog())
 clock = time.process_time

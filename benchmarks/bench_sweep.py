@@ -1,4 +1,4 @@
-"""Benchmark: the vectorised sweep (``advisor.core.sweep``, ``advisor.core.plan``).
+"""Benchmark: the vectorised sweep (``advisor.core.analysis.sweep``, ``advisor.core.plan``).
 
 1. Allocation/rounding kernel: the best integer prefill/decode split over every shape pair,
    and its rounding loss, for 100,000 cluster sizes at once (the capacities of
@@ -132,9 +132,9 @@ def end_to_end(catalog: ProfileCatalog, repeats: int = 5, spec: str = SWEEP_SPEC
                probe: Sequence[int] = SCALAR_PROBE) -> SweepResult:
     """Time a ``cluster.gpus`` sweep of the three-phase workload (with and without loading
     the file) and the scalar ``evaluate`` + ``assess`` at a few ``probe`` sizes."""
+    from advisor.core.analysis.keys import apply_value
+    from advisor.core.analysis.sweep import sweep
     from advisor.core.plan.evaluate import evaluate
-    from advisor.core.sweep.grid import sweep
-    from advisor.core.sweep.keys import apply_value
     from advisor.core.verdict.rules import assess
     from advisor.loading.resolve import load_scenario
     from advisor.loading.sweep_spec import make_axis

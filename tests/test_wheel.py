@@ -39,15 +39,15 @@ HEAVY = ("scipy", "matplotlib")  # module-name prefixes a cold start must not im
 UNNEEDED = ("numpy.ma",)
 """Numpy modules the common path has no use for (``np.unique`` imports the masked arrays,
 ≈ 10 ms; ``advisor.core.arrays.unique_sorted`` replaces it)."""
-NOT_FOR_RECOMMEND = ("advisor.core.figure_data", "advisor.core.sweep.grid",
+NOT_FOR_RECOMMEND = ("advisor.core.analysis.figure_data", "advisor.core.analysis.sweep",
                      "advisor.render.plot", "advisor.render.report_plot",
                      "advisor.loading.hf_config")
 """Modules a table ``recommend`` without ``--plot`` has no use for (issue #20): the figure's
 data and drawing (``--plot``, the HTML report), the sweep grid (``sweep``), ``config.json``
 models (a model reference naming a ``*.json`` file or a directory)."""
-NOT_FOR_CHECK = (*NOT_FOR_RECOMMEND, "advisor.core.verdict.boundaries",
-                 "advisor.core.verdict.search", "advisor.core.plan.points",
-                 "advisor.core.sweep", "advisor.core.sweep.keys")
+NOT_FOR_CHECK = (*NOT_FOR_RECOMMEND, "advisor.core.analysis.boundaries",
+                 "advisor.core.analysis.search", "advisor.core.analysis.points",
+                 "advisor.core.analysis", "advisor.core.analysis.keys")
 """``check`` evaluates without the verdict boundaries, so without their searches either."""
 SUBCOMMANDS = ("recommend", "check", "sweep", "simulate", "calibrate", "init", "validate",
                "schema", "profiles")

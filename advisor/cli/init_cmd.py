@@ -168,6 +168,7 @@ slo:
 
 operations:
   autoscaling: false             # can prefill and decode pools be resized as the mix shifts?
+  router: least-loaded           # least-loaded | round-robin | random | power-of-two, every pool
 
 deployment:                      # what runs today; `pd-advisor check` gates on it
   mode: colocated                # colocated or disaggregated
@@ -179,6 +180,7 @@ deployment:                      # what runs today; `pd-advisor check` gates on 
   # max_num_seqs: 256            # engine limits you launch with (model and --emit honour them)
   # max_model_len: 32768         #   longest prompt + output a request may have
   # gpu_memory_utilization: 0.9  #   share of GPU memory the engine may use
+  # router: round-robin          # the policy this deployment's router runs (default: operations)
 
 policy: {{}}                       # rule thresholds; defaults in docs/model.md §9
 """

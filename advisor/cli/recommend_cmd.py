@@ -35,7 +35,7 @@ from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
     write_output,
 )
 from advisor.render.formats import (  # light: enums only
-    EmitEngine,
+    Emit,
     Figure,
     Format,
     RecommendFormat,
@@ -133,10 +133,13 @@ def register(app: typer.Typer) -> None:
                  "(only the --emit commands or the --plot figure). Default also from "
                  f"${FORMAT_ENV} when it names one of these.")
                        ] = None,
-        emit: Annotated[EmitEngine | None, typer.Option(
+        emit: Annotated[Emit | None, typer.Option(
             "--emit", show_default=False,
-            help="After the report, print the commands that launch the recommended plan on "
-                 "vllm or sglang.")] = None,
+            help="After the report, print what deploys the recommended plan: a launch "
+                 "script (vllm, sglang) or Kubernetes manifests (dynamo: a Dynamo "
+                 "DynamoGraphDeployment, lws: LeaderWorkerSets and a router, kserve: a KServe "
+                 "LLMInferenceService, llm-d: llm-d-modelservice Helm values); trtllm is "
+                 "refused, with the reason.")] = None,
         output: Annotated[Path | None, typer.Option(
             "-o", "--output", metavar="FILE", help=OUTPUT_HELP, show_default=False)] = None,
         profiles: Annotated[list[Path] | None, typer.Option(
@@ -160,7 +163,7 @@ def register(app: typer.Typer) -> None:
             fmt = next((f for f in RecommendOutput if f.value == from_env),
                        RecommendOutput.table)
         if fmt is RecommendOutput.none and emit is None and plot is None:
-            fail("--format none prints nothing without --emit vllm|sglang or --plot")
+            fail("--format none prints nothing without --emit or --plot")
         refuse_input_as_output(output, [workload])
         refuse_input_as_output(plot, [workload])
         refuse_same_outputs({"-o": output, "--plot": plot})
@@ -181,18 +184,13 @@ def register(app: typer.Typer) -> None:
         text = ("" if fmt is RecommendOutput.none
                 else render_output(report, Format(fmt.value), output, figure))
         if emit is not None:
-            from advisor.render.launch import render_launch
-            from advisor.usecases.launch import (
-                LaunchError,
-                launch_memory_for_workload,
-                plan_launch_for_workload,
-            )
+            from advisor.usecases.emit import emit_text
+            from advisor.usecases.launch import LaunchError
 
             data = document.data if isinstance(document.data, dict) else {}
-            memory = launch_memory_for_workload(workload, catalog_for(profiles or []), emit)
             try:
-                text += ("\n" if text else "") + render_launch(plan_launch_for_workload(
-                    report, emit, data.get("model"), workload, memory))
+                text += ("\n" if text else "") + emit_text(
+                    report, emit, data.get("model"), workload, catalog_for(profiles or []))
             except LaunchError as exc:
                 fail(f"{workload}: {exc}")
         write_output(text, output, inputs=[workload])

@@ -5,7 +5,7 @@ loss, KV link utilisation, failing preconditions; and the crossover, the smalles
 a ``disaggregate`` verdict); two make a grid (a verdict map). SPEC is a list (``8,16,32``), a
 range (``8:4096``: every integer for integer keys, 101 points otherwise; ``A:B:N`` for N
 points) or a log range (``8:4096:log``, 64 points; ``A:B:log:N``). Keys: see
-``advisor.core.sweep.keys.KEYS`` (``pd-advisor sweep --help`` lists them).
+``advisor.core.analysis.keys.KEYS`` (``pd-advisor sweep --help`` lists them).
 
 The report goes to stdout (or ``-o FILE``) as a table, JSON or CSV; ``--plot FILE.png`` also
 draws it (needs the ``plot`` extra). A progress bar appears on stderr (a terminal only) when a
@@ -89,8 +89,8 @@ def register(app: typer.Typer) -> None:
             "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
     ) -> None:
         """Sweep WORKLOAD over one key (a line) or two (a verdict map)."""
-        from advisor.core.sweep.grid import sweep
-        from advisor.core.sweep.keys import SweepError, current_value
+        from advisor.core.analysis.keys import SweepError, current_value
+        from advisor.core.analysis.sweep import sweep
         from advisor.loading.catalog import ProfileCatalog
         from advisor.loading.errors import InputError
         from advisor.loading.resolve import load_scenario
@@ -182,7 +182,7 @@ class _ProgressBar:
             self._progress.stop()
 
     def update(self, done: int, total: int) -> None:
-        """``progress(done, total)`` callback of :func:`advisor.core.sweep.grid.sweep`."""
+        """``progress(done, total)`` callback of :func:`advisor.core.analysis.sweep.sweep`."""
         if not self.enabled:
             return
         if self._progress is None:

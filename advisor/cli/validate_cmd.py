@@ -119,6 +119,7 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
     slo = scenario.slo
     facts.add_row("SLO", f"TTFT {_ms(slo.ttft_ms)}, TPOT {_ms(slo.tpot_ms)} at p{slo.percentile:g}")
     facts.add_row("autoscaling", "yes" if scenario.autoscaling else "no (static pools)")
+    facts.add_row("router", scenario.router)
     facts.add_row("deployment", _deployment(scenario))
     if "config" in scenario.extras:
         facts.add_row("config", _shown(scenario.extras["config"]))

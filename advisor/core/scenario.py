@@ -7,7 +7,7 @@ sees files, ids it must look up, or defaults it must apply.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -19,6 +19,15 @@ from advisor.core.model_arch import ModelSpec
 
 Engine = Literal["vllm", "sglang", "trtllm"]
 DeploymentMode = Literal["colocated", "disaggregated"]
+RouterPolicy = Literal["least-loaded", "round-robin", "random", "power-of-two"]
+"""How the router in front of a pool sends each request to one instance on arrival
+(docs/model.md §7): ``least-loaded`` joins the instance with the fewest outstanding requests
+(join-the-shortest-queue: llm-d's queue scorer, vLLM Router's ``sticky_least_loaded``),
+``round-robin`` deals requests out in turn (vLLM's disaggregation proxy, Dynamo's default
+``--router-mode``), ``random`` draws an instance uniformly, ``power-of-two`` draws two and
+takes the less loaded (SGLang Model Gateway / vLLM Router ``power_of_two``)."""
+ROUTER_POLICIES: tuple[RouterPolicy, ...] = get_args(RouterPolicy)
+DEFAULT_ROUTER: RouterPolicy = "least-loaded"
 
 
 @dataclass(frozen=True)
@@ -102,7 +111,7 @@ def instances_in_cluster(gpus: np.ndarray | int, instance_gpus: np.ndarray | int
 
 @dataclass(frozen=True)
 class ClosedLoop:
-    """How a closed-loop phase's equivalent rate was solved (``core.closed_loop``)."""
+    """How a closed-loop phase's equivalent rate was solved (``core.plan.closed_loop``)."""
 
     concurrency: int
     rate_rps: float
@@ -133,7 +142,7 @@ class TrafficPhase:
     """Share of prompt tokens served from the prefix cache (0 ≤ h < 1; docs/model.md §2.1)."""
     concurrency: int | None = None
     """Closed-loop clients this phase was given as (``rate_rps`` is then the equivalent
-    rate solved by ``core.closed_loop``); None: an open-loop rate."""
+    rate solved by ``core.plan.closed_loop``); None: an open-loop rate."""
     closed_loop: ClosedLoop | None = None
     """How the equivalent rate was solved (None until :func:`solve_closed_loop` ran)."""
 
@@ -188,6 +197,9 @@ class Deployment:
     gpu_memory_utilization: float | None = None
     """Share of GPU memory the launch gives the engine; the scenario's
     ``policy.memory_fraction`` carries it."""
+    router: RouterPolicy | None = None
+    """The router policy the deployment runs (None: ``operations.router``); the scenario's
+    ``router`` carries it."""
 
 
 @dataclass(frozen=True)
@@ -244,6 +256,9 @@ class Scenario:
     extras: dict[str, str] = field(default_factory=dict)
     calibration: AppliedCalibration | None = None
     """The calibration overlay whose factors replace the GPU profile's for the engine."""
+    router: RouterPolicy = DEFAULT_ROUTER
+    """How every pool's router dispatches requests to its instances — colocated, prefill and
+    decode alike (``deployment.router``, else ``operations.router``; docs/model.md §7)."""
 
     def __post_init__(self) -> None:
         # a one-word precision (``"fp8"``) becomes its (weights, KV cache) pair

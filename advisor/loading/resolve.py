@@ -22,11 +22,11 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.core import scenario as core
-from advisor.core.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.distributions import LengthDistribution
+from advisor.core.plan.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
 from advisor.loading import model_ids
@@ -49,6 +49,9 @@ from advisor.loading.yaml_source import (
     read_yaml_bytes,
     yaml_text,
 )
+
+if TYPE_CHECKING:
+    from advisor.loading.manifests import ManifestDeployment, ManifestRef
 
 MAX_FILE_BYTES = MAX_YAML_BYTES
 """Largest workload or config file read (1 MiB); bigger ones are refused unread."""
@@ -181,7 +184,43 @@ def load_scenario_and_document(path: Path, catalog: ProfileCatalog, text: str | 
                                ) -> tuple[core.Scenario, YamlDocument]:
     """:func:`load_scenario`, with the parsed workload (for locating keys in reports);
     ``text``, when given, is the workload's content (``path`` names it and places it)."""
+    loaded = load_workload(path, catalog, text=text)
+    return loaded.scenario, loaded.document
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LoadedWorkload:
+    """A workload's scenario, its parsed YAML and, when its deployment comes from Kubernetes
+    manifests, that deployment with the manifest position of each key."""
+
+    scenario: core.Scenario
+    document: YamlDocument
+    manifest: ManifestDeployment | None = None
+
+
+def load_workload(path: Path, catalog: ProfileCatalog,
+                  manifests: Sequence[ManifestRef] | None = None,
+                  text: str | None = None) -> LoadedWorkload:
+    """:func:`load_scenario_and_document`; the deployment read from ``manifests`` (default:
+    the ones ``deployment.from`` names, if any); a problem with a deployment key is located
+    at the manifest line its value came from."""
     document = read_document(path, text=text)
+    block = document.data.get("deployment") if isinstance(document.data, dict) else None
+    if manifests is None and not (isinstance(block, dict) and "from" in block):
+        scenario, document = _load(path, catalog, document)
+        return LoadedWorkload(scenario=scenario, document=document)
+    from advisor.loading.paired import attach_manifests, relocate  # only when asked for
+
+    document, paired = attach_manifests(document, path, manifests)
+    try:
+        scenario, document = _load(path, catalog, document)
+    except InputError as exc:
+        raise InputError(relocate(exc.problems, paired)) from None
+    return LoadedWorkload(scenario=scenario, document=document, manifest=paired)
+
+
+def _load(path: Path, catalog: ProfileCatalog, document: YamlDocument
+          ) -> tuple[core.Scenario, YamlDocument]:
     problems: list[InputProblem] = list(document.problems)
     check = ws.check_workload(document.data)
     problems += _problems(document, check.issues)
@@ -576,7 +615,7 @@ def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
 
 def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
     """(rate, concurrency) of a phase: its own arrival key replaces the traffic's. A closed
-    loop's rate is solved from its concurrency by ``core.closed_loop.solve_closed_loop``,
+    loop's rate is solved from its concurrency by ``core.plan.closed_loop.solve_closed_loop``,
     which :func:`load_scenario` runs on every scenario it builds; the 1 req/s given here is
     never evaluated (the solver probes rates of its own)."""
     source: Any = own if own is not None and (own.rate_rps is not None
@@ -630,8 +669,9 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
     deployment = None
     engine = profiles.engine
     limits: dict[str, Any] = {}
-    if model.deployment is not None:
-        deployment = core.Deployment(**model.deployment.model_dump())
+    block: Any = model.deployment  # a Deployment: a reference was replaced when reading
+    if block is not None:
+        deployment = core.Deployment(**block.model_dump())
         engine = with_max_num_seqs(engine, deployment.max_num_seqs)
         if deployment.gpu_memory_utilization is not None:
             limits["memory_fraction"] = deployment.gpu_memory_utilization
@@ -658,6 +698,8 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         slo=core.Slo(ttft_ms=model.slo.ttft_ms, tpot_ms=model.slo.tpot_ms,
                      percentile=float(model.slo.percentile)),
         autoscaling=model.operations.autoscaling,
+        router=(deployment.router if deployment is not None and deployment.router is not None
+                else model.operations.router),
         deployment=deployment,
         policy=policy,
         name=model.name,

@@ -1,10 +1,10 @@
-"""``--vary KEY=SPEC`` text → an axis of values for ``advisor.core.sweep``.
+"""``--vary KEY=SPEC`` text → an axis of values for ``advisor.core.analysis.sweep``.
 
 SPEC is a list (``8,16,32``) or a range: ``A:B`` (every integer for integer keys, else
 :data:`DEFAULT_FLOAT_POINTS` evenly spaced points), ``A:B:N`` (N evenly spaced points),
 ``A:B:log`` (:data:`DEFAULT_LOG_POINTS` log-spaced points; integers rounded and
 deduplicated) or ``A:B:log:N``. Values outside the model's domain (``advisor.core.limits``,
-as each key states it) are refused with a :class:`~advisor.core.sweep.keys.SweepError`.
+as each key states it) are refused with a :class:`~advisor.core.analysis.keys.SweepError`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.hardware import LinkSpec
-from advisor.core.limits import MAX_SWEEP_POINTS_PER_AXIS
-from advisor.core.sweep.keys import (
+from advisor.core.analysis.keys import (
     KEYS,
     Axis,
     KeyInfo,
@@ -26,6 +24,8 @@ from advisor.core.sweep.keys import (
     key_info,
     value_label,
 )
+from advisor.core.hardware import LinkSpec
+from advisor.core.limits import MAX_SWEEP_POINTS_PER_AXIS
 
 DEFAULT_FLOAT_POINTS = 101
 DEFAULT_LOG_POINTS = 64

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
 
 from advisor.core.limits import MAX_CONCURRENCY, MAX_PRICE_PER_GPU_HOUR, MAX_TOKENS
 from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
+from advisor.core.scenario import DEFAULT_ROUTER, ROUTER_POLICIES
 
 Loc = tuple[str | int, ...]
 WeightFormatName = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
@@ -140,6 +141,31 @@ MaxModelLen = Annotated[StrictInt | None, Field(
 GpuMemoryUtilization = Annotated[float | None, Field(
     None, gt=0, le=1, description="Share of GPU memory the engine may use (vLLM "
     "--gpu-memory-utilization, SGLang --mem-fraction-static); omitted: policy.memory_fraction.")]
+
+RouterName = Literal["least-loaded", "round-robin", "random", "power-of-two"]
+assert get_args(RouterName) == ROUTER_POLICIES
+_ROUTERS = ("How the router sends each request to one instance of a pool on arrival, the same "
+            "for colocated, prefill and decode instances: least-loaded (join the instance with "
+            "the fewest outstanding requests), round-robin, random, or power-of-two (the less "
+            "loaded of two drawn at random)")
+OperationsRouter = Annotated[RouterName, Field(
+    DEFAULT_ROUTER, description=f"{_ROUTERS}. Default {DEFAULT_ROUTER}; deployment.router, "
+    "when given, is the one the deployment runs.")]
+DeploymentRouter = Annotated[RouterName | None, Field(
+    None, description=f"{_ROUTERS}: the policy this deployment's router runs (vLLM Router / "
+    "SGLang Model Gateway --policy, Dynamo --router-mode). Omitted: operations.router.")]
+
+
+def router_issues(operations: Any, deployment: Any) -> list[tuple[Loc, str]]:
+    """``deployment.router`` contradicting an explicitly given ``operations.router``: the model
+    assumes one router for both architectures, so the file must not name two."""
+    if (deployment is None or deployment.router is None
+            or "router" not in operations.model_fields_set
+            or deployment.router == operations.router):
+        return []
+    return [(("deployment", "router"), f"{deployment.router} contradicts operations.router "
+             f"({operations.router}); give the router in one place")]
+
 
 # ---- cluster ---------------------------------------------------------------------------------
 PricePerGpuHour = Annotated[float | None, Field(

@@ -49,6 +49,7 @@ from advisor.core.limits import (  # the limits of the model's domain
     MIN_RATE_RPS,
 )
 from advisor.core.scenario import Policy
+from advisor.loading import deployment_ref as dref
 from advisor.loading import expert_parallel_input as epi
 from advisor.loading import workload_fields as wf
 from advisor.loading.errors import describe
@@ -94,7 +95,7 @@ _TAG_STATS = "tokens:stats"
 _TAG_ENGINE_NAME = "engine:name"
 _TAG_ENGINE_REF = "engine:ref"
 _UNION_TAGS = frozenset({_TAG_TOKENS, _TAG_STATS, _TAG_ENGINE_NAME, _TAG_ENGINE_REF,
-                         *wf.PRECISION_TAGS})
+                         dref.BLOCK_TAG, dref.FROM_TAG, *wf.PRECISION_TAGS})
 
 
 def _length_tag(value: Any) -> str | None:
@@ -231,6 +232,7 @@ class Operations(_Model):
 
     autoscaling: StrictBool = Field(False, description="Whether prefill and decode pools can "
                                     "be resized as the traffic mix shifts.")
+    router: wf.OperationsRouter = "least-loaded"
 
 
 class Deployment(_Model):
@@ -259,6 +261,7 @@ class Deployment(_Model):
     max_num_seqs: wf.MaxNumSeqs = None
     max_model_len: wf.MaxModelLen = None
     gpu_memory_utilization: wf.GpuMemoryUtilization = None
+    router: wf.DeploymentRouter = None
 
 
 # --------------------------------------------------------------------------- policy
@@ -345,8 +348,9 @@ class WorkloadV1(_Model):
                      description="Latency targets (all optional).")
     operations: Operations = Field(default_factory=lambda: Operations.model_validate({}),
                                    description="How the deployment is operated.")
-    deployment: Deployment | None = Field(
-        None, description="What runs today (optional; `pd-advisor check` gates on it).")
+    deployment: dref.choice(Deployment) | None = Field(  # type: ignore[valid-type]  # built
+        None, description="What runs today (optional; `pd-advisor check` gates on it): its "
+        "keys, or {from: manifest.yaml} to read it from Kubernetes manifests.")
     # Ignored below: PolicyOverrides is built by create_model() at import time, a variable to mypy.
     policy: PolicyOverrides = Field(  # type: ignore[valid-type]
         default_factory=PolicyOverrides,
@@ -447,6 +451,9 @@ def _check(model_cls: type[BaseModel], data: Any, what: str,
         check = section_checks.get(name)
         if check is not None and section is not None:
             issues.extend(check(section, (name,)))
+    if sections.get("operations") is not None and "deployment" in sections:
+        issues.extend(SchemaIssue(at, dotted(at), message) for at, message
+                      in wf.router_issues(sections["operations"], sections["deployment"]))
     return CheckResult(model if not issues else None, sections, issues)
 
 

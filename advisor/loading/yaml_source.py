@@ -140,9 +140,14 @@ class YamlDocument:
         mapping that should contain it. With ``at_key`` the position of the last key itself
         is returned instead of its value (for unknown keys).
         """
+        node = self.node(loc, at_key=at_key)
+        return (1, 1) if node is None else node_position(node)
+
+    def node(self, loc: Sequence[str | int], *, at_key: bool = False) -> yaml.Node | None:
+        """The deepest node along ``loc`` (see :meth:`locate`); None for an empty document."""
         node = self.root
         if node is None:
-            return (1, 1)
+            return None
         for index, part in enumerate(loc):
             last = index == len(loc) - 1
             child: yaml.Node | None = None
@@ -157,7 +162,7 @@ class YamlDocument:
             if child is None:
                 break
             node = child
-        return node_position(node)
+        return node
 
 
 def node_position(node: yaml.Node) -> tuple[int, int]:
@@ -172,10 +177,24 @@ def parse_yaml(text: str, path: str) -> YamlDocument:
     :attr:`YamlDocument.problems` (the first value of a duplicate is kept, non-string keys
     are dropped) so the caller can report them together with everything else.
     """
+    [document] = _parse(text, path, stream=False)
+    return document
+
+
+def parse_yaml_stream(text: str, path: str) -> list[YamlDocument]:
+    """Every document of a ``---``-separated stream (Kubernetes manifests), each parsed as
+    :func:`parse_yaml` parses one, under the same guards (node and depth limits count per
+    document; the file-size limit bounds the stream). Empty documents are kept (``data``
+    None) so that document indices match ``kubectl``'s."""
+    return _parse(text, path, stream=True)
+
+
+def _parse(text: str, path: str, stream: bool) -> list[YamlDocument]:
     loader = _Core12Loader(text)
+    documents: list[YamlDocument] = []
     try:
         try:
-            composed = compose_guarded(loader)
+            roots = _compose_stream(loader) if stream else [compose_guarded(loader)]
         except YamlGuardError as exc:
             raise InputError([_guard_problem(path, exc)]) from None
         except yaml.MarkedYAMLError as exc:
@@ -187,22 +206,43 @@ def parse_yaml(text: str, path: str) -> YamlDocument:
                                      "(no control characters except tab and newline)")]) from None
         except yaml.YAMLError as exc:
             raise InputError([InputProblem(path, 1, 1, "", f"invalid YAML: {exc}")]) from None
-        if composed.tag_errors:
-            raise InputError([_guard_problem(path, exc) for exc in composed.tag_errors])
-        root = composed.root
-        problems: list[InputProblem] = []
-        if root is not None:
-            _check_keys(root, path, problems, set())
-        try:
-            data = loader.construct_document(root) if root is not None else None
-        except yaml.MarkedYAMLError as exc:
-            raise InputError([_syntax_problem(path, exc, text)]) from None
-        except (ValueError, TypeError) as exc:
-            raise InputError([InputProblem(
-                path, 1, 1, "", f"cannot read YAML value: {exc}")]) from None
+        tag_errors = [error for composed in roots for error in composed.tag_errors]
+        if tag_errors:
+            raise InputError([_guard_problem(path, exc) for exc in tag_errors])
+        for composed in roots:
+            root = composed.root
+            problems: list[InputProblem] = []
+            if root is not None:
+                _check_keys(root, path, problems, set())
+            try:
+                data = loader.construct_document(root) if root is not None else None
+            except yaml.MarkedYAMLError as exc:
+                raise InputError([_syntax_problem(path, exc, text)]) from None
+            except (ValueError, TypeError) as exc:
+                raise InputError([InputProblem(
+                    path, 1, 1, "", f"cannot read YAML value: {exc}")]) from None
+            documents.append(YamlDocument(path=path, root=root, data=data, problems=problems))
     finally:
         loader.dispose()
-    return YamlDocument(path=path, root=root, data=data, problems=problems)
+    return documents
+
+
+def _compose_stream(loader: Any) -> list[ComposedDocument]:
+    """Every document of the stream, composed under :func:`compose_guarded`'s limits."""
+    loader.get_event()  # stream start
+    out: list[ComposedDocument] = []
+    while not loader.check_event(yaml.StreamEndEvent):
+        tag_errors: list[YamlGuardError] = []
+        try:
+            root = _compose_document(loader, MAX_EXPANDED_NODES, MAX_DEPTH, tag_errors)
+        except yaml.scanner.ScannerError as exc:  # libyaml's own depth limit (compose_guarded)
+            if "maximum nesting depth" not in str(exc.problem):
+                raise
+            raise YamlGuardError(f"the document nests deeper than {MAX_DEPTH} levels",
+                                 exc.problem_mark, "") from None
+        out.append(ComposedDocument(root=root, tag_errors=tag_errors))
+    loader.get_event()  # stream end
+    return out
 
 
 def _codepoint(character: int | str) -> str:

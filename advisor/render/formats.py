@@ -58,6 +58,19 @@ class EmitEngine(str, enum.Enum):
     sglang = "sglang"
 
 
+class Emit(str, enum.Enum):
+    """``recommend --emit`` choices: an engine's launch script (``advisor.render.launch``) or
+    a Kubernetes manifest (``advisor.render.k8s_*``)."""
+
+    vllm = "vllm"
+    sglang = "sglang"
+    trtllm = "trtllm"
+    dynamo = "dynamo"
+    llm_d = "llm-d"
+    kserve = "kserve"
+    lws = "lws"
+
+
 def render_json(doc: Mapping[str, Any]) -> str:
     """The document as indented JSON, floats rounded (``report_json.json_text``)."""
     from advisor.render.report_json import json_text

@@ -1,7 +1,8 @@
 """GitHub Actions workflow commands (annotations) for a check run.
 
 Each file is wrapped in ``::group::`` … ``::endgroup::``; every finding and input problem
-becomes ``::error file=…,line=…,col=…,title=…::message`` at the offending key of the YAML;
+becomes ``::error file=…,line=…,col=…,title=…::message`` at the offending key of the YAML (for
+a deployment read from Kubernetes manifests, the manifest line the key was read from);
 warnings about a disaggregated deployment become ``::warning``; a summary line closes the
 output. An annotation does not fail the job — the exit code does. Pure: returns a string.
 
@@ -37,7 +38,7 @@ def _file_lines(f: Mapping[str, Any]) -> list[str]:
     path = f["path"]
     lines = [command("group", f"pd-advisor check {path}: {f['status']}")]
     for finding in f["findings"]:
-        lines.append(command("error", finding["message"], file=path,
+        lines.append(command("error", finding["message"], file=finding.get("path", path),
                              line=finding["line"], col=finding["col"],
                              title=f"pd-advisor {finding['id']}"))
     for p in f["problems"]:
@@ -45,7 +46,8 @@ def _file_lines(f: Mapping[str, Any]) -> list[str]:
         lines.append(command("error", key + p["message"], file=p["path"], line=p["line"],
                              col=p["col"], title="pd-advisor could not evaluate"))
     for w in f["warnings"]:
-        lines.append(command("warning", w["message"], file=path, line=w["line"], col=w["col"],
+        lines.append(command("warning", w["message"], file=w.get("path", path), line=w["line"],
+                             col=w["col"],
                              title=f"pd-advisor {w['id']}"))
     report = f.get("report")
     if f["status"] == "pass" and report is not None:

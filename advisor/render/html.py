@@ -297,7 +297,8 @@ def check_html(doc: Mapping[str, Any]) -> str:
                     str(len(f["findings"]) + len(f["problems"]))] for f in doc["files"]],
                   numeric=(3,))]
     for f in doc["files"]:
-        items = [f"{f['path']}:{x['line']}:{x['col']}: [{x['id']}] {x['message']}"
+        items = [f"{x.get('path', f['path'])}:{x['line']}:{x['col']}: [{x['id']}] "
+                 f"{x['message']}"
                  for x in f["findings"]]
         items += [f"{p['path']}:{p['line']}:{p['col']}: {p['message']}" for p in f["problems"]]
         items += [f"warning [{w['id']}] {w['message']}" for w in f["warnings"]]

@@ -55,7 +55,8 @@ def _suite(f: Mapping[str, Any]) -> ET.Element:
                 message = "; ".join(x["message"] for x in found)
                 failure = ET.SubElement(case, "failure", message=message, type=found[0]["id"])
                 failure.text = "\n".join(
-                    f"{f['path']}:{x['line']}:{x['col']}: {x['key']}: [{x['id']}] {x['message']}"
+                    f"{x.get('path', f['path'])}:{x['line']}:{x['col']}: {x['key']}: "
+                    f"[{x['id']}] {x['message']}"
                     for x in found)
                 failures += 1
             elif check in _DISAGG_ONLY and mode != "disaggregated":

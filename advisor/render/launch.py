@@ -34,114 +34,25 @@ command or reach the terminal raw; the checkpoint path goes through
 
 from __future__ import annotations
 
-import json
 import textwrap
 from dataclasses import dataclass
 
 from advisor.escaping import shell_word, visible
-from advisor.render.ep_flags import DP_RPC_PORT, per_rank, sglang_ep_flags, vllm_ep_flags
+from advisor.render.engine_flags import router_policy_flags, server_flags
+from advisor.render.ep_flags import DP_RPC_PORT
 from advisor.render.formats import EmitEngine
+from advisor.render.launch_plan import LaunchPlan, Pool, Slot
+
+__all__ = ["LaunchPlan", "Pool", "Raw", "Slot", "launch_commands", "render_launch"]
 
 CONTINUATION = " \\\n    "
 ROUTER_PORT = 8000
+ENGINE_INFO_PORT = 6789
+"""SGLang's default ``--engine-info-bootstrap-port``; the k-th instance on a node gets
+6789 + k."""
 MASTER_PORT = 29501
 """vLLM multi-node (``--master-port``) and SGLang ``--dist-init-addr`` port of a spanning
 instance's head node."""
-
-
-@dataclass(frozen=True)
-class Slot:
-    """Where one instance runs."""
-
-    role: str
-    """``colocated``, ``prefill`` or ``decode``."""
-    index: int
-    """0-based index within its role."""
-    nodes: tuple[int, ...]
-    """Node(s) it occupies (several when it spans nodes)."""
-    gpus: tuple[int, ...]
-    """Local GPU ids on its node (all of them when it spans nodes)."""
-    local: int
-    """Index among the instances of its role on its first node (for ports)."""
-
-    @property
-    def host(self) -> str:
-        """Name of its (first) node in comments: ``node<N>``."""
-        return f"node{self.nodes[0]}"
-
-
-@dataclass(frozen=True)
-class Pool:
-    """Identical instances of one role."""
-
-    role: str
-    """``colocated``, ``prefill`` or ``decode``."""
-    instances: int
-    tensor_parallel: int
-    pipeline_stages: int
-    token_budget: int | None
-    """Tokens per step (colocated: None = chunking off; decode: None, not set)."""
-    running_sequences: int
-    """Running-sequence cap per instance (an EP instance: over all its attention ranks)."""
-    expert_parallel: int = 1
-    """EP degree (1: none). An EP instance has this many GPUs; ``tensor_parallel`` is then the
-    attention TP inside each of its :attr:`attention_ranks` DP-attention ranks."""
-    redundant_experts: int = 0
-    """Redundant experts for the balancer (EPLB) of an EP instance."""
-
-    @property
-    def gpus_per_instance(self) -> int:
-        """GPUs of one instance."""
-        if self.expert_parallel > 1:
-            return self.expert_parallel
-        return self.tensor_parallel * self.pipeline_stages
-
-    @property
-    def attention_ranks(self) -> int:
-        """DP-attention ranks of one instance (1 without expert parallelism)."""
-        if self.expert_parallel > 1:
-            return max(1, self.expert_parallel // self.tensor_parallel)
-        return 1
-
-    @property
-    def shape(self) -> str:
-        """``TP8``, ``TP8 x PP2``, ``EP32 (DP attention)`` or ``EP8 (TP8 attention)``."""
-        if self.expert_parallel > 1:
-            ep, tp = self.expert_parallel, self.tensor_parallel
-            if self.attention_ranks == 1:
-                return f"EP{ep} (TP{tp} attention)"
-            return f"EP{ep} (DP attention{f' x TP{tp}' if tp > 1 else ''})"
-        pp = self.pipeline_stages
-        return f"TP{self.tensor_parallel}" + (f" x PP{pp}" if pp > 1 else "")
-
-
-@dataclass(frozen=True)
-class LaunchPlan:
-    """Everything the launch commands of one plan carry (decided by
-    ``advisor.usecases.launch.plan_launch``)."""
-
-    engine: EmitEngine
-    mode: str
-    """``colocated`` or ``disaggregated``."""
-    checkpoint: str
-    gpu: str
-    """GPU profile id (comments only)."""
-    gpus_per_node: int
-    memory_fraction: float
-    max_model_len: int
-    max_model_len_note: str
-    """Where ``max_model_len`` comes from (a comment)."""
-    fp8: bool
-    pools: tuple[Pool, ...]
-    """One pool (colocated) or prefill then decode."""
-    slots: tuple[Slot, ...]
-    nodes: int
-    """Nodes the slots occupy."""
-    kv_link: str | None
-    """The interconnect the KV cache crosses (disaggregated)."""
-    slo_met: bool
-    warnings: tuple[str, ...] = ()
-    """Pools that fail the start-up memory check with the emitted flags."""
 
 
 class Raw(str):
@@ -351,6 +262,8 @@ class _Script:
                               "GPUs.")
         for warning in plan.warnings:
             lines += _comment(f"WARNING: {warning}")
+        for note in plan.notes:
+            lines += _comment(f"NOTE: {note}")
         return lines
 
     # ---- one node layout --------------------------------------------------------------------
@@ -396,62 +309,41 @@ class _Script:
         return 8998 + local
 
     def _server(self, pool: Pool, entry: _Entry) -> tuple[list[str], list[str]]:
-        """The argument vector and environment of one server process."""
+        """The argument vector and environment of one server process: the engine flags of
+        the pool (:func:`advisor.render.engine_flags.server_flags`, the table the manifests
+        use too) and where this server runs."""
         plan = self.plan
         port = str(self._port(pool.role, entry.local))
-        gpus = ",".join(str(g) for g in entry.gpus)
+        flags = server_flags(plan, pool)
         env: list[str] = []
-        if self.vllm and pool.expert_parallel > 1:
-            return self._vllm_ep_server(pool, entry)
         if self.vllm:
-            words = ["vllm", "serve", plan.checkpoint, "--port", port,
-                     "--tensor-parallel-size", str(pool.tensor_parallel)]
-            if pool.pipeline_stages > 1:
-                words += ["--pipeline-parallel-size", str(pool.pipeline_stages)]
-            if pool.token_budget:
-                words += ["--max-num-batched-tokens", str(pool.token_budget)]
-            elif pool.role == "colocated":
-                words += ["--no-enable-chunked-prefill"]
-            words += ["--max-num-seqs", str(pool.running_sequences),
-                      "--max-model-len", str(plan.max_model_len),
-                      "--gpu-memory-utilization", f"{plan.memory_fraction:g}",
-                      "--kv-cache-dtype", "fp8" if plan.fp8 else "auto"]
+            words = ["vllm", "serve", plan.checkpoint, "--port", port, *flags]
             if pool.role != "colocated":
-                config = {"kv_connector": "NixlConnector",
-                          "kv_role": "kv_producer" if pool.role == "prefill" else "kv_consumer"}
-                words += ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
                 env += [Raw('VLLM_NIXL_SIDE_CHANNEL_HOST="$host"'),
                         f"VLLM_NIXL_SIDE_CHANNEL_PORT={5600 + entry.gpus[0]}",
                         "UCX_NET_DEVICES=all"]
-            if entry.span > 1:
+            if pool.expert_parallel > 1 and entry.span > 1:
+                words += ["--data-parallel-address", Raw('"$head"'),
+                          "--data-parallel-rpc-port", str(DP_RPC_PORT), Raw('"${headless[@]}"')]
+            elif pool.expert_parallel > 1:
+                words += ["--api-server-count",
+                          str(max(1, len(entry.gpus) // pool.tensor_parallel))]
+            elif entry.span > 1:
                 words += ["--nnodes", str(entry.span), "--node-rank", Raw('"$span_rank"'),
                           "--master-addr", Raw('"$head"'), "--master-port", str(MASTER_PORT),
                           Raw('"${headless[@]}"')]
-            else:
-                env.insert(0, f"CUDA_VISIBLE_DEVICES={gpus}")
+            if entry.span == 1:
+                env.insert(0, f"CUDA_VISIBLE_DEVICES={','.join(str(g) for g in entry.gpus)}")
             return words, [_word(e) for e in env]
-        words = ["python", "-m", "sglang.launch_server", "--model-path", plan.checkpoint]
-        if pool.role != "colocated":
-            words += ["--disaggregation-mode", pool.role]
-        words += ["--host", "0.0.0.0", "--port", port]
-        if pool.expert_parallel > 1:
-            words += sglang_ep_flags(pool.expert_parallel, pool.role, pool.redundant_experts,
-                                     pool.tensor_parallel)
-        else:
-            words += ["--tp-size", str(pool.tensor_parallel)]
-        if pool.pipeline_stages > 1:
-            words += ["--pp-size", str(pool.pipeline_stages)]
-        if pool.role != "decode":
-            words += ["--chunked-prefill-size",
-                      str(pool.token_budget) if pool.token_budget else "-1"]
-        words += ["--max-running-requests", str(pool.running_sequences),
-                  "--context-length", str(plan.max_model_len),
-                  "--mem-fraction-static", f"{plan.memory_fraction:g}",
-                  "--kv-cache-dtype", "fp8_e4m3" if plan.fp8 else "auto"]
-        if pool.role != "colocated":
-            words += ["--disaggregation-transfer-backend", "mooncake"]
+        words = ["python", "-m", "sglang.launch_server", "--model-path", plan.checkpoint,
+                 "--host", "0.0.0.0", "--port", port, *flags]
         if pool.role == "prefill":
             words += ["--disaggregation-bootstrap-port", str(self._bootstrap_port(entry.local))]
+        # one engine-info bootstrap server per SGLang instance; several on a node need their
+        # own port (sglang==0.5.23 srt/arg_groups/fields/model.py: "Must be set explicitly when
+        # running multiple instances on the same node")
+        words += ["--engine-info-bootstrap-port",
+                  str(ENGINE_INFO_PORT + self._node_index(entry))]
         if entry.span > 1:
             words += ["--nnodes", str(entry.span), "--node-rank", Raw('"$span_rank"'),
                       "--dist-init-addr", Raw(f'"$head":{MASTER_PORT}')]
@@ -459,41 +351,12 @@ class _Script:
             words += ["--base-gpu-id", str(entry.gpus[0])]
         return words, env
 
-    def _vllm_ep_server(self, pool: Pool, entry: _Entry) -> tuple[list[str], list[str]]:
-        """One node's ``vllm serve`` of an expert-parallel instance: its DP ranks on this
-        node (:mod:`advisor.render.ep_flags`), budgets per DP rank."""
-        plan = self.plan
-        ranks = pool.attention_ranks
-        port = str(self._port(pool.role, entry.local))
-        words = ["vllm", "serve", plan.checkpoint, "--port", port,
-                 *vllm_ep_flags(pool.expert_parallel, plan.gpus_per_node, pool.role,
-                                pool.redundant_experts, pool.tensor_parallel)]
-        seqs = per_rank(pool.running_sequences, ranks)
-        if pool.token_budget:
-            words += ["--max-num-batched-tokens", str(per_rank(pool.token_budget, ranks))]
-        elif pool.role == "colocated":  # whole prompts: the budget holds the longest one
-            words += ["--no-enable-chunked-prefill",
-                      "--max-num-batched-tokens", str(max(plan.max_model_len, seqs))]
-        else:  # batched-DP MoE would default both to 256 per rank
-            words += ["--max-num-batched-tokens", str(max(seqs, 256))]
-        words += ["--max-num-seqs", str(seqs),
-                  "--max-model-len", str(plan.max_model_len),
-                  "--gpu-memory-utilization", f"{plan.memory_fraction:g}",
-                  "--kv-cache-dtype", "fp8" if plan.fp8 else "auto"]
-        env: list[str] = []
-        if pool.role != "colocated":  # vLLM's wide-EP P/D example: kv_both on both sides
-            config = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
-            words += ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
-            env += [Raw('VLLM_NIXL_SIDE_CHANNEL_HOST="$host"'),
-                    f"VLLM_NIXL_SIDE_CHANNEL_PORT={5600 + entry.gpus[0]}",
-                    "UCX_NET_DEVICES=all"]
-        if entry.span > 1:
-            words += ["--data-parallel-address", Raw('"$head"'),
-                      "--data-parallel-rpc-port", str(DP_RPC_PORT), Raw('"${headless[@]}"')]
-        else:
-            words += ["--api-server-count", str(max(1, len(entry.gpus) // pool.tensor_parallel))]
-            env.insert(0, f"CUDA_VISIBLE_DEVICES={','.join(str(g) for g in entry.gpus)}")
-        return words, [_word(e) for e in env]
+    def _node_index(self, entry: _Entry) -> int:
+        """The index of ``entry`` among every instance on its node (any role)."""
+        for layout in self.layouts:
+            if entry in layout.entries:
+                return layout.entries.index(entry)
+        return 0
 
     # ---- router -----------------------------------------------------------------------------
     def _router(self) -> list[str]:
@@ -526,13 +389,13 @@ class _Script:
             if self.vllm:
                 lines += _comment("vLLM Router (pip install vllm-router; vllm-project/router): "
                                   "one OpenAI-compatible endpoint over every instance", indent)
-                words = ["vllm-router", "--worker-urls", Raw('"${args[@]}"'), "--policy",
-                         "power_of_two"]
+                words = ["vllm-router", "--worker-urls", Raw('"${args[@]}"'),
+                         *router_policy_flags(plan)]
             else:
                 lines += _comment("SGLang Model Gateway (pip install sglang-router): one "
                                   "OpenAI-compatible endpoint over every instance", indent)
                 words = ["python", "-m", "sglang_router.launch_router", "--worker-urls",
-                         Raw('"${args[@]}"'), "--policy", "cache_aware"]
+                         Raw('"${args[@]}"'), *router_policy_flags(plan)]
         elif self.vllm:
             lines += _comment(
                 "vLLM Router (pip install vllm-router; vllm-project/router) pairs the prefill "
@@ -540,7 +403,7 @@ class _Script:
                 "(--service-discovery --vllm-pd-disaggregation --prefill-selector K=V "
                 "--decode-selector K=V)", indent)
             words = ["vllm-router", "--vllm-pd-disaggregation", Raw('"${args[@]}"'),
-                     "--prefill-policy", "cache_aware", "--decode-policy", "power_of_two"]
+                     *router_policy_flags(plan)]
         else:
             lines += _comment(
                 "SGLang Model Gateway (pip install sglang-router) pairs the prefill servers "

@@ -303,7 +303,8 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
             continue
         lines += [f"### `{cell(f['path'])}`", ""]
         for finding in f["findings"]:
-            lines.append(f"- {BAD} `{cell(f['path'])}:{finding['line']}:{finding['col']}` "
+            where = cell(finding.get("path", f["path"]))
+            lines.append(f"- {BAD} `{where}:{finding['line']}:{finding['col']}` "
                          f"**{cell(finding['id'])}** (`{cell(finding['key'])}`): "
                          f"{cell(finding['message'])}")
         for p in f["problems"]:

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.sweep.grid import SweepResult
-from advisor.core.sweep.keys import Axis
+from advisor.core.analysis.keys import Axis
+from advisor.core.analysis.sweep import SweepResult
 from advisor.escaping import visible
 
 FIGSIZE = (10.0, 6.0)

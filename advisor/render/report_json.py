@@ -48,7 +48,7 @@ from advisor.core.verdict.rules import Assessment, Finding
 from advisor.escaping import json_escaped
 
 if TYPE_CHECKING:
-    from advisor.core.verdict.boundaries import Boundary
+    from advisor.core.analysis.boundaries import Boundary
 
 SCHEMA_VERSION = 1
 """Version of both JSON documents; bumped only when a key is renamed or removed."""
@@ -181,6 +181,7 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
         "slo": {"ttft_ms": sc.slo.ttft_ms, "tpot_ms": sc.slo.tpot_ms,
                 "percentile": sc.slo.percentile},
         "autoscaling": sc.autoscaling,
+        "router": sc.router,
         "deployment": None if dep is None else {
             "mode": dep.mode, "chunked_prefill": dep.chunked_prefill,
             "chunk_tokens": dep.chunk_tokens, "tensor_parallel": dep.tensor_parallel,
@@ -188,7 +189,8 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
             "prefill_tensor_parallel": dep.prefill_tensor_parallel,
             "decode_tensor_parallel": dep.decode_tensor_parallel,
             "max_num_seqs": dep.max_num_seqs, "max_model_len": dep.max_model_len,
-            "gpu_memory_utilization": dep.gpu_memory_utilization, **_pinned_ep(sc)},
+            "gpu_memory_utilization": dep.gpu_memory_utilization, "router": dep.router,
+            **_pinned_ep(sc)},
     }
 
 
@@ -415,7 +417,7 @@ def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
     ``input_path`` is shown as given (keep it relative for reproducible output);
     ``input_sha256`` is the SHA-256 of the file's content as it was read (``input.sha256``:
     of what a pipe delivered too, #33); ``boundaries``
-    (``advisor.core.verdict.boundaries.verdict_boundaries``) become ``boundaries`` when given.
+    (``advisor.core.analysis.boundaries.verdict_boundaries``) become ``boundaries`` when given.
     """
     sc, a, m = scenario, assessment, assessment.model
     d = m.disaggregated
@@ -474,13 +476,21 @@ Locator = Callable[[str], tuple[int, int]]
 """Maps a dotted workload key (``deployment.mode``) to its 1-based ``(line, col)``."""
 
 
-def check_entry(report: Mapping[str, Any], locate: Locator) -> dict[str, Any]:
+def check_entry(report: Mapping[str, Any], locate: Locator,
+                place: Callable[[str], str] | None = None) -> dict[str, Any]:
     """One file's result in a check run, from its recommendation document.
 
     Findings get the position of their key from ``locate`` (the CLI reads it from the YAML);
-    a file without a ``deployment:`` block is an error (nothing to gate).
+    with ``place``, also the file that position is in (``path``: a Kubernetes manifest for
+    ``deployment`` keys read from one). A file without a ``deployment:`` block is an error
+    (nothing to gate).
     """
     path = report["input"]["path"]
+
+    def at(key: str) -> dict[str, Any]:
+        line, col = locate(key)
+        return {"line": line, "col": col} | ({"path": place(key)} if place else {})
+
     deployed = report.get("deployed")
     if deployed is None:
         line, col = locate("deployment")
@@ -489,12 +499,8 @@ def check_entry(report: Mapping[str, Any], locate: Locator) -> dict[str, Any]:
                 "problems": [{"path": path, "line": line, "col": col, "key": "deployment",
                               "message": MISSING_DEPLOYMENT_MESSAGE}],
                 "report": dict(report)}
-    findings = []
-    for f in deployed["findings"]:
-        line, col = locate(f["key"])
-        findings.append({**f, "line": line, "col": col})
-    line, col = locate("deployment.mode")
-    warnings = [{**w, "key": "deployment.mode", "line": line, "col": col}
+    findings = [{**f, **at(f["key"])} for f in deployed["findings"]]
+    warnings = [{**w, "key": "deployment.mode", **at("deployment.mode")}
                 for w in report["warnings"]] if deployed["mode"] == "disaggregated" else []
     return {"path": path, "status": "fail" if findings else "pass",
             "verdict": report["verdict"], "slo_met": report["slo_met"], "findings": findings,

@@ -1,6 +1,6 @@
 """The recommendation's figure (``recommend --plot FILE.png|FILE.svg``, the HTML report).
 
-Draws :class:`~advisor.core.figure_data.FigureData` with matplotlib (the ``plot`` extra,
+Draws :class:`~advisor.core.analysis.figure_data.FigureData` with matplotlib (the ``plot`` extra,
 imported only here, on the headless Agg backend):
 
 (a) TTFT and TPOT percentiles against the request rate for the colocated (chunked),
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.figure_data import (
+from advisor.core.analysis.figure_data import (
     COLOCATED,
     DISAGGREGATED,
     TTFT_PARTS,

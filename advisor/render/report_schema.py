@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from advisor.core.scenario import ROUTER_POLICIES
+
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "report.schema.json"
 """The committed schema, shipped inside the package."""
@@ -108,13 +110,17 @@ def _inputs() -> Schema:
                                               "model's median latencies of `plan`."))})),
         "slo": obj({"ttft_ms": null(NONNEG), "tpot_ms": null(NONNEG), "percentile": NONNEG}),
         "autoscaling": BOOL,
+        "router": {"enum": list(ROUTER_POLICIES), "description": (
+            "How every pool's router dispatches requests to its instances (colocated, "
+            "prefill and decode alike); the queues of both architectures assume it.")},
         "deployment": null(obj({
             "mode": {"enum": ["colocated", "disaggregated"]}, "chunked_prefill": BOOL,
             "chunk_tokens": null(COUNT), "tensor_parallel": null(COUNT),
             "prefill_gpus": null(COUNT), "decode_gpus": null(COUNT),
             "prefill_tensor_parallel": null(COUNT), "decode_tensor_parallel": null(COUNT),
             "max_num_seqs": null(COUNT), "max_model_len": null(COUNT),
-            "gpu_memory_utilization": null(FRACTION), **_PINNED_EP},
+            "gpu_memory_utilization": null(FRACTION),
+            "router": {"enum": [*ROUTER_POLICIES, None]}, **_PINNED_EP},
             optional=tuple(_PINNED_EP))),
     }, description="The resolved scenario the numbers were computed for.")
 
@@ -230,8 +236,8 @@ def _finding(located: bool) -> Schema:
                                 "message": STR}
     if located:
         props |= {"line": {"type": "integer", "minimum": 1},
-                  "col": {"type": "integer", "minimum": 1}}
-    return obj(props)
+                  "col": {"type": "integer", "minimum": 1}, "path": STR}
+    return obj(props, optional=("path",) if located else ())
 
 
 def _deployed() -> Schema:
@@ -336,12 +342,20 @@ def _check() -> Schema:
                    "col": {"type": "integer", "minimum": 1}, "key": STR, "message": STR})
     warning = obj({"id": STR, "message": STR, "key": STR,
                    "line": {"type": "integer", "minimum": 1},
-                   "col": {"type": "integer", "minimum": 1}})
+                   "col": {"type": "integer", "minimum": 1}, "path": STR},
+                  optional=("path",))
+    gap = obj({"what": STR, "path": STR, "line": {"type": "integer", "minimum": 1},
+               "col": {"type": "integer", "minimum": 1}, "message": STR})
+    source = obj({"paths": array(STR), "kind": STR, "name": STR, "gaps": array(gap),
+                  "pools": array({"type": "object"}), "facts": {"type": "object"}},
+                 description="The Kubernetes manifests the deployment was read from: what "
+                             "they deploy, and what they leave unsaid (gaps).")
     file_entry = obj({
         "path": STR, "status": {"enum": ["pass", "fail", "error"]},
         "verdict": null({"enum": ["chunked-prefill", "disaggregate"]}), "slo_met": null(BOOL),
         "findings": array(ref("located_finding")), "warnings": array(warning),
-        "problems": array(problem), "report": null(ref("recommendation"))})
+        "problems": array(problem), "report": null(ref("recommendation")),
+        "manifest": source}, optional=("manifest",))
     return obj({
         "schema_version": {"const": 1},
         "kind": {"const": "check"},

@@ -38,6 +38,8 @@ RULES: dict[str, str] = {
     "deployment-misses-slo": "The declared deployment misses the SLOs at the workload's rate.",
     "deployment-infeasible": "The declared deployment cannot run the model.",
     "split-off": "A disaggregated split is too far from the best integer split.",
+    "manifest-gpus": "A colocated manifest deploys another number of GPUs than the workload "
+                     "plans.",
     "input-error": "The workload file could not be evaluated.",
 }
 """Every rule id with its short description (unknown ids get a generic one)."""
@@ -107,13 +109,15 @@ def build_sarif(doc: Mapping[str, Any],
     for f in doc["files"]:
         for finding in f["findings"]:
             results.append(_result(finding["id"], f"{finding['key']}: {finding['message']}",
-                                   where(f["path"]), finding["line"], finding["col"]))
+                                   where(finding.get("path", f["path"])), finding["line"],
+                                   finding["col"]))
         for p in f["problems"]:
             key = f"{p['key']}: " if p.get("key") else ""
             results.append(_result("input-error", key + p["message"], where(p["path"]),
                                    p["line"], p["col"]))
         for w in f["warnings"]:
-            results.append(_result(f"warning-{w['id']}", w["message"], where(f["path"]),
+            results.append(_result(f"warning-{w['id']}", w["message"],
+                                   where(w.get("path", f["path"])),
                                    w["line"], w["col"], level="warning"))
     rule_ids = list(RULES) + sorted({r["ruleId"] for r in results} - set(RULES))
     rules = [_rule(r) for r in rule_ids]

@@ -119,6 +119,7 @@ def result_dict(res: SimulationResult) -> dict[str, Any]:
         "source": res.source,
         "plan": plan_dict(res.plan),
         "gpus": res.gpus,
+        "router": res.router,
         "slo": {"ttft_ms": res.ttft_slo_ms, "tpot_ms": res.tpot_slo_ms,
                 "percentile": res.slo_percentile},
         "phases": [_phase_dict(p) for p in res.phases],
@@ -339,7 +340,8 @@ def render_table(workload: str, requests: int | None, seed: int,
     else:
         size = f"{requests:,} requests"
     seeded = "" if first is not None and first.source == "trace" else f", seed {seed}"
-    console.print(Text(f"Simulation of {visible(workload)}: {size}{seeded}{slo}. "
+    routed = "" if first is None else f", {first.router} router on every pool"
+    console.print(Text(f"Simulation of {visible(workload)}: {size}{seeded}{routed}{slo}. "
                        "diff = (analytic − simulated) / simulated.", style="bold"))
     if trace_note:  # names the log: its file name is the user's (#33)
         console.print(Text(visible(trace_note)))

@@ -1,7 +1,7 @@
 """Rendering of a sweep: a JSON document, CSV rows and a terminal table. Pure (no I/O).
 
-:func:`sweep_document` turns a :class:`~advisor.core.sweep.grid.SweepResult` into plain data (the
-JSON format); the table and CSV renderers read the result directly. Non-finite numbers
+:func:`sweep_document` turns a :class:`~advisor.core.analysis.sweep.SweepResult` into plain
+data (the JSON format); the table and CSV renderers read the result directly. Non-finite numbers
 (an undefined gain, no KV link without a split) are ``null`` in JSON and empty in CSV.
 """
 
@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from advisor.core.sweep.grid import SweepResult
+from advisor.core.analysis.sweep import SweepResult
 from advisor.core.verdict.rules import VERDICTS
 
 SCHEMA_VERSION = 1

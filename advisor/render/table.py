@@ -123,6 +123,7 @@ def _inputs(doc: Mapping[str, Any]) -> RenderableType:
                             f"{t.length_text(phase['output_tokens'])} tokens{hits}")
     grid.add_row("SLO", t.slo_text(inputs["slo"]))
     grid.add_row("autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)")
+    grid.add_row("router", t.router_text(inputs["router"]))
     grid.add_row("deployment", t.deployment_text(inputs.get("deployment")))
     calibration = t.calibration_text(doc.get("calibration"))
     if calibration:
@@ -446,7 +447,8 @@ def check_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
         out.append(head)
         items: list[str] = []
         for finding in f["findings"]:
-            items.append(f"{f['path']}:{finding['line']}:{finding['col']}: {finding['key']}: "
+            where = finding.get("path", f["path"])
+            items.append(f"{where}:{finding['line']}:{finding['col']}: {finding['key']}: "
                          f"[{finding['id']}] {finding['message']}")
         for problem in f["problems"]:
             key = f"{problem['key']}: " if problem.get("key") else ""
@@ -455,8 +457,10 @@ def check_renderables(doc: Mapping[str, Any]) -> list[RenderableType]:
         if items:
             out.append(Padding(_bullets(items, marker=BAD, style="red"), (0, 0, 0, 2)))
         if f["warnings"]:
-            out.append(Padding(_bullets([f"[{w['id']}] {w['message']}" for w in f["warnings"]],
-                                        marker="!", style="yellow"), (0, 0, 0, 2)))
+            out.append(Padding(_bullets([
+                f"[{w['id']}] " + (f"{w['path']}:{w['line']}: " if "path" in w else "")
+                + w["message"] for w in f["warnings"]], marker="!", style="yellow"),
+                (0, 0, 0, 2)))
     counts = doc["counts"]
     out += [Text(""), Text(
         f"{counts['files']} file{'s' * (counts['files'] != 1)}: {counts['passed']} passed, "

@@ -244,6 +244,16 @@ def deployment_text(dep: Mapping[str, Any] | None) -> str:
             f"{f' ({_pool_shape(dtp)})' if dtp else ''}{limits}")
 
 
+ROUTER_TEXT = {"least-loaded": "least-loaded (join the shortest queue)",
+               "round-robin": "round-robin", "random": "random (uniform)",
+               "power-of-two": "power-of-two (the less loaded of two random instances)"}
+
+
+def router_text(router: str) -> str:
+    """The router policy the queues assumed, on every pool."""
+    return f"{ROUTER_TEXT.get(router, router)} on every pool"
+
+
 def _pool_shape(value: int | str) -> str:
     """A declared pool's shape: ``TP4`` from a TP degree, or an EP label as given."""
     return value if isinstance(value, str) else shape(value)
@@ -324,6 +334,7 @@ def input_rows(doc: Mapping[str, Any]) -> list[list[str]]:
                             f"{length_text(p['output_tokens'])} tokens"])
     rows += [["SLO", slo_text(inputs["slo"])],
              ["autoscaling", "yes" if inputs["autoscaling"] else "no (static pools)"],
+             ["router", router_text(inputs["router"])],
              ["deployment", deployment_text(inputs.get("deployment"))]]
     calibration = calibration_text(doc.get("calibration"))
     if calibration:

@@ -203,7 +203,21 @@ def plan_launch(report: Mapping[str, Any], engine: EmitEngine | str, memory: Lau
         pools=pools, slots=tuple(slots),
         nodes=len({node for s in slots for node in s.nodes}),
         kv_link=kv.get("link_id") if chosen == "disaggregated" else None,
-        slo_met=bool(report.get("slo_met", True)), warnings=warnings)
+        slo_met=bool(report.get("slo_met", True)), warnings=warnings,
+        notes=_engine_notes(inputs, engine, memory), gpu_name=memory.gpu.name)
+
+
+def _engine_notes(inputs: Mapping[str, Any], engine: EmitEngine,
+                  memory: LaunchMemory) -> tuple[str, ...]:
+    """A caveat when the commands run another engine than the workload's."""
+    workload = inputs.get("engine")
+    if not workload or workload == engine.value:
+        return ()
+    return (f"The workload runs {workload}; these are {engine.value} flags. The plan (pool "
+            f"sizes, token budgets, running sequences) is the one the model made for "
+            f"{workload}; the memory check uses {engine.value}'s engine profile "
+            f"({memory.engine.id}). Re-run with engine: {engine.value} to size the plan for "
+            f"{engine.value}.",)
 
 
 def emit_engine_spec(scenario: Scenario, engine: EmitEngine | str,

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from advisor.core.figure_data import FigureData
+    from advisor.core.analysis.figure_data import FigureData
     from advisor.loading.catalog import ProfileCatalog
+    from advisor.loading.manifests import ManifestDeployment, ManifestRef
     from advisor.loading.yaml_source import YamlDocument
 
 Locator = Callable[[str], tuple[int, int]]
@@ -29,6 +30,9 @@ class Recommendation:
     report: dict[str, Any]
     document: YamlDocument
     figure: FigureData | None = None
+    manifest: ManifestDeployment | None = None
+    """The deployment read from Kubernetes manifests (``deployment.from`` or ``check
+    MANIFEST``), with where each key came from."""
 
 
 def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None,
@@ -44,35 +48,37 @@ def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None =
 
 
 def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | None = None,
-                         boundaries: bool = True, figure: bool = False) -> Recommendation:
+                         boundaries: bool = True, figure: bool = False,
+                         manifests: Sequence[ManifestRef] | None = None) -> Recommendation:
     """:func:`build_file_report`, and with ``figure`` the data of the report's figure
-    (``core.figure_data``; its curves use the phase that binds the recommended
+    (``core.analysis.figure_data``; its curves use the phase that binds the recommended
     architecture)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
     from advisor.core.verdict.rules import assess
-    from advisor.loading.resolve import load_scenario_and_document
+    from advisor.loading.resolve import load_workload
     from advisor.render.report_json import build_report
 
-    scenario, document = load_scenario_and_document(path, catalog)
+    loaded = load_workload(path, catalog, manifests)
+    scenario, document = loaded.scenario, loaded.document
     caps = Capacities(scenario)  # one set of capacity tables for the model and the searches
     model = evaluate(scenario, caps)
     assessment = assess(scenario, model)
     bounds = None
     if boundaries:  # ``check`` skips them, and does not load the searches
-        from advisor.core.verdict.boundaries import verdict_boundaries
+        from advisor.core.analysis.boundaries import verdict_boundaries
 
         bounds = verdict_boundaries(scenario, model, caps)
     shown = str(path) if display is None else display
     report = build_report(scenario, assessment, shown, document.sha256, bounds)
     fig = None
     if figure:
-        from advisor.core.figure_data import figure_data
+        from advisor.core.analysis.figure_data import figure_data
 
         phase = (model.disaggregated_phase if assessment.verdict == "disaggregate"
                  else model.colocated_phase)
         fig = figure_data(scenario, model, caps, phase)
-    return Recommendation(report, document, fig)
+    return Recommendation(report, document, fig, loaded.manifest)
 
 
 def locator(document: YamlDocument) -> Locator:
@@ -88,16 +94,20 @@ def locator(document: YamlDocument) -> Locator:
     return locate
 
 
-def check_file(path: Path, catalog: ProfileCatalog, reraise: bool = False
-               ) -> tuple[dict[str, Any], list[Any]]:
+def check_file(path: Path, catalog: ProfileCatalog, reraise: bool = False,
+               values_kind: str | None = None) -> tuple[dict[str, Any], list[Any]]:
     """One file's check entry and its input problems (``InputProblem``; empty when it was
-    evaluated). A file that cannot be evaluated becomes an error entry; an unexpected
-    exception too (one broken file must not hide the others), unless ``reraise``."""
+    evaluated). The file is a workload, or a Kubernetes manifest whose
+    ``# pd-advisor: workload=`` comment names its workload (``values_kind``: how to read Helm
+    values). A file that cannot be evaluated becomes an error entry; an unexpected exception
+    too (one broken file must not hide the others), unless ``reraise``."""
     from advisor.loading.errors import InputError, InputProblem
     from advisor.render.report_json import check_entry, check_error_entry
+    from advisor.usecases.manifest_check import manifest_findings, pairing
 
     try:
-        report, document = build_file_report(path, catalog, boundaries=False)
+        workload, refs = pairing(path, values_kind)
+        rec = build_recommendation(workload, catalog, boundaries=False, manifests=refs)
     except InputError as exc:
         return check_error_entry(str(path), exc.problems), list(exc.problems)
     except Exception as exc:
@@ -105,6 +115,10 @@ def check_file(path: Path, catalog: ProfileCatalog, reraise: bool = False
             raise
         problems = [InputProblem(str(path), 1, 1, "", internal_error(exc))]
         return check_error_entry(str(path), problems), problems
-    entry = check_entry(report, locator(document))
+    if rec.manifest is None:
+        entry = check_entry(rec.report, locator(rec.document))
+    else:
+        entry = manifest_findings(rec.report, rec.document, rec.manifest, str(path),
+                                  locator(rec.document))
     return entry, [InputProblem(p["path"], p["line"], p["col"], p["key"], p["message"])
                    for p in entry["problems"]]

@@ -106,7 +106,7 @@ def test_sweep_json_memory_does_not_grow_with_points(tmp_path: Path) -> None:
 
 def test_sweep_stream_is_byte_identical(monkeypatch: pytest.MonkeyPatch) -> None:
     """The streamed JSON and CSV equal the whole-document rendering, over several pieces."""
-    from advisor.core.sweep.grid import sweep
+    from advisor.core.analysis.sweep import sweep
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.resolve import load_scenario
     from advisor.loading.sweep_spec import axis_from_vary
@@ -315,13 +315,31 @@ def test_symlink_loop_in_a_profile_directory(run_cli: Any, tmp_path: Path) -> No
 
 
 # ---- (5) exit contract ---------------------------------------------------------------------
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process (Linux ``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_sigint_says_interrupted_and_exits_130(tmp_path: Path) -> None:
+    # SIGINT back to its default in the child: a test run started as a background job of a
+    # non-interactive shell inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt (the simulation would run its 5,000,000 requests to the end).
     proc = subprocess.Popen([sys.executable, "-m", "advisor", "simulate", str(EXAMPLE),
                              "--requests", "5000000"], cwd=tmp_path, env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(4.0)  # imports done, simulating
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        # Imports done, simulating: wait for CPU time, not wall time (a loaded machine
+        # stretches the imports' wall time; a cold start takes under 1.5 s of CPU).
+        deadline = time.monotonic() + 120.0
+        while _cpu_seconds(proc.pid) < 3.0 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # never leave a 5,000,000-request simulation behind
     assert proc.returncode == 130
     assert stderr.decode().splitlines()[-1] == "pd-advisor: interrupted"
 

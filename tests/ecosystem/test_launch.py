@@ -418,3 +418,13 @@ def test_deployment_pins_replace_the_computed_flags() -> None:
     too_long = dataclasses.replace(memory, overrides=LaunchOverrides(max_model_len=10_000_000))
     text = _comments(render.launch_commands(plan_launch(report, "vllm", too_long)))
     assert "WARNING: colocated instances (TP2) fail the start-up memory check" in text
+
+
+def test_another_engines_plan_says_so() -> None:
+    """Issue #32: `--emit vllm` on an `engine: trtllm` workload wrote vLLM flags sized for
+    TensorRT-LLM without a word; the script now says whose plan it is."""
+    report = _report()
+    report["inputs"]["engine"] = "trtllm"
+    text = _comments(launch_commands(report, "vllm"))
+    assert "NOTE: The workload runs trtllm; these are vllm flags." in text
+    assert "NOTE" not in _comments(launch_commands(_report(), "vllm"))

@@ -83,7 +83,7 @@ def test_single_phase_defaults(catalog: ProfileCatalog) -> None:
     assert phase.prompt_tokens.quantile(0.5) == pytest.approx(800, rel=0.1)
     assert phase.prompt_tokens.p95 == pytest.approx(2500, rel=0.1)
     assert s.slo.ttft_ms == 500 and s.slo.tpot_ms == 25 and s.slo.percentile == 95
-    assert s.autoscaling is False
+    assert s.autoscaling is False and s.router == "least-loaded"
     assert s.deployment.mode == "colocated" and s.deployment.tensor_parallel == 1
     assert s.chunk_tokens == 512
     assert s.policy == Policy()
@@ -316,3 +316,29 @@ def test_engine_selects_its_profile(tmp_path: Path, catalog: ProfileCatalog, eng
     scenario = load_scenario(path, catalog)
     assert scenario.engine.id == profile
     assert scenario.engine.name == profile.split("-")[0]
+
+
+# ---- the router (#27) -----------------------------------------------------------------------
+@pytest.mark.parametrize(("tail", "router"), [
+    ("", "least-loaded"),
+    ("operations:\n  router: random\n", "random"),
+    ("deployment:\n  mode: colocated\n  router: power-of-two\n", "power-of-two"),
+    ("operations:\n  router: round-robin\ndeployment:\n  mode: colocated\n", "round-robin"),
+    ("operations:\n  router: round-robin\ndeployment:\n  mode: colocated\n"
+     "  router: round-robin\n", "round-robin"),
+])
+def test_router_from_operations_or_deployment(project: Path, catalog: ProfileCatalog,
+                                              tail: str, router: str) -> None:
+    """The scenario's router is the deployment's, else operations' (default least-loaded)."""
+    s = load_scenario(_workload(project, tail=tail), catalog)
+    assert s.router == router
+
+
+def test_router_given_twice_must_agree(project: Path, catalog: ProfileCatalog) -> None:
+    path = _workload(project, tail="operations:\n  router: random\n"
+                                   "deployment:\n  mode: colocated\n  router: round-robin\n")
+    with pytest.raises(InputError) as err:
+        load_scenario(path, catalog)
+    assert _messages(err.value) == [
+        "15:11: deployment.router: round-robin contradicts operations.router (random); "
+        "give the router in one place"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.core.sweep.keys import SweepError
+from advisor.core.analysis.keys import SweepError
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.sweep_spec import (
     DEFAULT_FLOAT_POINTS,

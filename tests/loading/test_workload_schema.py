@@ -162,7 +162,8 @@ def test_field_problems(path: str, value: Any, expected: tuple[str, str]) -> Non
      "unknown key 'p99'; did you mean 'p95'?"),
     ("policy.min_disag_gain", "policy.min_disag_gain",
      "unknown key 'min_disag_gain'; did you mean 'min_disagg_gain'?"),
-    ("operations.owner", "operations.owner", "unknown key 'owner'; allowed keys: autoscaling"),
+    ("operations.owner", "operations.owner",
+     "unknown key 'owner'; allowed keys: autoscaling, router"),
 ])
 def test_unknown_keys_suggest_the_closest(path: str, key: str, message: str) -> None:
     issues = ws.check_workload(_with(path, 1)).issues
@@ -369,3 +370,10 @@ def test_config_document() -> None:
 ])
 def test_describe(value: Any, text: str) -> None:
     assert describe(value) == text
+
+
+@pytest.mark.parametrize("path", ["operations.router", "deployment.router"])
+def test_router_names_the_policies(path: str) -> None:
+    assert _issues(_with(path, "jsq")) == [(path, "must be 'least-loaded', 'round-robin', "
+                                                  "'random' or 'power-of-two', got 'jsq' (string)")]
+    assert _issues(_with(path, "power-of-two")) == []

@@ -117,10 +117,10 @@ def test_drift_corners_are_built_once_and_read_alike_by_every_caller() -> None:
     """#20: the drift band's corner capacities are built once per ``Capacities`` and shared
     by ``evaluate``'s fragility and every design-point call of the boundary searches (and,
     with the link swapped, by the bandwidth search), with the numbers of fresh tables."""
+    from advisor.core.analysis.points import design_points
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.drift import corner_capacities
     from advisor.core.plan.evaluate import evaluate
-    from advisor.core.plan.points import design_points
     from tests.sweep.helpers import PREFILL_HEAVY
 
     sc = scenario(PREFILL_HEAVY)

@@ -215,8 +215,8 @@ def test_plan_and_argument_errors() -> None:
         simulate(sc, "chunked", 5, 0, model=r)
     with pytest.raises(ValueError, match="simulate between 10 and"):
         simulate(sc, "chunked", MAX_REQUESTS + 1, 0, model=r)
-    with pytest.raises(ValueError, match="unknown routing 'magic'"):
-        simulate(sc, "chunked", 100, 0, model=r, routing="magic")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown router 'magic'"):
+        simulate(sc, "chunked", 100, 0, model=r, router="magic")  # type: ignore[arg-type]
 
 
 def test_default_plan_reproduces_model_result() -> None:

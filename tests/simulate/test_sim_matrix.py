@@ -229,8 +229,8 @@ def test_model_assumptions_reproduced(names: tuple[str, ...]) -> None:
     for name in names:
         sc = idealised(scenario(name))
         for mode in ("chunked", "unchunked", "disaggregated"):
-            routing = "jsq" if mode == "disaggregated" else "random"
-            res = simulate(sc, mode, 5000, SEED, model=model(name), routing=routing)
+            router = "least-loaded" if mode == "disaggregated" else "random"
+            res = simulate(sc, mode, 5000, SEED, model=model(name), router=router)
             ok, line = _row(name, res, IDEAL_TPOT_CLUSTERED)
             if mode == "chunked":  # TTFT to IDEAL_CHUNKED_TTFT (see the docstring)
                 tpot = res.overall.tpot_ms[1].relative_diff
@@ -254,7 +254,7 @@ def test_prefill_pool_is_one_queue(name: str) -> None:
     with random routing, and the analytic G/G/c figure is closer to JSQ than to random."""
     sc, r = scenario(name), model(name)
     jsq = simulate(sc, "disaggregated", 5000, SEED, model=r)
-    rnd = simulate(sc, "disaggregated", 5000, SEED, model=r, routing="random")
+    rnd = simulate(sc, "disaggregated", 5000, SEED, model=r, router="random")
     analytic = jsq.overall.ttft_ms[1].analytic
     assert analytic is not None
     assert jsq.overall.ttft_ms[1].simulated < rnd.overall.ttft_ms[1].simulated

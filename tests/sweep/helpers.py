@@ -8,9 +8,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from advisor.core.analysis.keys import Axis, SweepError, check_value, key_info, value_label
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import Scenario
-from advisor.core.sweep.keys import Axis, SweepError, check_value, key_info, value_label
 from advisor.core.verdict.rules import DECIDING_RULES, assess
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario

@@ -6,8 +6,8 @@ from itertools import pairwise
 
 import numpy as np
 
-from advisor.core.sweep.grid import sweep
-from advisor.core.sweep.keys import apply_value
+from advisor.core.analysis.keys import apply_value
+from advisor.core.analysis.sweep import sweep
 from advisor.loading.sweep_spec import make_axis
 from tests.sweep.helpers import PREFILL_HEAVY, mismatches, scenario
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from advisor.core.sweep.grid import SweepResult, sweep
+from advisor.core.analysis.sweep import SweepResult, sweep
 from advisor.loading.sweep_spec import make_axis
 from advisor.render.report_json import json_number
 from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, axis_from_values, scenario

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from advisor.core.analysis.points import evaluate_points
 from advisor.core.plan.evaluate import evaluate
-from advisor.core.plan.points import evaluate_points
 from advisor.core.scenario import Policy
 from advisor.core.verdict.rules import (
     DECIDING_RULES,
@@ -252,7 +252,7 @@ def test_a_clear_integer_win_with_network_and_mix_passing_is_never_vetoed(
     """#14's property: no point with an integer gain ≥ 2 × min_disagg_gain whose
     kv-bandwidth and traffic-mix pass is chunked-prefill (here over generated workloads, at
     their own size and a spread of GPU counts, through the sweep's many-point path, which
-    tests/plan/test_points.py ties to recommend's)."""
+    tests/analysis/test_points.py ties to recommend's)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "workload.yaml"
         path.write_text(to_yaml(doc), encoding="utf-8")

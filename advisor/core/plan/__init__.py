@@ -7,11 +7,14 @@
   runners-up, or many cluster sizes at once);
 * :mod:`.static` — the best split kept through every traffic phase;
 * :mod:`.best` — the best colocated plan (shape and token budget);
+* :mod:`.drift` — a split's goodput at the corners of the assumed mix drift;
 * :mod:`.evaluate` — one design point in full detail (``evaluate(sc) → ModelResult``);
-* :mod:`.points` — many design points, headline metrics and verdicts (``design_points``).
+* :mod:`.closed_loop` — closed-loop traffic (N clients) solved to its equivalent rate by
+  ``evaluate`` at probe rates.
 
-The physics they call lives beside them in ``advisor.core`` (``instance``, ``memory``,
-``queueing``, ``kv_transfer``, ``interference``, ``colocated``, ``disaggregated``); the sweep
-(``advisor.core.sweep``) and the verdict boundaries (``advisor.core.verdict.boundaries``) are
-callers of :mod:`.points`.
+The physics they call lives below them in the root of ``advisor.core`` (``instance``,
+``memory``, ``queueing``, ``kv_transfer``, ``interference``, ``colocated``,
+``disaggregated``); the rules that judge a result are in ``advisor.core.verdict``, the
+many-point readings (design points, sweeps, verdict boundaries, the figure's data) in
+``advisor.core.analysis``. Nothing here imports either (``tests/architecture/test_layers.py``).
 """

@@ -23,15 +23,14 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from advisor.core.results import ModelResult
-from advisor.core.scenario import Scenario, TrafficPhase
+from advisor.core.scenario import ROUTER_POLICIES, RouterPolicy, Scenario, TrafficPhase
 from advisor.core.simulate.analytic import QUANTILES, AnalyticPrediction, predict
 from advisor.core.simulate.arrivals import ArraySource, DrawnSource, Source, Trace, phase_counts
-from advisor.core.simulate.colocated_sim import KvSpec, RandomRouter, run_colocated
+from advisor.core.simulate.colocated_sim import KvSpec, run_colocated
 from advisor.core.simulate.disaggregated_sim import run_disaggregated
 from advisor.core.simulate.feed import Feed
 from advisor.core.simulate.metrics import GapStats, RunCounters, hist_quantile
@@ -72,7 +71,6 @@ __all__ = ["MAX_REQUESTS", "MIN_REQUESTS", "MODES", "ColocatedSimPlan", "Compare
 
 MIN_REQUESTS = 10
 PERCENTILES = tuple(q * 100.0 for q in QUANTILES)
-Routing = Literal["jsq", "random"]
 
 
 @dataclass(frozen=True)
@@ -168,18 +166,18 @@ def _stats(name: str, rate: float, fig: WindowFigures, sc: Scenario,
         analytic_meets_slo=meets, steady_state=steady, little=fig.little)
 
 
-def _check_args(mode: str, requests: int | None, routing: str) -> None:
+def _check_args(mode: str, requests: int | None, router: str) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     if requests is not None and not MIN_REQUESTS <= requests <= MAX_REQUESTS:
         raise ValueError(f"simulate between {MIN_REQUESTS} and {MAX_REQUESTS:,} requests")
-    if routing not in ("jsq", "random"):
-        raise ValueError(f"unknown routing {routing!r}; expected jsq or random")
+    if router not in ROUTER_POLICIES:
+        raise ValueError(f"unknown router {router!r}; expected one of {', '.join(ROUTER_POLICIES)}")
 
 
 def simulate(scenario: Scenario, mode: Mode, requests: int | None = None, seed: int = 0,
              plan: Plan | None = None, progress: Callable[[int, int], None] | None = None,
-             model: ModelResult | None = None, routing: Routing = "jsq",
+             model: ModelResult | None = None, router: RouterPolicy | None = None,
              replay: Replay | None = None,
              in_flight_limit: int = IN_FLIGHT_LIMIT) -> SimulationResult:
     """Simulate ``scenario`` served in ``mode`` on ``plan``.
@@ -187,22 +185,25 @@ def simulate(scenario: Scenario, mode: Mode, requests: int | None = None, seed: 
     ``requests`` None sizes the run from the workload (module docstring); a number runs that
     many, split over the phases in proportion to what each needs. ``plan`` defaults to the
     analytic model's best plan for the mode (``model`` may pass an already computed
-    ``evaluate(scenario)``). ``routing`` "random" sends each request to a uniformly drawn
-    instance instead of the shortest queue (a diagnostic: the per-instance independent queue
-    the analytic model assumes). ``replay`` replays a log instead of drawing requests.
+    ``evaluate(scenario)``). ``router`` is the policy every pool's router runs (default the
+    workload's, ``Scenario.router``); the analytic column assumes the same one. ``replay``
+    replays a log instead of drawing requests.
     Raises ``PlanError`` when there is no plan for the mode or the plan cannot run,
     ``ValueError`` for bad arguments.
     """
-    _check_args(mode, requests, routing)
+    router = scenario.router if router is None else router
+    _check_args(mode, requests, router)
     if plan is None:
         if model is None:
             from advisor.core.plan.evaluate import evaluate
 
             model = evaluate(scenario)
         plan = default_plan(scenario, mode, model)
-    sc = scenario if replay is None else dataclasses.replace(scenario, phases=replay.phases)
+    sc = dataclasses.replace(scenario, router=router)
+    if replay is not None:
+        sc = dataclasses.replace(sc, phases=replay.phases)
     dep = build_deployment(sc, mode, plan)
-    preds = [predict(dep, ph, idx, sc.slo.quantile, routing) for idx, ph in enumerate(sc.phases)]
+    preds = [predict(dep, ph, idx, sc.slo.quantile, router) for idx, ph in enumerate(sc.phases)]
     top_q = sc.slo.quantile
     residences = [_residence(dep, ph, idx, p)
                   for idx, (ph, p) in enumerate(zip(sc.phases, preds, strict=True))]
@@ -242,18 +243,16 @@ def simulate(scenario: Scenario, mode: Mode, requests: int | None = None, seed: 
     counters: RunCounters
     if isinstance(plan, ColocatedSimPlan):
         pool = dep.pools[0]
-        route = RandomRouter(seed, 0, pool.instances) if routing == "random" else None
         cap = max(int(sc.model.max_context_tokens), longest)
         counters = run_colocated(feed, StepTimes(pool.instance, top_context), pool.instances,
-                                 pool.instance.gpus, plan.chunk_tokens, kv, cap, gaps, route)
+                                 pool.instance.gpus, plan.chunk_tokens, kv, cap, gaps, router,
+                                 seed)
         decode_instances = pool.instances
     else:
         pre, dec = dep.pools
-        routes = None
-        if routing == "random":
-            routes = (RandomRouter(seed, 0, pre.instances), RandomRouter(seed, 1, dec.instances))
         counters = run_disaggregated(feed, dep, StepTimes(pre.instance, top_context),
-                                     StepTimes(dec.instance, top_context), kv, gaps, routes)
+                                     StepTimes(dec.instance, top_context), kv, gaps, router,
+                                     seed)
         decode_instances = dec.instances
     return _result(scenario, sc, mode, plan, dep, seed, preds, sizings, rec, feed, counters,
                    gaps, decode_instances, planned, requests is None and replay is None,
@@ -306,8 +305,9 @@ def _result(scenario: Scenario, sc: Scenario, mode: Mode, plan: Plan, dep: Deplo
                            None if p99 is None else p99 * 1000.0, gaps.max_s * 1000.0, dec_step)
     return SimulationResult(
         scenario=scenario.name, mode=mode, plan=plan, gpus=dep.gpus, requests=feed.arrived,
-        requests_planned=planned, sized=sized, seed=seed, slo_percentile=sc.slo.percentile,
-        ttft_slo_ms=sc.slo.ttft_ms, tpot_slo_ms=sc.slo.tpot_ms, phases=tuple(phases),
+        requests_planned=planned, sized=sized, seed=seed, router=sc.router,
+        slo_percentile=sc.slo.percentile, ttft_slo_ms=sc.slo.ttft_ms,
+        tpot_slo_ms=sc.slo.tpot_ms, phases=tuple(phases),
         overall=overall, reached=reached_all, stopped=counters.stopped,
         gpu_busy_share=min(counters.busy_gpu_s / (counters.gpus * sim_seconds), 1.0),
         kv_link_utilization=link,

@@ -57,7 +57,7 @@ def _triple(values: list[float | None]) -> Triple:
     return (values[0], values[1], values[2])
 
 
-def split_instances(instances: int, burstiness: float, routing: str = "jsq") -> float:
+def split_instances(instances: int, burstiness: float, routing: str = "least-loaded") -> float:
     """The pool size to give the colocated model for ``routing``: for join-the-shortest-queue
     the one ``evaluate`` uses (``queue_instances``: bursts dealt out round robin, CV² = c²/n
     per instance, n rounded down to a power of two); for
@@ -71,7 +71,7 @@ def split_instances(instances: int, burstiness: float, routing: str = "jsq") -> 
 
 
 def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
-            slo_quantile: float = 0.95, routing: str = "jsq") -> AnalyticPrediction:
+            slo_quantile: float = 0.95, routing: str = "least-loaded") -> AnalyticPrediction:
     """The analytic prediction of ``dep`` serving ``phase`` (also at ``slo_quantile``) with
     the simulator's ``routing`` (``split_instances``; the disaggregated prefill pool is one
     queue either way)."""

@@ -1,9 +1,9 @@
 """Event loop of a colocated pool (chunked or unchunked prefill).
 
 Requests come from a ``feed.Feed``; the instances are one ``engine.EnginePool`` (continuous
-batching over a paged KV cache, see there). Routing is join-the-shortest-queue on outstanding
-requests (ties rotate), or a seeded uniform draw per request (``RandomRouter``, diagnostics:
-the per-instance independent queue the analytic model assumes).
+batching over a paged KV cache, see there). Each arrival goes to the instance the router's
+policy picks (``dispatch.Router``: least-loaded, round-robin, random or power-of-two on the
+requests outstanding at each instance).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass
 from heapq import heappop
 
-import numpy as np
-
+from advisor.core.scenario import RouterPolicy
+from advisor.core.simulate.dispatch import Router
 from advisor.core.simulate.engine import EnginePool, Event
 from advisor.core.simulate.feed import Feed
 from advisor.core.simulate.metrics import GapStats, RunCounters
@@ -29,40 +29,12 @@ class KvSpec:
     max_num_seqs: int
 
 
-class RandomRouter:
-    """A uniform instance per request from ``numpy.random.default_rng([seed, 1, pool])``."""
-
-    CHUNK = 16_384
-
-    def __init__(self, seed: int, pool: int, instances: int) -> None:
-        self._rng = np.random.default_rng([seed, 1, pool])
-        self._k = instances
-        self._buf: list[int] = []
-        self._i = 0
-
-    def __call__(self) -> int:
-        if self._i >= len(self._buf):
-            self._buf = self._rng.integers(0, self._k, size=self.CHUNK).tolist()
-            self._i = 0
-        i = self._buf[self._i]
-        self._i += 1
-        return i
-
-
-def shortest_queue(counts: list[int], rotate: int) -> int:
-    """Index of the smallest count; ties go to the first at or after ``rotate``."""
-    m = min(counts)
-    try:
-        return counts.index(m, rotate)
-    except ValueError:
-        return counts.index(m)
-
-
 def run_colocated(feed: Feed, steps: StepTimes, instances: int, gpus_per_instance: int,
                   chunk_tokens: int | None, kv: KvSpec, prefill_cap_tokens: int,
-                  gaps: GapStats, route: RandomRouter | None = None) -> RunCounters:
+                  gaps: GapStats, policy: RouterPolicy = "least-loaded", seed: int = 0
+                  ) -> RunCounters:
     """Simulate the feed's requests on ``instances`` colocated instances (chunk None =
-    unchunked)."""
+    unchunked), routed by ``policy`` (random draws seeded by ``seed``)."""
     rec = feed.rec
     heap: list[Event] = []
     counts = [0] * instances
@@ -72,8 +44,7 @@ def run_colocated(feed: Feed, steps: StepTimes, instances: int, gpus_per_instanc
     on_event = pool.on_event
     add = pool.add
     pop = feed.pop
-    rotate = 0
-    single = instances == 1
+    route = Router(policy, counts, seed, 0)
     t = feed.next_t if math.isfinite(feed.next_t) else 0.0
     start = t
     while True:
@@ -83,13 +54,7 @@ def run_colocated(feed: Feed, steps: StepTimes, instances: int, gpus_per_instanc
         elif not feed.exhausted:
             t = feed.next_t
             rid = pop()
-            if single:
-                i = 0
-            elif route is not None:
-                i = route()
-            else:
-                i = shortest_queue(counts, rotate)
-                rotate = i + 1 if i + 1 < instances else 0
+            i = route()
             counts[i] += 1
             add(i, rid, t)
             if feed.stop:

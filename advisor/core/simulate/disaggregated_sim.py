@@ -1,6 +1,6 @@
 """Event loop of a disaggregated deployment: prefill pool → KV link → decode pool.
 
-* **Prefill instances** (join-the-shortest-queue on queued + in-pass prompts): when idle and
+* **Prefill instances** (the router's policy on queued + in-pass prompts): when idle and
   prompts wait, a pass takes them in arrival order up to the saturating token count L_m (at
   least one prompt; a longer prompt runs alone). A pass lasts ``step_time_s`` of its tokens.
   A prompt's KV stays on the prefill instance only until it is shipped; its memory is not
@@ -11,7 +11,7 @@
   layer (pass start + T/L) and cannot end before the last layer plus its share
   (pass end + t_x/L), so an unqueued transfer exposes max(t_x/L, t_x − T·(L−1)/L) after the pass,
   as the analytic model has it; the fixed setup α is latency and does not hold the link.
-* **Decode instances** (join-the-shortest-queue on admitted + waiting requests): a request
+* **Decode instances** (the router's policy on admitted + waiting requests): a request
   whose KV has arrived emits its first token then, and joins the decode batch at the next step
   boundary when its blocks fit (``engine.EnginePool`` in decode mode: paged KV, preemption
   and recompute on the decode instance).
@@ -23,7 +23,9 @@ import math
 from collections import deque
 from heapq import heappop, heappush
 
-from advisor.core.simulate.colocated_sim import KvSpec, RandomRouter, shortest_queue
+from advisor.core.scenario import RouterPolicy
+from advisor.core.simulate.colocated_sim import KvSpec
+from advisor.core.simulate.dispatch import Router
 from advisor.core.simulate.engine import EnginePool, Event
 from advisor.core.simulate.feed import Feed
 from advisor.core.simulate.metrics import GapStats, RunCounters
@@ -35,12 +37,9 @@ PREFILL_END, KV_ARRIVED, DECODE = 0, 1, 2
 
 def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
                       decode_steps: StepTimes, kv: KvSpec, gaps: GapStats,
-                      route: tuple[RandomRouter, RandomRouter] | None = None) -> RunCounters:
-    """Simulate the feed's requests on the prefill and decode pools of ``dep``.
-
-    ``route`` (diagnostics): a random (prefill, decode) instance per request instead of
-    join-the-shortest-queue.
-    """
+                      policy: RouterPolicy = "least-loaded", seed: int = 0) -> RunCounters:
+    """Simulate the feed's requests on the prefill and decode pools of ``dep``, both routed
+    by ``policy`` (random draws seeded by ``seed``, one stream per pool)."""
     pre, dec = dep.pools
     link = dep.link
     if link is None:
@@ -52,8 +51,9 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
                         kv.block_tokens, kv.max_num_seqs, 0, heap, DECODE, counts_d, gaps)
 
     n_pre = pre.instances
-    n_dec = dec.instances
     counts_p = [0] * n_pre
+    route_p = Router(policy, counts_p, seed, 0)
+    route_d = Router(policy, counts_d, seed, 1)
     queues: list[deque[int]] = [deque() for _ in range(n_pre)]
     passes: list[list[int]] = [[] for _ in range(n_pre)]
     pass_start = [0.0] * n_pre
@@ -93,7 +93,6 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
         heappush(heap, (t + dur, PREFILL_END, i, 0))
 
     pop = feed.pop
-    rot_p = rot_d = 0
     t = feed.next_t if math.isfinite(feed.next_t) else 0.0
     start = t
     while True:
@@ -107,11 +106,7 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
                 if osl[rid] <= 1:
                     rec.done(rid, t)
                 else:
-                    if route is not None:
-                        j = route[1]()
-                    else:
-                        j = shortest_queue(counts_d, rot_d)
-                        rot_d = j + 1 if j + 1 < n_dec else 0
+                    j = route_d()
                     counts_d[j] += 1
                     decode.add(j, rid, t)
             else:  # a prefill pass ends: ship each prompt's KV in order
@@ -138,11 +133,7 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
         elif not feed.exhausted:
             t = feed.next_t
             rid = pop()
-            if route is not None:
-                i = route[0]()
-            else:
-                i = shortest_queue(counts_p, rot_p)
-                rot_p = i + 1 if i + 1 < n_pre else 0
+            i = route_p()
             counts_p[i] += 1
             queues[i].append(rid)
             if not passes[i]:

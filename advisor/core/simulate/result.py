@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.core.scenario import RouterPolicy
 from advisor.core.simulate.plan import Mode, Plan
 from advisor.core.simulate.recorder import LittleCheck
 from advisor.core.simulate.steady import SteadyState
@@ -93,6 +94,8 @@ class SimulationResult:
     sized: bool
     """Whether the run length came from the workload (no ``requests`` given)."""
     seed: int
+    router: RouterPolicy
+    """The policy every pool's router ran (and the analytic column assumed)."""
     slo_percentile: float
     ttft_slo_ms: float | None
     tpot_slo_ms: float | None

@@ -116,7 +116,7 @@ def gain_text(gain: float | None) -> str:
 
 # --------------------------------------------------------------------------- the thresholds
 # One definition of each test, on numbers or numpy arrays alike: ``assess`` applies them to
-# one model result, ``advisor.core.plan.points`` to many design points at once.
+# one model result, ``advisor.core.analysis.points`` to many design points at once.
 
 
 def gpu_scale_passes(ideal_gain: np.ndarray | float, integer_gain: np.ndarray | float,

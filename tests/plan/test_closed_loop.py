@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.core import closed_loop
-from advisor.core.closed_loop import equivalent_rate, probe_scenario, solve_closed_loop
 from advisor.core.distributions import LengthDistribution
+from advisor.core.plan import closed_loop
 from advisor.core.plan.capacities import Capacities
+from advisor.core.plan.closed_loop import equivalent_rate, probe_scenario, solve_closed_loop
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Deployment, Scenario

@@ -15,7 +15,7 @@ building the detailed plans:
   exposed transfer, and the preconditions and verdict by the rule engine's own tests
   (``advisor.core.verdict.rules``).
 
-``tests/plan/test_points.py`` checks every field against ``evaluate`` + ``assess`` on
+``tests/analysis/test_points.py`` checks every field against ``evaluate`` + ``assess`` on
 generated workloads.
 """
 

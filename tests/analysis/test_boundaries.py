@@ -8,10 +8,10 @@ from functools import cache
 
 import pytest
 
+from advisor.core.analysis.boundaries import Boundary, verdict_boundaries
+from advisor.core.analysis.keys import apply_value
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import Scenario
-from advisor.core.sweep.keys import apply_value
-from advisor.core.verdict.boundaries import Boundary, verdict_boundaries
 from advisor.core.verdict.rules import assess
 from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, catalog, scenario
 

@@ -3,13 +3,13 @@
 For the workload as given, :func:`verdict_boundaries` finds, per key, the nearest value that
 flips the verdict (``kind='verdict'``), plus the rate up to which chunked prefill keeps the
 TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
-(``advisor.core.plan.points.design_points``, the rule engine's tests on the capacity tables
+(``advisor.core.analysis.points.design_points``, the rule engine's tests on the capacity tables
 ``evaluate`` reads), so it is ``assess(sc, evaluate(sc)).verdict`` at that point.
 ``flips_at`` is None when nothing in the searched range flips it.
 
 * ``cluster.gpus`` — above the current count up to 16× or the largest cluster evaluated
   (``limits.MAX_GPUS``, 100,000; ``up``) and below it down to one GPU (``down``), by the
-  bounded search of ``advisor.core.verdict.search`` (both directions in the same calls):
+  bounded search of ``advisor.core.analysis.search`` (both directions in the same calls):
   every count within 64 of the current one and every count up to 256, a 2 % grid beyond,
   and the first grid step with the other verdict narrowed to one count by vectorised
   bisection. ``flips_at`` is a count with the other verdict whose neighbour towards the
@@ -44,14 +44,14 @@ from typing import Literal
 
 import numpy as np
 
+from advisor.core.analysis.keys import apply_value, peak_index
+from advisor.core.analysis.points import design_points
+from advisor.core.analysis.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
 from advisor.core.limits import MAX_GPUS
 from advisor.core.plan.capacities import Capacities
-from advisor.core.plan.points import design_points
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
-from advisor.core.sweep.keys import apply_value, peak_index
 from advisor.core.verdict.rules import VERDICTS
-from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
 
 Direction = Literal["up", "down"]
 Kind = Literal["verdict", "slo"]

@@ -1,4 +1,4 @@
-"""The keys a sweep can vary, what each one means, and the axes of values.
+"""The keys a sweep (or a verdict boundary) can vary, what each one means, and the axes of values.
 
 :func:`apply_value` defines every key on a resolved scenario; :data:`KEYS` says which keys
 change per-instance capacities (the capacity step is re-run once per distinct value) and
@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.closed_loop import solve_closed_loop
 from advisor.core.distributions import LengthDistribution
 from advisor.core.hardware import LinkSpec
 from advisor.core.limits import (
@@ -26,6 +25,7 @@ from advisor.core.limits import (
     MAX_TOKENS,
     MIN_RATE_RPS,
 )
+from advisor.core.plan.closed_loop import solve_closed_loop
 from advisor.core.scenario import Scenario, TrafficPhase
 
 

@@ -21,7 +21,7 @@ one. Beyond, the
 predicate is sampled every ``ratio``: a stretch where it holds that starts and ends between
 two neighbouring grid counts is not seen, and inside the first grid step that ends holding,
 the count returned is one where it starts to hold (the count before it does not), which is the
-first one whenever it holds on one stretch only in that step. ``tests/verdict/test_search.py``
+first one whenever it holds on one stretch only in that step. ``tests/analysis/test_search.py``
 checks the answers against an exhaustive scan on every example and on workloads at 8 to 16,384
 GPUs.
 

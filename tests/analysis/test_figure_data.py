@@ -1,4 +1,4 @@
-"""The figure's data (``core.figure_data``) against the model's own numbers.
+"""The figure's data (``core.analysis.figure_data``) against the model's own numbers.
 
 At the workload's rate each curve must reproduce the plan's reported percentiles (the same
 functions, the same instances): to 1e-4 relative (the colocated fixed point is solved for
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from advisor.core.figure_data import (
+from advisor.core.analysis.figure_data import (
     COLOCATED,
     DISAGGREGATED,
     TTFT_PARTS,

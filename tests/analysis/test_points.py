@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from advisor.core.plan.points import PointsError, evaluate_points
-from advisor.core.sweep.grid import sweep
-from advisor.core.sweep.keys import Axis, apply_value
+from advisor.core.analysis.keys import Axis, apply_value
+from advisor.core.analysis.points import PointsError, evaluate_points
+from advisor.core.analysis.sweep import sweep
 from advisor.loading.resolve import load_scenario
 from tests.fuzz.strategies import to_yaml, workloads
 from tests.sweep.helpers import (

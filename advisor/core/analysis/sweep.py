@@ -1,10 +1,11 @@
 """Sweeps: one workload evaluated over a line or a grid of design points (issue #5).
 
-A sweep varies one or two keys (``advisor.core.sweep.keys``) and reports, per point, exactly
-what ``assess(sc, evaluate(sc))`` decides (:func:`advisor.core.plan.points.design_points`,
-the engine's many-point caller). Keys that change capacities (token lengths, SLOs,
-burstiness, the inter-node link) get one capacity context per distinct value; GPU counts and
-rates varied with them stay vectorised within it.
+A sweep varies one or two keys (:mod:`advisor.core.analysis.keys`) and reports, per point,
+exactly what ``assess(sc, evaluate(sc))`` decides
+(:func:`advisor.core.analysis.points.design_points`, the engine's many-point caller). Keys
+that change capacities (token lengths, SLOs, burstiness, the inter-node link) get one
+capacity context per distinct value; GPU counts and rates varied with them stay vectorised
+within it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from advisor.core.analysis.keys import KEYS, Axis, SweepError, apply_value, key_info, peak_index
+from advisor.core.analysis.points import FIELDS, PointsError, design_points
 from advisor.core.cost import SECONDS_PER_HOUR
 from advisor.core.hardware import LinkSpec
 from advisor.core.limits import (
@@ -25,9 +28,7 @@ from advisor.core.limits import (
     SWEEP_STEP_COST_S,
 )
 from advisor.core.plan.capacities import Capacities
-from advisor.core.plan.points import FIELDS, PointsError, design_points
 from advisor.core.scenario import Scenario
-from advisor.core.sweep.keys import KEYS, Axis, SweepError, apply_value, key_info, peak_index
 from advisor.core.verdict.rules import DECIDING_RULES, PRECONDITIONS, VERDICTS
 
 Progress = Callable[[int, int], None]

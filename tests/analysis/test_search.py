@@ -1,4 +1,4 @@
-"""The bounded GPU-count search (``advisor.core.verdict.search``) against an exhaustive scan.
+"""The bounded GPU-count search (``advisor.core.analysis.search``) against an exhaustive scan.
 
 * On synthetic predicates: exact within ``near`` of the start and up to ``dense``, exact for a
   predicate that holds on one stretch, and a bounded number of predicate calls and counts
@@ -18,14 +18,14 @@ from functools import cache
 import numpy as np
 import pytest
 
+from advisor.core.analysis.boundaries import _gpu_limit, gpu_boundaries
+from advisor.core.analysis.keys import apply_value
+from advisor.core.analysis.points import design_points
+from advisor.core.analysis.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
-from advisor.core.plan.points import design_points
 from advisor.core.scenario import Scenario
-from advisor.core.sweep.keys import apply_value
-from advisor.core.verdict.boundaries import _gpu_limit, gpu_boundaries
 from advisor.core.verdict.rules import VERDICTS, assess
-from advisor.core.verdict.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
 from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, scenario
 
 EXHAUSTIVE_MAX_GPUS = 32_768

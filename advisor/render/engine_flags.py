@@ -1,0 +1,126 @@
+"""The one table of engine flags: what every server of a pool starts with, however it is
+launched (the bash launch script, a Dynamo worker, a LeaderWorkerSet pod, a KServe or llm-d
+container).
+
+:func:`server_flags` gives a pool's engine options — parallelism, token budget, running
+sequences, maximum length, memory fraction, KV dtype, the KV transfer settings — as plain
+words (the caller quotes them for a shell or writes them as YAML list items); where each
+server runs (ports, GPUs, node ranks, the head's address) is the launcher's business and not
+here. Flags as the current releases spell them: vLLM 0.33 (``vllm==0.33.0`` wheel,
+``engine/arg_utils.py``), SGLang 0.5.23 (``sglang==0.5.23`` wheel, ``srt/arg_groups``);
+expert-parallel flags in :mod:`advisor.render.ep_flags`. The KV transfer settings follow the
+vLLM "NixlConnector usage guide" (``kv_producer``/``kv_consumer``; ``kv_both`` for wide-EP
+P/D, vLLM's expert-parallel deployment guide) and SGLang's "PD disaggregation" page
+(``--disaggregation-mode``, the Mooncake transfer backend).
+"""
+
+from __future__ import annotations
+
+import json
+
+from advisor.render.ep_flags import per_rank, sglang_ep_flags, vllm_ep_flags
+from advisor.render.formats import EmitEngine
+from advisor.render.launch_plan import LaunchPlan, Pool
+
+ENGINE_RELEASES = {EmitEngine.vllm: "0.33.0", EmitEngine.sglang: "0.5.23"}
+"""The release whose command line :func:`server_flags` writes."""
+
+KV_ENV = {EmitEngine.vllm: (("UCX_NET_DEVICES", "all"),), EmitEngine.sglang: ()}
+"""Environment every P/D server of an engine gets (NIXL's UCX may use every NIC)."""
+
+
+def kv_transfer_config(pool: Pool) -> str:
+    """vLLM's ``--kv-transfer-config`` of a P/D pool (compact JSON)."""
+    if pool.expert_parallel > 1:  # vLLM's wide-EP P/D example: kv_both on both sides
+        config = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+    else:
+        config = {"kv_connector": "NixlConnector",
+                  "kv_role": "kv_producer" if pool.role == "prefill" else "kv_consumer"}
+    return json.dumps(config, separators=(",", ":"))
+
+
+def server_flags(plan: LaunchPlan, pool: Pool, gpus_per_node: int | None = None) -> list[str]:
+    """The engine options of every server of ``pool`` (``gpus_per_node``: GPUs one process
+    drives, for an expert-parallel vLLM instance's local DP size; default the plan's)."""
+    if plan.engine is EmitEngine.vllm:
+        return _vllm(plan, pool, gpus_per_node or plan.gpus_per_node)
+    return _sglang(plan, pool)
+
+
+def _limits(plan: LaunchPlan, seqs: int, vllm: bool) -> list[str]:
+    if vllm:
+        return ["--max-num-seqs", str(seqs), "--max-model-len", str(plan.max_model_len),
+                "--gpu-memory-utilization", f"{plan.memory_fraction:g}",
+                "--kv-cache-dtype", "fp8" if plan.fp8 else "auto"]
+    return ["--max-running-requests", str(seqs), "--context-length", str(plan.max_model_len),
+            "--mem-fraction-static", f"{plan.memory_fraction:g}",
+            "--kv-cache-dtype", "fp8_e4m3" if plan.fp8 else "auto"]
+
+
+def _vllm(plan: LaunchPlan, pool: Pool, gpus_per_node: int) -> list[str]:
+    if pool.expert_parallel > 1:
+        ranks = pool.attention_ranks
+        words = vllm_ep_flags(pool.expert_parallel, gpus_per_node, pool.role,
+                              pool.redundant_experts, pool.tensor_parallel)
+        seqs = per_rank(pool.running_sequences, ranks)
+        if pool.token_budget:
+            words += ["--max-num-batched-tokens", str(per_rank(pool.token_budget, ranks))]
+        elif pool.role == "colocated":  # whole prompts: the budget holds the longest one
+            words += ["--no-enable-chunked-prefill",
+                      "--max-num-batched-tokens", str(max(plan.max_model_len, seqs))]
+        else:  # batched-DP MoE would default both to 256 per rank
+            words += ["--max-num-batched-tokens", str(max(seqs, 256))]
+    else:
+        words = ["--tensor-parallel-size", str(pool.tensor_parallel)]
+        if pool.pipeline_stages > 1:
+            words += ["--pipeline-parallel-size", str(pool.pipeline_stages)]
+        if pool.token_budget:
+            words += ["--max-num-batched-tokens", str(pool.token_budget)]
+        elif pool.role == "colocated":
+            words += ["--no-enable-chunked-prefill"]
+        seqs = pool.running_sequences
+    words += _limits(plan, seqs, vllm=True)
+    if pool.role != "colocated":
+        words += ["--kv-transfer-config", kv_transfer_config(pool)]
+    return words
+
+
+def _sglang(plan: LaunchPlan, pool: Pool) -> list[str]:
+    words = ["--disaggregation-mode", pool.role] if pool.role != "colocated" else []
+    if pool.expert_parallel > 1:
+        words += sglang_ep_flags(pool.expert_parallel, pool.role, pool.redundant_experts,
+                                 pool.tensor_parallel)
+    else:
+        words += ["--tp-size", str(pool.tensor_parallel)]
+    if pool.pipeline_stages > 1:
+        words += ["--pp-size", str(pool.pipeline_stages)]
+    if pool.role != "decode":
+        words += ["--chunked-prefill-size", str(pool.token_budget) if pool.token_budget
+                  else "-1"]
+    words += _limits(plan, pool.running_sequences, vllm=False)
+    if pool.role != "colocated":
+        words += ["--disaggregation-transfer-backend", "mooncake"]
+    return words
+
+
+# --------------------------------------------------------------------------- routers
+def stage_policy(policy: str, workers: int) -> str:
+    """A router policy valid for ``workers`` workers in its stage: the vLLM Router's
+    ``power_of_two`` needs at least two ("Without service discovery, power_of_two requires at
+    least two workers. A PD stage using an explicit power-of-two policy needs two workers for
+    that stage", vllm-project/router ``docs/cli_reference.md``); with one worker every policy
+    picks it, so round_robin stands in."""
+    return "round_robin" if policy == "power_of_two" and workers < 2 else policy
+
+
+def router_policy_flags(plan: LaunchPlan) -> list[str]:
+    """The policy options of the plan's router (vLLM Router or SGLang Model Gateway)."""
+    pools = {p.role: p for p in plan.pools}
+    if plan.engine is EmitEngine.vllm:
+        if plan.mode == "colocated":
+            return ["--policy", stage_policy("power_of_two", pools["colocated"].instances)]
+        return ["--prefill-policy", "cache_aware",
+                "--decode-policy", stage_policy("power_of_two", pools["decode"].instances)]
+    if plan.mode == "colocated":
+        return ["--policy", "cache_aware"]
+    return []
