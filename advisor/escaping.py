@@ -24,9 +24,11 @@ become an option of the command it is passed to:
   every such character inside its strings written as a ``\\uXXXX`` escape.
 * :func:`shell_word` — one word of an emitted bash script: :func:`shlex.quote`, or bash's
   ``$'...'`` quoting with escapes when the word holds a non-printable character (the argv is
-  the same, the script's bytes are printable). :func:`path_argument` is a file path given to
-  a command as a value: ``./`` in front of a relative path that starts with ``-``, so that it
-  can never be read as an option (``--trust-remote-code``).
+  the same, the script's bytes are printable); :func:`sh_word` is a word of a POSIX ``sh -c``
+  script inside a manifest (``$'...'`` is bash's, so single quotes; the YAML emitter escapes
+  the script's non-printable characters in the manifest's bytes). :func:`path_argument` is a
+  file path given to a command as a value: ``./`` in front of a relative path that starts
+  with ``-``, so that it can never be read as an option (``--trust-remote-code``).
 
 Markup formats (HTML, markdown, SARIF, JUnit, GitHub annotations) escape their own syntax on
 top of :func:`visible`, in their renderers.
@@ -137,6 +139,14 @@ def shell_word(word: str) -> str:
     body = "".join("\\\\" if ch == "\\" else "\\'" if ch == "'" else
                    _bash_escape(ch) for ch in word)
     return f"$'{body}'"
+
+
+def sh_word(word: str) -> str:
+    """One word of a POSIX ``sh -c`` script (``/bin/sh`` is dash on Debian and Ubuntu images:
+    no ``$'...'``): :func:`shlex.quote`, whose single quotes hold every byte literally. Only
+    for a script that reaches a file through :func:`yaml_scalar`'s emitter, which writes any
+    character :func:`visible` would escape as an escape."""
+    return shlex.quote(word)
 
 
 def _bash_escape(ch: str) -> str:

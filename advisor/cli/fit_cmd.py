@@ -92,7 +92,9 @@ def _validate(text: str, output: Path | None) -> None:
     try:
         load_scenario_and_document(place, ProfileCatalog(), text=text)
     except InputError as exc:
-        fail("internal error: the fitted workload does not validate:\n" + exc.format())
+        for problem in exc.problems:
+            message(problem.format())
+        fail("internal error: the fitted workload does not validate")
 
 
 def _check_rates(log: RequestLog, fitted: FittedTraffic, paths: list[Path]) -> None:

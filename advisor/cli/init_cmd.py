@@ -204,7 +204,9 @@ def _validate(text: str, output: Path) -> None:
     try:
         load_scenario_and_document(place, ProfileCatalog(), text=text)
     except InputError as exc:
-        _fail("internal error: the generated workload does not validate:\n" + exc.format())
+        for problem in exc.problems:
+            message(problem.format())
+        _fail("internal error: the generated workload does not validate")
 
 
 def register(app: typer.Typer) -> None:

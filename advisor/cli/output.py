@@ -46,11 +46,12 @@ _debug = {"enabled": False}
 
 
 def message(text: str) -> None:
-    """Write ``text`` and a line break on stderr, each of its lines escaped
-    (:func:`advisor.escaping.visible`): its own line breaks are kept, a user value's are not."""
+    """Write ``text`` as one line on stderr, escaped (:func:`advisor.escaping.visible`): a line
+    break in it (a user value's: a file name holding ``\\n``) is shown as ``\\n``, so one
+    message is one line; several lines are several calls."""
     from advisor.escaping import visible
 
-    sys.stderr.write("\n".join(visible(line) for line in text.split("\n")) + "\n")
+    sys.stderr.write(visible(text) + "\n")
 
 
 def warn(text: str) -> None:
@@ -59,8 +60,8 @@ def warn(text: str) -> None:
 
 
 def fail(text: str) -> NoReturn:
-    """Print ``pd-advisor: error: ...`` on stderr and exit 2; control characters a user value
-    brought into the message are shown escaped (its own line breaks are kept)."""
+    """Print ``pd-advisor: error: ...`` on stderr (one line, escaped: :func:`message`) and
+    exit 2."""
     message(f"pd-advisor: error: {text}")
     raise typer.Exit(EXIT_ERROR)
 

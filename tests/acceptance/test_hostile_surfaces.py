@@ -247,6 +247,20 @@ def test_fit_table_shows_a_hostile_log_name_escaped(run_cli: Run, tmp_path: Path
     assert _snapshot(tmp_path) == before
 
 
+def test_a_line_break_in_a_log_name_stays_on_its_line(run_cli: Run, tmp_path: Path) -> None:
+    """Every stderr message is one line: the summary after the problems too (the fuzz tier
+    found ``pd-advisor: error: PATH: 1 problem`` split by a log name holding a newline)."""
+    log = tmp_path / "a\nb\u2028c.log"
+    log.write_text("neither JSON nor CSV\n", encoding="utf-8")
+    before = _snapshot(tmp_path)
+    result = run_cli("fit", log, exit_code=2)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith(f"{tmp_path}/a\\nb\\u2028c.log:1:1: error: ")
+    assert lines[1] == f"pd-advisor: error: {tmp_path}/a\\nb\\u2028c.log: 1 problem; nothing fitted"
+    assert _snapshot(tmp_path) == before
+
+
 def test_calibrate_shows_hostile_provenance_names_and_keys_escaped(run_cli: Run,
                                                                    tmp_path: Path) -> None:
     """model_id, gpu, engine, unknown JSON keys and file names reached the terminal raw."""
@@ -296,6 +310,39 @@ def test_emit_shows_a_hostile_model_path_escaped(run_cli: Run, tmp_path: Path,
     assert echoed == f"ck{ESC}".encode()
     assert _snapshot(tmp_path) == before
     assert workload.exists()
+
+
+@pytest.mark.parametrize("kind", ["dynamo", "lws", "kserve", "llm-d"])
+def test_emitted_manifests_escape_a_hostile_model_path(run_cli: Run, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        kind: str) -> None:
+    """The Kubernetes emitters (#32) follow the one rule: comments through
+    ``escaping.yaml_comment`` (they escaped C0 controls only, not a right-to-left override),
+    values through PyYAML's emitter; the path reads back byte for byte, never as an option."""
+    folder = tmp_path / f"-ck{ESC}"
+    folder.mkdir()
+    (folder / "config.json").write_bytes(LLAMA.read_bytes())
+    _workload_with_model(tmp_path, f"-ck{ESC}/config.json")
+    before = _snapshot(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("recommend", "w.yaml", "--emit", kind, "-f", "none", exit_code=0)
+    _no_raw(result.stdout, result.stderr)
+    assert result.stdout.isascii()
+    head = result.stdout.split("---", 1)[0]
+    assert head.strip() and all(line.startswith("#") for line in head.splitlines())
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    strings = [v for v in _strings(docs) if f"ck{ESC}" in v]
+    assert strings, kind
+    assert all(f"./-ck{ESC}" in v for v in strings), strings
+    assert _snapshot(tmp_path) == before
+
+
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [x for v in node.values() for x in _strings(v)]
+    if isinstance(node, list):
+        return [x for v in node for x in _strings(v)]
+    return [node] if isinstance(node, str) else []
 
 
 def test_fit_output_cannot_be_injected_through_a_log_name(run_cli: Run, tmp_path: Path) -> None:
