@@ -43,6 +43,7 @@ from advisor.cli.output import (
     message,
     refuse_input_as_output,
     replaces_file,
+    shown,
     warn,
     write_output,
 )
@@ -232,7 +233,7 @@ def register(app: typer.Typer) -> None:
         to_stdout = str(output) == "-"
         refuse_input_as_output(output, [workload, *results])
         if not to_stdout and replaces_file(output) and not force:
-            _fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+            _fail(f"{shown(output)} exists; pass --force to replace it or -o to write elsewhere")
         try:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or ()))
         except InputError as exc:

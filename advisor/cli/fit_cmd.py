@@ -25,6 +25,7 @@ from advisor.cli.output import (
     message,
     refuse_input_as_output,
     replaces_file,
+    shown,
     write_file,
     write_output,
 )
@@ -75,7 +76,7 @@ def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str) -> Re
         for problem in exc.problems:
             message(problem.format())
         count = len(exc.problems)
-        fail(f"{', '.join(str(p) for p in paths)}: {count} problem{'s' * (count != 1)}; "
+        fail(f"{', '.join(shown(p) for p in paths)}: {count} problem{'s' * (count != 1)}; "
              f"{outcome}")
 
 
@@ -170,10 +171,11 @@ def register(app: typer.Typer) -> None:
         if output is not None:
             refuse_input_as_output(output, traces)
             if replaces_file(output) and not force:
-                fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+                fail(f"{shown(output)} exists; pass --force to replace it or -o to write elsewhere")
         log = load_log(traces, trace_format.value, time_scale, "nothing fitted")
         if float(log.arrival_s[-1]) <= 0.0:
-            fail(f"{traces[0]}: every request has the same timestamp; nothing to fit a rate to")
+            fail(f"{shown(traces[0])}: every request has the same timestamp; nothing to fit a "
+                 "rate to")
         catalog = ProfileCatalog()
         try:
             model_spec = catalog.model(model)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from advisor.cli.output import fail as _fail
-from advisor.cli.output import message, refuse_same_outputs, replaces_file, write_output
+from advisor.cli.output import message, refuse_same_outputs, replaces_file, shown, write_output
 from advisor.core.limits import MAX_GPUS
 from advisor.escaping import yaml_comment, yaml_scalar
 
@@ -245,7 +245,7 @@ def register(app: typer.Typer) -> None:
 
         to_stdout = str(output) == "-"
         if not to_stdout and replaces_file(output) and not force:
-            _fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+            _fail(f"{shown(output)} exists; pass --force to replace it or -o to write elsewhere")
         if no_schema and schema_file is not None:
             _fail("--schema-file and --no-schema exclude each other")
         if to_stdout and schema_file is not None:
@@ -261,12 +261,12 @@ def register(app: typer.Typer) -> None:
             refuse_same_outputs({"-o": output, "--schema-file": schema_path})
             schema_text = render_schema()
             if schema_path.is_dir():
-                _fail(f"--schema-file {schema_path} is a directory")
+                _fail(f"--schema-file {shown(schema_path)} is a directory")
             schema_current = (schema_path.is_file()
                               and schema_path.read_bytes() == schema_text.encode("utf-8"))
             if schema_path.exists() and not schema_current and not force:
-                _fail(f"{schema_path} exists with other content (another pd-advisor's schema?); "
-                      "pass --force to replace it, --schema-file to write elsewhere or "
+                _fail(f"{shown(schema_path)} exists with other content (another pd-advisor's "
+                      "schema?); pass --force to replace it, --schema-file to write elsewhere or "
                       "--no-schema")
         catalog = ProfileCatalog()
         from advisor.loading.model_ids import profile_for
@@ -295,7 +295,7 @@ def register(app: typer.Typer) -> None:
         if schema_path is not None and not schema_current:
             write_output(schema_text, schema_path, wrote=" (the workload JSON Schema)")
         elif schema_path is not None:
-            message(f"pd-advisor: {schema_path} holds this version's schema; kept")
+            message(f"pd-advisor: {shown(schema_path)} holds this version's schema; kept")
         write_output(text, None if to_stdout else output,
                      wrote=f" ({model_spec.id}, {count} x {gpu_spec.id}, {precision}, TP{tp}); "
                      f"next: pd-advisor recommend {output}")

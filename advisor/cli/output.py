@@ -46,12 +46,21 @@ _debug = {"enabled": False}
 
 
 def message(text: str) -> None:
-    """Write ``text`` as one line on stderr, escaped (:func:`advisor.escaping.visible`): a line
-    break in it (a user value's: a file name holding ``\\n``) is shown as ``\\n``, so one
-    message is one line; several lines are several calls."""
+    """Write ``text`` and a line break on stderr, each of its lines escaped
+    (:func:`advisor.escaping.visible`): its own line breaks are kept. A user value put into
+    ``text`` goes through :func:`shown` first, so a line break in it (a file name holding
+    ``\\n``) cannot start a line of its own."""
     from advisor.escaping import visible
 
-    sys.stderr.write(visible(text) + "\n")
+    sys.stderr.write("\n".join(visible(line) for line in text.split("\n")) + "\n")
+
+
+def shown(value: object) -> str:
+    """A user value (a path, a name) for a message: :func:`advisor.escaping.visible`, so it
+    stays on its line."""
+    from advisor.escaping import visible
+
+    return visible(str(value))
 
 
 def warn(text: str) -> None:
@@ -60,8 +69,8 @@ def warn(text: str) -> None:
 
 
 def fail(text: str) -> NoReturn:
-    """Print ``pd-advisor: error: ...`` on stderr (one line, escaped: :func:`message`) and
-    exit 2."""
+    """Print ``pd-advisor: error: ...`` on stderr and exit 2; control characters a user value
+    brought into the message are shown escaped (:func:`message`)."""
     message(f"pd-advisor: error: {text}")
     raise typer.Exit(EXIT_ERROR)
 
@@ -72,7 +81,7 @@ def fail_with_problems(path: Path, problems: Sequence[Any], outcome: str) -> NoR
     for problem in problems:
         message(problem.format())
     count = len(problems)
-    fail(f"{path}: {count} problem{'s' * (count != 1)}; {outcome}")
+    fail(f"{shown(path)}: {count} problem{'s' * (count != 1)}; {outcome}")
 
 
 def console_text(text: object) -> str:
@@ -241,7 +250,7 @@ def refuse_input_as_output(output: Path | None, inputs: Iterable[Path | None]) -
         return
     for path in inputs:
         if path is not None and str(path) != "-" and _same_file(output, Path(path)):
-            fail(f"refusing to write {output}: it is an input of this run ({path}); "
+            fail(f"refusing to write {shown(output)}: it is an input of this run ({shown(path)}); "
                  "choose another -o FILE")
 
 
@@ -254,8 +263,8 @@ def refuse_same_outputs(outputs: Mapping[str, Path | None]) -> None:
     for i, (first, a) in enumerate(named):
         for second, b in named[i + 1:]:
             if _same_file(a, b) and not _is_char_device(a):
-                fail(f"{first} {a} and {second} {b} name the same file: the second would "
-                     "replace the first; give each output its own file")
+                fail(f"{first} {shown(a)} and {second} {shown(b)} name the same file: the "
+                     "second would replace the first; give each output its own file")
 
 
 def _is_char_device(path: Path) -> bool:
@@ -335,8 +344,8 @@ def write_file(data: bytes | Iterable[bytes], output: Path, wrote: str = "") -> 
     try:
         write_file_atomically(data, output)
     except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}")
-    message(f"pd-advisor: wrote {output}{wrote}")
+        fail(f"cannot write {shown(output)}: {exc.strerror or exc}")
+    message(f"pd-advisor: wrote {shown(output)}{wrote}")
 
 
 def write_output(text: str | Iterable[str], output: Path | None, wrote: str = "",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from advisor.cli.output import console_text, warn
+from advisor.cli.output import console_text, shown, warn
 from advisor.cli.output import fail as _fail
 
 if TYPE_CHECKING:
@@ -525,13 +525,13 @@ def show_profile(
         else:
             kinds = catalog.kind_of(ref)
             if not kinds and Path(ref).expanduser().is_file():
-                _fail(f"cannot tell what kind of profile '{ref}' is; pass --kind "
+                _fail(f"cannot tell what kind of profile '{shown(ref)}' is; pass --kind "
                       "gpus|interconnects|models|engines")
             if not kinds:
                 suggestions = [s for k in KINDS for s in catalog.suggest(k, ref)]
                 raise ProfileNotFoundError(None, ref, suggestions[:5])
             if len(kinds) > 1:
-                _fail(f"'{ref}' names a profile of several kinds ({', '.join(kinds)}); "
+                _fail(f"'{shown(ref)}' names a profile of several kinds ({', '.join(kinds)}); "
                       "pass --kind")
             kind_name = kinds[0]
         profile, path = catalog.raw(kind_name, ref)

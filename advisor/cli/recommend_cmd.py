@@ -29,6 +29,7 @@ from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
     message,
     refuse_input_as_output,
     refuse_same_outputs,
+    shown,
     terminal_settings,
     write_file,
     write_file_atomically,
@@ -192,7 +193,7 @@ def register(app: typer.Typer) -> None:
                 text += ("\n" if text else "") + emit_text(
                     report, emit, data.get("model"), workload, catalog_for(profiles or []))
             except LaunchError as exc:
-                fail(f"{workload}: {exc}")
+                fail(f"{shown(workload)}: {exc}")
         write_output(text, output, inputs=[workload])
         if not report["slo_met"]:
-            message(f"pd-advisor: {workload}: no plan meets the SLOs (see the report)")
+            message(f"pd-advisor: {shown(workload)}: no plan meets the SLOs (see the report)")

@@ -32,6 +32,7 @@ from advisor.cli.output import (
     debug_enabled,
     fail,
     fail_with_problems,
+    shown,
     terminal_settings,
     write_output,
 )
@@ -117,15 +118,15 @@ def register(app: typer.Typer) -> None:
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing simulated")
         if any(ph.prefix_cache_hit_rate > 0 for ph in scenario.phases):
-            fail(f"{workload}: the simulator does not model prefix caching yet (every prompt "
-                 "token would be prefilled); recommend, check and sweep do. Remove "
+            fail(f"{shown(workload)}: the simulator does not model prefix caching yet (every "
+                 "prompt token would be prefilled); recommend, check and sweep do. Remove "
                  "traffic.prefix_cache_hit_rate / shared_prefix_tokens to simulate")
         replay = trace_doc = None
         note = ""
         if trace is not None:
             log = load_log([trace], trace_format.value, time_scale, "nothing simulated")
             if float(log.arrival_s[-1]) <= 0.0:
-                fail(f"{trace}: every request has the same timestamp; nothing to replay")
+                fail(f"{shown(trace)}: every request has the same timestamp; nothing to replay")
             replay, trace_doc, note = _replay(log, scenario)
         try:
             model = evaluate(scenario)
@@ -141,7 +142,7 @@ def register(app: typer.Typer) -> None:
                                                 progress=callback, model=model, replay=replay))
                     except PlanError as exc:
                         if len(wanted) == 1:
-                            fail(f"{workload}: {mode}: {exc}")
+                            fail(f"{shown(workload)}: {mode}: {exc}")
                         skipped.append((mode, str(exc)))
         except typer.Exit:
             raise
@@ -150,14 +151,14 @@ def register(app: typer.Typer) -> None:
                 raise
             fail(f"internal error: {type(exc).__name__}: {exc} "
                         "(run with --debug for the traceback)")
-        shown = str(workload)
+        label = str(workload)
         if fmt is SimFormat.json:
-            doc = simulation_document(shown, scenario.name, requests, seed, results, skipped,
+            doc = simulation_document(label, scenario.name, requests, seed, results, skipped,
                                       trace_doc)
             write_output(render_json(doc), None)
         else:
             width, color = terminal_settings(True)
-            write_output(render_table(shown, requests, seed, results, skipped, width, color,
+            write_output(render_table(label, requests, seed, results, skipped, width, color,
                                       note), None)
 
 

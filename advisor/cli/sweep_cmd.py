@@ -30,6 +30,7 @@ from advisor.cli.output import (
     fail_with_problems,
     refuse_input_as_output,
     refuse_same_outputs,
+    shown,
     terminal_settings,
     write_file,
     write_output,
@@ -124,7 +125,7 @@ def register(app: typer.Typer) -> None:
             with _ProgressBar(progress) as bar:
                 result = sweep(scenario, axes, progress=bar.update, workload=scenario.name)
         except (ValueError, SweepError) as exc:
-            fail(f"{workload}: {exc}")
+            fail(f"{shown(workload)}: {exc}")
         except typer.Exit:
             raise
         except Exception as exc:  # exit 2, never a traceback
@@ -141,7 +142,7 @@ def register(app: typer.Typer) -> None:
             except Exception as exc:  # exit 2, never a traceback
                 if debug_enabled():
                     raise
-                fail(f"cannot draw {plot}: internal error: {type(exc).__name__}: {exc} "
+                fail(f"cannot draw {shown(plot)}: internal error: {type(exc).__name__}: {exc} "
                      "(run with --debug for the traceback)")
         text = _render(result, str(workload), current, fmt, output, max_rows)
         write_output(text, output, inputs=[workload])

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
 from advisor.escaping import visible
-from advisor.loading.catalog import load_yaml
+from advisor.loading.catalog import load_yaml_text
 from advisor.loading.profile_errors import ProfileInvalidError
 from advisor.loading.profile_schema import EngineEfficiencyBlock, ProfileId
 from advisor.loading.yaml_source import key_position
@@ -103,14 +103,13 @@ class CalibrationOverlay(BaseModel):
 
 def load_overlay(path: Path) -> CalibrationOverlay:
     """Read and validate an overlay; problems raise :class:`ProfileInvalidError`."""
-    data = load_yaml(path)
+    data, text = load_yaml_text(path)
     if not isinstance(data, dict):
         raise ProfileInvalidError(path, [("1:1: expected a mapping (a calibration overlay written "
                                          "by `pd-advisor calibrate`)")])
     try:
         overlay = CalibrationOverlay.model_validate(data)
     except ValidationError as exc:
-        text = path.read_text(encoding="utf-8")
         problems = []
         for error in exc.errors(include_url=False):
             loc = [p for p in error["loc"] if not (isinstance(p, str) and "[" in p)]
