@@ -111,27 +111,39 @@ from advisor.loading.resolve import load_scenario
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.analysis import boundaries as B
-from advisor.core.verdict.rules import assess
+try:  # the one decision (#28)
+    from advisor.core.verdict.decision import decide
+except ImportError:
+    decide = None
+    from advisor.core.verdict.rules import assess
 sc = load_scenario(Path(sys.argv[1]), ProfileCatalog())
 clock = time.process_time
 out = {}
 t = clock(); caps = Capacities(sc); m = evaluate(sc, caps); out["evaluate_first"] = clock() - t
-t = clock(); bounds = B.verdict_boundaries(sc, m, caps); out["boundaries"] = clock() - t
+if decide is not None:
+    d = decide(sc, m)
+    verdict, gain = d.verdict, d.gain
+    t = clock(); bounds = B.verdict_boundaries(sc, verdict, gain, m, caps)
+else:
+    a = assess(sc, m)
+    verdict, gain = a.verdict, a.disagg_gain
+    t = clock(); bounds = B.verdict_boundaries(sc, m, caps)
+out["boundaries"] = clock() - t
 t = clock(); evaluate(sc, Capacities(sc)); out["evaluate_warm"] = clock() - t
 # the searches one by one, in verdict_boundaries' order, on fresh tables after one evaluate
 caps = Capacities(sc); m = evaluate(sc, caps)
-a = assess(sc, m)
 if hasattr(B, "gpu_boundaries"):  # both directions in the same calls
-    steps = [("gpus", lambda: B.gpu_boundaries(sc, a.verdict, caps))]
+    steps = [("gpus", lambda: B.gpu_boundaries(sc, verdict, caps))]
 else:  # a checkout before #20: one search per direction
-    steps = [("gpus", lambda: (B.gpu_boundary(sc, a.verdict, "up", caps),
-                               B.gpu_boundary(sc, a.verdict, "down", caps)))]
-steps += [("bandwidth", lambda: B.bandwidth_boundary(sc, a.verdict, caps)),
-         ("rate", lambda: B.rate_boundary(sc, a.verdict, caps)),
-         ("gain", lambda: B.gain_boundary(sc, a.verdict, a.disagg_gain, caps))]
+    steps = [("gpus", lambda: (B.gpu_boundary(sc, verdict, "up", caps),
+                               B.gpu_boundary(sc, verdict, "down", caps)))]
+rate = (B.rate_boundaries if hasattr(B, "rate_boundaries") else B.rate_boundary)
+steps += [("bandwidth", lambda: B.bandwidth_boundary(sc, verdict, caps)),
+         ("rate", lambda: rate(sc, verdict, caps)),
+         ("gain", lambda: B.gain_boundary(sc, verdict, gain, caps))]
 for name, fn in steps:
     t = clock(); fn(); out["search " + name] = clock() - t
-out["verdict"] = a.verdict
+out["verdict"] = verdict
 out["found"] = {b.key + " " + b.direction: b.flips_at for b in bounds}
 json.dump(out, sys.stdout)
 '''

@@ -8,7 +8,7 @@
 2. End to end: a 4,096-point ``cluster.gpus`` sweep (1…4,096) of the three-phase workload
    ``benchmarks/three-phase.yaml`` — capacities for every shape set, three per-phase splits,
    the static all-phase allocation, colocated plan choice, KV link and verdict at every
-   point — against the scalar ``evaluate`` + ``assess`` per point.
+   point — against the scalar ``evaluate`` + ``decide`` per point.
 
 Median of repeats after one warm-up, on one core (numpy's own loops; no threads are used).
 Run: ``python benchmarks/bench_sweep.py``. Not a test: machines are shared. ``kernel`` and
@@ -131,11 +131,11 @@ def kernel(catalog: ProfileCatalog, repeats: int = 7, points: int = KERNEL_POINT
 def end_to_end(catalog: ProfileCatalog, repeats: int = 5, spec: str = SWEEP_SPEC,
                probe: Sequence[int] = SCALAR_PROBE) -> SweepResult:
     """Time a ``cluster.gpus`` sweep of the three-phase workload (with and without loading
-    the file) and the scalar ``evaluate`` + ``assess`` at a few ``probe`` sizes."""
+    the file) and the scalar ``evaluate`` + ``decide`` at a few ``probe`` sizes."""
     from advisor.core.analysis.keys import apply_value
     from advisor.core.analysis.sweep import sweep
     from advisor.core.plan.evaluate import evaluate
-    from advisor.core.verdict.rules import assess
+    from advisor.core.verdict.decision import decide
     from advisor.loading.resolve import load_scenario
     from advisor.loading.sweep_spec import make_axis
 
@@ -151,7 +151,7 @@ def end_to_end(catalog: ProfileCatalog, repeats: int = 5, spec: str = SWEEP_SPEC
     t0 = time.perf_counter()
     for g in probe:
         s = apply_value(sc, "cluster.gpus", g)
-        assess(s, evaluate(s))
+        decide(s, evaluate(s))
     per_point = (time.perf_counter() - t0) / max(1, len(probe))
     return SweepResult(path.name, len(sc.phases), spec, len(axis), t, t_load, per_point)
 
@@ -170,7 +170,7 @@ def print_end_to_end(r: SweepResult) -> None:
           f"({r.phases} phases, static pools):")
     print(f"  sweep: {r.seconds:.3f} s ({r.points_per_s:,.0f} points/s); "
           f"with loading the file: {r.seconds_with_load:.3f} s")
-    print(f"  scalar evaluate + assess: {r.scalar_seconds_per_point * 1000:.0f} ms a point, "
+    print(f"  scalar evaluate + decide: {r.scalar_seconds_per_point * 1000:.0f} ms a point, "
           f"≈ {r.scalar_seconds_per_point * r.points:,.0f} s for the same sweep")
 
 

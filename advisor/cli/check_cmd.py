@@ -12,7 +12,9 @@ evaluated — an input problem, or no ``deployment:`` block — makes the run ex
 over 1. ``--exit-zero`` turns 1 into 0 but never hides a 2. The exit code does not depend on
 ``--format``.
 
-The report goes to stdout (or ``-o``); input problems and the totals go to stderr.
+The report goes to stdout (or ``-o``); input problems go to stderr, and the totals too unless
+the report on stdout already ends with them (table, markdown, html, github): they are said
+once. ``--format none`` prints no report (the totals on stderr, the exit code).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -34,6 +36,28 @@ from advisor.cli.recommend_cmd import (
 )
 from advisor.render.formats import Format  # light: enums only
 
+if TYPE_CHECKING:
+    from advisor.render.document import FileEntry
+
+
+class CheckOutput(str, enum.Enum):
+    """``check --format`` choices: every report format, or ``none`` (only the exit code and
+    the totals on stderr: a CI gate that prints nothing else)."""
+
+    table = Format.table.value
+    json = Format.json.value
+    markdown = Format.markdown.value
+    github = Format.github.value
+    sarif = Format.sarif.value
+    junit = Format.junit.value
+    html = Format.html.value
+    none = "none"
+
+
+TOTALS_IN_REPORT = (CheckOutput.table, CheckOutput.markdown, CheckOutput.html,
+                    CheckOutput.github)
+"""Formats whose report ends with the totals: on stdout they are not repeated on stderr."""
+
 
 class ValuesKind(str, enum.Enum):
     """``--values-kind`` choices: Helm charts whose values files ``check`` reads."""
@@ -41,7 +65,7 @@ class ValuesKind(str, enum.Enum):
     llm_d = "llm-d"
 
 
-def _entry(path: Path, catalog: Any, values_kind: str | None) -> dict[str, Any]:
+def _entry(path: Path, catalog: Any, values_kind: str | None) -> FileEntry:
     """One file's check entry; problems are echoed to stderr."""
     from advisor.usecases.recommend import check_file
 
@@ -62,11 +86,12 @@ def register(app: typer.Typer) -> None:
             "deployment: {from: manifest.yaml}), or Kubernetes manifests whose "
             "'# pd-advisor: workload=PATH' comment names their workload.",
             show_default=False)],
-        fmt: Annotated[Format, typer.Option(
+        fmt: Annotated[CheckOutput, typer.Option(
             "--format", "-f", envvar=FORMAT_ENV,
             help="Report format: table, json, markdown (PR comment), github (annotations), "
-                 "sarif (code scanning), junit or html (one self-contained page).")
-                       ] = Format.table,
+                 "sarif (code scanning), junit, html (one self-contained page) or none (no "
+                 "report: the totals on stderr and the exit code).")
+                       ] = CheckOutput.table,
         output: Annotated[Path | None, typer.Option(
             "-o", "--output", metavar="FILE", help=OUTPUT_HELP, show_default=False)] = None,
         profiles: Annotated[list[Path] | None, typer.Option(
@@ -91,12 +116,14 @@ def register(app: typer.Typer) -> None:
         catalog = catalog_for(profiles or [])
         kind = values_kind.value if values_kind is not None else None
         doc = build_check([_entry(path, catalog, kind) for path in workloads])
-        write_output(render_output(doc, fmt, output), output, inputs=workloads)
-        counts = doc["counts"]
-        sys.stderr.write(
-            f"pd-advisor: checked {counts['files']} file{'s' * (counts['files'] != 1)}: "
-            f"{counts['passed']} passed, {counts['failed']} failed, {counts['errors']} "
-            "could not be evaluated\n")
+        to_stdout = output is None or str(output) == "-"
+        if fmt is not CheckOutput.none:
+            write_output(render_output(doc, Format(fmt.value), output), output,
+                         inputs=workloads)
+        if not (to_stdout and fmt in TOTALS_IN_REPORT):  # the totals once, where they are read
+            from advisor.render.text import check_totals
+
+            sys.stderr.write(f"pd-advisor: checked {check_totals(doc)}\n")
         code = exit_code(doc, exit_zero)
         if code:
             raise typer.Exit(code)

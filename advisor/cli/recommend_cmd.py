@@ -44,6 +44,7 @@ from advisor.render.formats import (  # light: enums only
 
 if TYPE_CHECKING:
     from advisor.loading.catalog import ProfileCatalog
+    from advisor.render.document import Document
 
 EXIT_OK = 0
 
@@ -62,7 +63,7 @@ def catalog_for(profiles: list[Path]) -> ProfileCatalog:
     return ProfileCatalog(extra_dirs=profiles)
 
 
-def render_output(doc: dict[str, Any], fmt: Format, output: Path | None,
+def render_output(doc: Document, fmt: Format, output: Path | None,
                   figure: Figure | None = None) -> str:
     """Render ``doc`` for stdout or a file."""
     from advisor.render.formats import render
@@ -131,7 +132,8 @@ def register(app: typer.Typer) -> None:
             help="Report format: table (for people; the default), json (canonical, "
                  "schema_version 1), markdown (PR comments), html (one self-contained file "
                  "for design reviews, with the figure when matplotlib is installed) or none "
-                 "(only the --emit commands or the --plot figure). Default also from "
+                 "(no report: only the --emit commands, the --plot figure, or nothing but "
+                 "the exit code). Default also from "
                  f"${FORMAT_ENV} when it names one of these.")
                        ] = None,
         emit: Annotated[Emit | None, typer.Option(
@@ -163,8 +165,6 @@ def register(app: typer.Typer) -> None:
             from_env = os.environ.get(FORMAT_ENV, "").strip().lower()
             fmt = next((f for f in RecommendOutput if f.value == from_env),
                        RecommendOutput.table)
-        if fmt is RecommendOutput.none and emit is None and plot is None:
-            fail("--format none prints nothing without --emit or --plot")
         refuse_input_as_output(output, [workload])
         refuse_input_as_output(plot, [workload])
         refuse_same_outputs({"-o": output, "--plot": plot})

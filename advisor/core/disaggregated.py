@@ -20,7 +20,7 @@ import numpy as np
 
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance
-from advisor.core.kv_transfer import transfer_seconds
+from advisor.core.kv_transfer import link_utilization, transfer_seconds
 from advisor.core.queueing import gg_c_wait_s, wait_quantile_s
 from advisor.core.scenario import TrafficPhase
 
@@ -160,11 +160,18 @@ def _goodputs(inst: Instance, phase: TrafficPhase, quantile: float, ttft_slo_s: 
     best = np.zeros(n)
     active = np.ones(n, dtype=bool)
     pool: int | np.ndarray = int(n_srv[0]) if n == 1 else n_srv[:, None]
+    # the KV link's load at a rate: each prefill instance ships from its own GPUs' NICs, so the
+    # utilisation depends on the rate per instance alone; the TTFT at a rate charges the
+    # link's queueing wait (as the plan's latencies at the workload's rate do), so a pool
+    # carries its goodput within the SLO
+    per_gpu_bytes = phase.prompt_tokens.mean * inst.kv_bytes_per_token_wire
+    capacity = inst.gpus * link.effective_bytes_per_s
     for _ in range(GRID_PASSES):
         rates = lo + (hi - lo) * steps
-        ttft = prefill_ttft(inst, phase, np.maximum(rates, 1e-12), quantile, link, 0.0, lm,
-                            pool, per_request)[0]
-        ok = ttft <= ttft_slo_s
+        util = link_utilization(rates * per_gpu_bytes, capacity)
+        ttft = prefill_ttft(inst, phase, np.maximum(rates, 1e-12), quantile, link,
+                            np.minimum(util, 0.999), lm, pool, per_request)[0]
+        ok = (ttft <= ttft_slo_s) & (util < 1.0)
         step = active & ok.any(axis=1)
         last = GRID_POINTS - 1 - np.argmax(ok[:, ::-1], axis=1)
         best = np.where(step, rates[rows, last], best)

@@ -178,6 +178,9 @@ class PhaseResult:
     disaggregated: DisaggregatedPlan | None
     static_goodput_rps: float | None = None
     """Goodput of the best static (all-phase) allocation in this phase."""
+    static: DisaggregatedPlan | None = None
+    """The static (all-phase) split in this phase, when pools are static across several
+    phases: the plan the verdict judges (``disaggregated`` is this phase's own best split)."""
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,9 @@ class ModelResult:
     colocated_headroom: float
     """min over phases of goodput / rate for the colocated plan (≥ 1 meets the rate)."""
     disaggregated_headroom: float
+    unchunked_gpus_needed: int | None = None
+    unchunked_headroom: float = 0.0
+    """min over phases of goodput / rate for the unchunked colocated plan."""
     deployed: DeployedPrediction | None = None
     disaggregated_best_headroom: float = 0.0
     """min over phases of each phase's best integer split's goodput / rate (per-phase

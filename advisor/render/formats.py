@@ -1,17 +1,21 @@
 """The output formats and the renderer of each, closed with ``assert_never``.
 
-Every renderer takes the canonical JSON document (a recommendation or a check run) and
-returns text; ``recommend`` offers :data:`RECOMMEND_FORMATS`, ``check`` all of them.
+Every renderer takes the canonical JSON document (a recommendation or a check run, the typed
+documents of :mod:`advisor.render.document`) and returns text; ``recommend`` offers
+:data:`RECOMMEND_FORMATS`, ``check`` all of them.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, assert_never, cast
 
-Renderer = Callable[[Mapping[str, Any]], str]
+if TYPE_CHECKING:
+    from advisor.render.document import Document
+
+Renderer = Callable[["Document"], str]
 
 
 class Format(str, enum.Enum):
@@ -71,7 +75,7 @@ class Emit(str, enum.Enum):
     lws = "lws"
 
 
-def render_json(doc: Mapping[str, Any]) -> str:
+def render_json(doc: Document) -> str:
     """The document as indented JSON, floats rounded (``report_json.json_text``)."""
     from advisor.render.report_json import json_text
 
@@ -113,12 +117,12 @@ def renderer(fmt: Format, width: int = 100, color: bool = False,
     assert_never(fmt)
 
 
-def render(doc: Mapping[str, Any], fmt: Format, width: int = 100, color: bool = False,
+def render(doc: Document, fmt: Format, width: int = 100, color: bool = False,
            srcroot: str | None = None, figure: Figure | None = None) -> str:
     """Render ``doc`` in ``fmt``; outside JSON, control characters in its strings (user
     names, phase names, paths, model ids) are shown escaped (``text.visible``)."""
     if fmt is not Format.json:
         from advisor.render.text import visible_doc
 
-        doc = visible_doc(doc)
+        doc = cast("Document", visible_doc(doc))
     return renderer(fmt, width=width, color=color, srcroot=srcroot, figure=figure)(doc)

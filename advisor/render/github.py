@@ -12,10 +12,13 @@ message data escapes ``%``, CR and LF.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
+from advisor.render import numbers as n
 from advisor.render.report_json import as_check
+
+if TYPE_CHECKING:
+    from advisor.render.document import Document, FileEntry
 
 
 def escape_data(value: str) -> str:
@@ -34,7 +37,7 @@ def command(level: str, message: str, **properties: object) -> str:
     return f"::{level}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def _file_lines(f: Mapping[str, Any]) -> list[str]:
+def _file_lines(f: FileEntry) -> list[str]:
     path = f["path"]
     lines = [command("group", f"pd-advisor check {path}: {f['status']}")]
     for finding in f["findings"]:
@@ -42,30 +45,30 @@ def _file_lines(f: Mapping[str, Any]) -> list[str]:
                              line=finding["line"], col=finding["col"],
                              title=f"pd-advisor {finding['id']}"))
     for p in f["problems"]:
-        key = f"{p['key']}: " if p.get("key") else ""
+        key = f"{p['key']}: " if p["key"] else ""
         lines.append(command("error", key + p["message"], file=p["path"], line=p["line"],
                              col=p["col"], title="pd-advisor could not evaluate"))
     for w in f["warnings"]:
         lines.append(command("warning", w["message"], file=w.get("path", path), line=w["line"],
                              col=w["col"],
                              title=f"pd-advisor {w['id']}"))
-    report = f.get("report")
-    if f["status"] == "pass" and report is not None:
+    report = f["report"]
+    deployed = report.get("deployed") if report is not None else None
+    if f["status"] == "pass" and report is not None and deployed is not None:
         lines.append(f"pd-advisor: {path} passes (verdict {report['verdict']}, deployed "
-                     f"{report['deployed']['mode']})")
+                     f"{deployed['mode']})")
     lines.append("::endgroup::")
     return lines
 
 
-def render_github(doc: Mapping[str, Any]) -> str:
+def render_github(report: Document) -> str:
     """Annotations for a check run (a recommendation is treated as a one-file run)."""
-    if doc.get("kind") != "check":
-        doc = as_check(doc)
+    doc = report if report["kind"] == "check" else as_check(report)
     lines: list[str] = []
     for f in doc["files"]:
         lines += _file_lines(f)
     counts = doc["counts"]
-    lines.append(f"pd-advisor: {counts['files']} file{'s' * (counts['files'] != 1)}, "
-                 f"{counts['passed']} passed, {counts['failed']} failed, "
-                 f"{counts['errors']} could not be evaluated")
+    lines.append(f"pd-advisor: {n.counted(counts['files'], 'file')}, "
+                 f"{n.count(counts['passed'])} passed, {n.count(counts['failed'])} failed, "
+                 f"{n.count(counts['errors'])} could not be evaluated")
     return "\n".join(lines) + "\n"

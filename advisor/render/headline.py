@@ -1,17 +1,20 @@
 """The one-line verdict every human-readable report leads with: verdict, gain, deciding reason.
 
-:func:`deciding_reason` is the single place that picks the reason: the rule engine's
+:func:`deciding_reason` is the single place that picks the reason: the decision's
 ``headline_reason`` (the reason of the rule that decided, ``deciding_rule``), a failed
-precondition's shortened to its measured value and limit.
+precondition's shortened to its measured value and limit (its explanation follows in the
+report). Every number comes from the document and is written by :mod:`advisor.render.numbers`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from advisor.render import text as t
+from advisor.render import numbers as n
+
+if TYPE_CHECKING:
+    from advisor.render.document import Recommendation
 
 
 @dataclass(frozen=True)
@@ -34,39 +37,39 @@ class Headline:
         return f"VERDICT {self.verdict}{unmet} · {self.gain}{reason}"
 
 
-def deciding_reason(doc: Mapping[str, Any]) -> str:
-    """The reason that decided the verdict (``headline_reason``, else the first reason); a
-    failed precondition that decided is shortened to its measured value and limit (its
-    explanation follows in the report)."""
-    reasons = doc.get("reasons") or []
-    reason = str(doc.get("headline_reason") or (reasons[0] if reasons else "")
-                 or doc.get("summary") or "")
-    rule = doc.get("deciding_rule")
-    for p in doc.get("preconditions") or []:
-        if p.get("passed") is False and (p["id"] == rule or reason.startswith(f"{p['id']} fails")):
-            measured, limit = t.precondition_values(p)
-            return f"{p['id']} fails ({measured} measured, limit {limit})"
+def deciding_reason(doc: Recommendation) -> str:
+    """The reason that decided the verdict (``headline_reason``); a failed precondition that
+    decided is shortened to its measured value and limit."""
+    from advisor.render.view import check
+
+    reason = doc["headline_reason"] or (doc["reasons"][0] if doc["reasons"] else "")
+    rule = doc["deciding_rule"]
+    for p in doc["preconditions"]:
+        if p["status"] == "fail" and p["id"] == rule:
+            limit = n.pct(p["threshold"]) if p["unit"] == "fraction" else (
+                f"{n.num(p['threshold'])} {p['unit']}")
+            return f"{p['id']} fails ({check(p).measured} measured, limit {limit})"
     return reason
 
 
-def gain_text(doc: Mapping[str, Any]) -> str:
-    """Disaggregation's modelled goodput gain over the best colocated pool, and the bar."""
-    needs = (doc.get("policy") or {}).get("min_disagg_gain")
-    bar = f" (needs ≥ {t.pct(needs)})" if needs is not None else ""
-    if doc.get("disagg_gain_unbounded"):
+def gain_text(doc: Recommendation) -> str:
+    """Disaggregation's modelled goodput gain over the best colocated plan, and the bar."""
+    needs = doc["policy"].get("min_disagg_gain")
+    bar = f" (needs ≥ {n.pct(needs)})" if needs is not None else ""
+    if doc["disagg_gain_unbounded"]:
         return "disaggregation gain unbounded (colocated carries nothing within the SLOs)"
-    gain = doc.get("disagg_gain")
+    gain = doc["disagg_gain"]
     if gain is None:
         return "disaggregation gain not defined (no plan carries goodput)"
     if gain < 0:  # a loss reads as one
-        needs_gain = f" (needs a gain ≥ {t.pct(needs)})" if needs is not None else ""
-        return f"disaggregation loses {t.pct(-gain)}{needs_gain}"
-    sign = "+" if gain > 0 else ""
-    return f"disaggregation gain {sign}{t.pct(gain)}{bar}"
+        needs_gain = f" (needs a gain ≥ {n.pct(needs)})" if needs is not None else ""
+        return f"disaggregation loses {n.pct(-gain)}{needs_gain}"
+    return f"disaggregation gain {n.signed_pct(gain)}{bar}"
 
 
-def headline(doc: Mapping[str, Any]) -> Headline:
+def headline(doc: Recommendation) -> Headline:
     """The headline of a recommendation document."""
-    verdict = str(doc["verdict"])
-    return Headline(verdict, t.verdict_title(verdict), bool(doc.get("slo_met", True)),
+    from advisor.render.view import title
+
+    return Headline(doc["verdict"], title(doc), doc["decision"]["any_plan_meets"],
                     gain_text(doc), deciding_reason(doc))

@@ -1,21 +1,27 @@
 """``--format html``: one self-contained HTML file for design reviews.
 
-Verdict first (the headline: verdict, gain, deciding reason), then the plans, the figure
-(inline SVG, given by the caller; a note when matplotlib is missing), the preconditions with
-their measured values, the verdict boundaries, warnings and the measurement plan, and the
-detail (inputs, P:D allocation, KV transfer, phases, declared deployment). CSS is inline;
+Verdict first (the headline: verdict, gain, deciding reason), then the sections of
+:mod:`advisor.render.view` — the same as every human format: the plans (with the figure under
+them: inline SVG given by the caller, a note when matplotlib is missing), right-sizing, the
+preconditions, the verdict boundaries, the declared deployment, warnings, what to measure,
+inputs, cost, the P:D splits, fragility, the KV transfer, interference, phases. CSS is inline;
 there are no scripts and nothing is fetched. Every string from the document goes through
 ``html.escape``; the SVG comes from matplotlib, which escapes the text it draws.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
+from advisor.render import numbers as n
 from advisor.render import text as t
+from advisor.render import view as v
 from advisor.render.headline import headline
+
+if TYPE_CHECKING:
+    from advisor.render.document import CheckRun, Document, Recommendation
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1200px;
@@ -28,6 +34,7 @@ border-bottom:1px solid #ccc;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:.25em .6em;
 text-align:left;vertical-align:top}td.n,th.n{text-align:right}th{background:#f2f2f2}
 .ok{color:#1b6e1b;font-weight:700}.bad{color:#b00020;font-weight:700}
+.warn{border-left:4px solid #b8860b;padding-left:.6em}.strong{font-weight:600}
 .note{color:#555;font-size:.92em}figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 li{margin:.2em 0}code{background:#f2f2f2;padding:0 .2em}
 """
@@ -39,10 +46,8 @@ def e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def _mark(passed: bool | None) -> str:
-    if passed is None:
-        return t.DASH
-    return f'<span class="ok">{OK}</span>' if passed else f'<span class="bad">{BAD}</span>'
+MARKS = {True: f'<span class="ok">{OK}</span>', False: f'<span class="bad">{BAD}</span>',
+         None: "n/a"}
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]],
@@ -59,188 +64,49 @@ def _list(items: Iterable[str]) -> str:
     return "<ul>" + "".join(f"<li>{e(i)}</li>" for i in items) + "</ul>"
 
 
-def _section(title: str, body: str) -> str:
-    return f"<section><h2>{e(title)}</h2>{body}</section>"
+def _cell(value: v.Cell) -> str:
+    return MARKS[value.passed] if isinstance(value, v.Mark) else e(value)
+
+
+TONES = {"note": ' class="note"', "warn": ' class="warn"', "bad": ' class="bad"',
+         "strong": ' class="strong"'}
+
+
+def _block(block: v.Block) -> str:
+    if isinstance(block, v.Para):
+        return f"<p{TONES.get(block.tone, '')}>{e(block.text)}</p>" if block.text else ""
+    if isinstance(block, v.Grid):
+        return _table([e(h) for h in block.headers], [[_cell(c) for c in row]
+                                                      for row in block.rows], block.right)
+    if isinstance(block, v.Pairs):
+        return _table(["", ""], [[e(a), e(b)] for a, b in block.rows])
+    if isinstance(block, v.Items):
+        return _list(block.items)
+    return _table(["", "precondition", "measured", "limit", "explanation"],
+                  [[MARKS[c.mark.passed], f"<code>{e(c.id)}</code>", e(c.measured), e(c.limit),
+                    f"<em>{e(c.question)}</em> {e(c.explanation)}"] for c in block.rows],
+                  numeric=(2, 3))
+
+
+def _section(section: v.Section) -> str:
+    body = "".join(_block(b) for b in section.blocks)
+    return f'<section id="{e(section.id)}"><h2>{e(section.title)}</h2>{body}</section>'
 
 
 # --------------------------------------------------------------------------- recommendation
-def _verdict(doc: Mapping[str, Any]) -> str:
+def _verdict(doc: Recommendation, section: v.Section) -> str:
     head = headline(doc)
     unmet = "" if head.slo_met else " unmet"
-    name = doc.get("name") or doc["input"]["path"]
+    name = doc["name"] or doc["input"]["path"]
     parts = [f'<div class="verdict{unmet}" id="verdict">',
-             f"<h1>{e(head.title)}</h1>",
+             f"<h1>{e(section.title)}</h1>",
              f'<p class="headline">Verdict: <code>{e(head.verdict)}</code>'
              + ("" if head.slo_met else ' <span class="bad">(no plan meets the SLOs)</span>')
              + f" · {e(head.gain)}"
              + (f" · because {e(head.reason)}" if head.reason else "") + "</p>",
-             f"<p>{e(doc['summary'])}</p>",
-             f'<p class="path">{e(name)} — {e(doc["input"]["path"])}</p>']
-    if len(doc["reasons"]) > 1:
-        parts.append("<p><strong>Why</strong></p>" + _list(doc["reasons"]))
-    parts.append("</div>")
+             f'<p class="path">{e(name)} — {e(doc["input"]["path"])}</p>',
+             *(_block(b) for b in section.blocks), "</div>"]
     return "".join(parts)
-
-
-def _slo_unmet(doc: Mapping[str, Any]) -> str:
-    """When no plan meets the SLOs: what is achievable and what it would take."""
-    c, d = doc.get("colocated"), doc.get("disaggregated")
-    pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
-    needed = doc["gpus_needed"]
-    rows = [["workload rate (binding phase)", t.rps(c and c["rate_rps"]),
-             t.rps(d and d["rate_rps"])],
-            ["carries within the SLOs", t.rps(c and c["max_goodput_rps"]),
-             t.rps(d and d["max_goodput_rps"])],
-            [f"{pct} TTFT at the workload rate", t.latency(c, "ttft_ms"),
-             t.latency(d, "ttft_ms")],
-            [f"{pct} TPOT at the workload rate", t.latency(c, "tpot_ms"),
-             t.latency(d, "tpot_ms")],
-            [f"best achievable {pct} TTFT (light load)", t.ms((c or {}).get("best_ttft_ms")),
-             t.ms((d or {}).get("best_ttft_ms"))],
-            [f"best achievable {pct} TPOT (light load)", t.ms((c or {}).get("best_tpot_ms")),
-             t.ms((d or {}).get("best_tpot_ms"))],
-            ["GPUs it would take", t.num(needed["colocated"]), t.num(needed["disaggregated"])]]
-    note = ("The verdict is the better architecture for these GPUs, not a plan that meets "
-            "the SLOs.")
-    return (_table(["", "colocated", "disaggregated"], [[e(x) for x in r] for r in rows],
-                   numeric=(1, 2)) + f'<p class="note">{e(note)}</p>')
-
-
-def _plans(doc: Mapping[str, Any]) -> str:
-    plans = [("colocated (chunked)", doc.get("colocated")),
-             ("disaggregated", doc.get("disaggregated")),
-             ("colocated (unchunked)", doc.get("unchunked"))]
-    pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
-
-    def v(plan: Mapping[str, Any] | None, text: str) -> str:
-        return t.DASH if plan is None else e(text)
-
-    def shape(plan: Mapping[str, Any] | None) -> str:
-        if plan is None:
-            return t.DASH
-        if "prefill_tensor_parallel" in plan:
-            return e(f"{t.pool_shape(plan, 'prefill')} / {t.pool_shape(plan, 'decode')}")
-        return e(t.plan_shape(plan))
-
-    def gpus(plan: Mapping[str, Any] | None) -> str:
-        if plan is None:
-            return t.DASH
-        if "prefill_gpus" in plan:
-            return e(f"{t.num(plan['prefill_gpus'])} + {t.num(plan['decode_gpus'])}")
-        return e(t.num(plan["gpus"]))
-
-    def budget(plan: Mapping[str, Any] | None) -> str:
-        if plan is None or "prefill_gpus" in plan:
-            return t.DASH
-        return e(t.num(plan["chunk_tokens"])) if plan.get("chunked") else "whole prompt"
-
-    rows = []
-    for label, p in plans:
-        rows.append([e(label), shape(p), gpus(p), budget(p),
-                     v(p, t.rps(p and p["max_goodput_rps"])),
-                     e(t.latency(p, "ttft_ms")), e(t.latency(p, "tpot_ms")),
-                     v(p, t.num(p and p["output_tokens_per_s_per_gpu"])),
-                     _mark(p["meets_slo"]) if p else t.DASH])
-    table = _table(["plan", "TP (prefill / decode)", "GPUs", "token budget", "goodput",
-                    f"{pct} TTFT", f"{pct} TPOT", "output tok/s/GPU", "meets the SLOs"],
-                   rows, numeric=(2, 3, 4, 5, 6, 7))
-    note = ("Latencies at the workload's rate (of the binding phase when there are several); "
-            "goodput is the largest rate meeting the SLOs.")
-    return table + f'<p class="note">{e(note)}</p>'
-
-
-def _preconditions(doc: Mapping[str, Any]) -> str:
-    rows = []
-    for p in doc["preconditions"]:
-        measured, threshold = t.precondition_values(p)
-        rows.append([_mark(p["passed"]), f"<code>{e(p['id'])}</code>", e(measured),
-                     e(threshold), f"<em>{e(p['question'])}</em> {e(p['explanation'])}"])
-    return _table(["", "precondition", "measured", "limit", "explanation"], rows,
-                  numeric=(2, 3))
-
-
-def _boundaries(doc: Mapping[str, Any]) -> str | None:
-    bounds = doc.get("boundaries")
-    if not bounds:
-        return None
-    found = [b["description"] for b in bounds if b["flips_at"] is not None]
-    none = [b["description"] for b in bounds if b["flips_at"] is None]
-    out = _list(found) if found else ""
-    if none:
-        out += f'<p class="note">Unchanged: {e("; ".join(none))}.</p>'
-    return out
-
-
-def _inputs(doc: Mapping[str, Any]) -> str:
-    return _table(["", ""], [[e(a), e(b)] for a, b in t.input_rows(doc)])
-
-
-def _allocation(doc: Mapping[str, Any]) -> str | None:
-    d = doc.get("disaggregated")
-    if d is None:
-        return None
-    rows: list[tuple[str, Mapping[str, Any]]] = []
-    if d.get("prefill_gpus") is not None:
-        rows.append(("best", d))
-    rows += [("runner-up" if i == 0 else f"#{i + 2}", a)
-             for i, a in enumerate(d.get("alternatives", [])[:3])]
-    table = _table(["", "prefill", "decode", "P:D GPUs", "idle", "goodput", "limited by"],
-                   [[e(label),
-                     e(f"{a['prefill_instances']} × {t.pool_shape(a, 'prefill')}"),
-                     e(f"{a['decode_instances']} × {t.pool_shape(a, 'decode')}"),
-                     e(t.split_text(a["prefill_gpus"], a["decode_gpus"])),
-                     e(t.num(a["idle_gpus"])), e(t.rps(a["max_goodput_rps"])),
-                     e(a.get("limited_by") or t.DASH)] for label, a in rows],
-                   numeric=(3, 4, 5))
-    note = (f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal goodput "
-            f"{t.rps(d['ideal_max_goodput_rps'])}; rounding loss {t.pct(d['rounding_loss'])}.")
-    return table + f'<p class="note">{e(note)}</p>'
-
-
-def _kv(doc: Mapping[str, Any]) -> str | None:
-    kv = doc.get("kv_transfer")
-    if kv is None:
-        return None
-    return _list([
-        f"link: {kv['link_id']}, {t.gb_per_s(kv['link_bytes_per_s'])} usable from the "
-        "prefill GPUs",
-        f"per request: {t.megabytes(kv['bytes_per_request_mean'])} mean, "
-        f"{t.megabytes(kv['bytes_per_request_p95'])} p95",
-        f"demand: {t.gb_per_s(kv['demand_bytes_per_s'])} = {t.pct(kv['utilization'])} of "
-        "the link",
-        f"exposed transfer of a p95 prompt: {t.ms(kv['transfer_ms'])} "
-        f"({t.ms(kv['serialized_transfer_ms'])} without layer overlap)"])
-
-
-def _phases(doc: Mapping[str, Any]) -> str | None:
-    if len(doc["phases"]) < 2:
-        return None
-    table = _table(["phase", "share", "rate req/s", "colocated req/s", "disagg. req/s",
-                    "static split req/s", "P frac", "P:D", "rounding"],
-                   [[e(p["name"]), e(t.pct(p["share"])), e(t.num(p["rate_rps"])),
-                     e(t.num(p["colocated_max_goodput_rps"])),
-                     e(t.num(p["disaggregated_max_goodput_rps"])),
-                     e(t.num(p.get("static_goodput_rps"))),
-                     e(t.num(p["ideal_prefill_fraction"])),
-                     e(t.split_text(p["prefill_gpus"], p["decode_gpus"])),
-                     e(t.pct(p["rounding_loss"]))] for p in doc["phases"]],
-                   numeric=(1, 2, 3, 4, 5, 6, 8))
-    return table + (f'<p class="note">A static split loses {e(t.pct(doc["static_mix_loss"]))}'
-                    " against per-phase re-allocation.</p>")
-
-
-def _deployed(doc: Mapping[str, Any]) -> str | None:
-    dep = doc.get("deployed")
-    if dep is None:
-        return None
-    lines = [f"<p>{e(sentence)}</p>" for sentence in t.deployed_sentences(dep)]
-    if dep["findings"]:
-        lines.append("<ul>" + "".join(
-            f'<li>{_mark(False)} <strong>{e(f["id"])}</strong> (<code>{e(f["key"])}</code>): '
-            f'{e(f["message"])}</li>' for f in dep["findings"]) + "</ul>")
-    else:
-        lines.append(f"<p>{_mark(True)} The gate passes.</p>")
-    return "".join(lines)
 
 
 def _figure(svg: str | None, note: str | None) -> str:
@@ -250,51 +116,32 @@ def _figure(svg: str | None, note: str | None) -> str:
     return f'<p class="note">{e(note or "The figure is not available.")}</p>'
 
 
-def recommendation_html(doc: Mapping[str, Any], svg: str | None, note: str | None) -> str:
-    """The body of a recommendation report."""
-    out = [_verdict(doc)]
-    if not doc["slo_met"]:
-        out.append(_section("No plan meets the SLOs", _slo_unmet(doc)))
-    out += [_section("Plans", _plans(doc)),
-           _section("Latency against load, P:D split, TTFT", _figure(svg, note)),
-           _section("Preconditions for disaggregation", _preconditions(doc))]
-    bounds = _boundaries(doc)
-    if bounds:
-        out.append(_section("Verdict boundaries", bounds))
-    if doc["warnings"]:
-        out.append(_section("Warnings", "<ul>" + "".join(
-            f"<li><strong>{e(w['id'])}</strong>: {e(w['message'])}</li>"
-            for w in doc["warnings"]) + "</ul>"))
-    if doc["measure_next"]:
-        out.append(_section("Measurement plan", _list(doc["measure_next"])))
-    ep_lines = t.expert_parallel_lines(doc)
-    for title, body in (("Inputs", _inputs(doc)), ("P:D allocation", _allocation(doc)),
-                        ("Expert parallelism",
-                         _list(f"{label}: {text}" for label, text in ep_lines)
-                         if ep_lines else None),
-                        ("KV transfer", _kv(doc)), ("Phases", _phases(doc)),
-                        ("Declared deployment", _deployed(doc))):
-        if body:
-            out.append(_section(title, body))
-    if doc.get("excluded"):
-        out.append(_section("Excluded instance shapes", _list(
-            f"{x['instance']}: {x['reason']}" for x in doc["excluded"])))
+def recommendation_html(doc: Recommendation, svg: str | None, note: str | None) -> str:
+    """The body of a recommendation report: the sections of ``advisor.render.view`` (the
+    verdict box first, the figure under the plans)."""
+    out: list[str] = []
+    for section in v.sections(doc):
+        if section.id == "verdict":
+            out.append(_verdict(doc, section))
+            continue
+        out.append(_section(section))
+        if section.id == "plans":
+            out.append(f'<section id="figure"><h2>Latency against load, P:D split, TTFT</h2>'
+                       f"{_figure(svg, note)}</section>")
     return "".join(out)
 
 
 # --------------------------------------------------------------------------- check run
-def check_html(doc: Mapping[str, Any]) -> str:
+def check_html(doc: CheckRun) -> str:
     """A check run: the totals, one row per file, then each file's findings."""
-    counts = doc["counts"]
-    labels = {"pass": _mark(True) + " pass", "fail": _mark(False) + " fail",
-              "error": _mark(False) + " error"}
+    labels = {"pass": MARKS[True] + " pass", "fail": MARKS[False] + " fail",
+              "error": MARKS[False] + " error"}
     out = [f"<h1>pd-advisor check: {e(doc['status'])}</h1>",
-           f"<p>{counts['files']} files: {counts['passed']} passed, {counts['failed']} failed, "
-           f"{counts['errors']} could not be evaluated.</p>",
+           f"<p>{e(t.check_totals(doc))}.</p>",
            _table(["file", "status", "verdict", "findings"],
                   [[f"<code>{e(f['path'])}</code>", labels[f["status"]],
-                    e(f.get("verdict") or t.DASH),
-                    str(len(f["findings"]) + len(f["problems"]))] for f in doc["files"]],
+                    e(f["verdict"] or n.DASH),
+                    e(n.count(len(f["findings"]) + len(f["problems"])))] for f in doc["files"]],
                   numeric=(3,))]
     for f in doc["files"]:
         items = [f"{x.get('path', f['path'])}:{x['line']}:{x['col']}: [{x['id']}] "
@@ -303,24 +150,24 @@ def check_html(doc: Mapping[str, Any]) -> str:
         items += [f"{p['path']}:{p['line']}:{p['col']}: {p['message']}" for p in f["problems"]]
         items += [f"warning [{w['id']}] {w['message']}" for w in f["warnings"]]
         if items:
-            out.append(_section(f["path"], _list(items)))
+            out.append(f"<section><h2>{e(f['path'])}</h2>{_list(items)}</section>")
     return "".join(out)
 
 
-def render_html(doc: Mapping[str, Any], svg: str | None = None,
+def render_html(doc: Document, svg: str | None = None,
                 figure_note: str | None = None) -> str:
     """The whole HTML document for a recommendation (with ``svg``, the figure's ``<svg>``
     element, or ``figure_note`` in its place) or a check run."""
-    if doc.get("kind") == "check":
+    if doc["kind"] == "check":
         title = "pd-advisor check"
         body = check_html(doc)
+        version, sha = doc["tool"]["version"], ""
     else:
-        head = headline(doc)
-        title = f"pd-advisor: {doc.get('name') or doc['input']['path']}: {head.verdict}"
+        title = f"pd-advisor: {doc['name'] or doc['input']['path']}: {doc['verdict']}"
         body = recommendation_html(doc, svg, figure_note)
+        version, sha = doc["tool"]["version"], doc["input"]["sha256"][:16]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{e(title)}</title><style>{CSS}</style></head>"
             f"<body>{body}<footer class=\"note\"><p>pd-advisor "
-            f"{e(doc.get('tool', {}).get('version', ''))} · input sha256 "
-            f"{e(doc.get('input', {}).get('sha256', '')[:16])}</p></footer></body></html>\n")
+            f"{e(version)} · input sha256 {e(sha)}</p></footer></body></html>\n")

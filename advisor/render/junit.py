@@ -13,9 +13,12 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.render.report_json import GATE_CHECK_TITLES, GATE_CHECKS, as_check
+
+if TYPE_CHECKING:
+    from advisor.render.document import CheckRun, Document, FileEntry
 
 _DISAGG_ONLY = ("preconditions", "split")
 
@@ -34,19 +37,21 @@ def xml_safe(value: Any) -> Any:
     return value
 
 
-def _suite(f: Mapping[str, Any]) -> ET.Element:
+def _suite(f: FileEntry) -> ET.Element:
     suite = ET.Element("testsuite", name=f["path"])
     cases = failures = errors = skipped = 0
-    if f["report"] is None or not f["report"].get("deployed"):
+    report = f["report"]
+    deployed = report.get("deployed") if report is not None else None
+    if deployed is None:
         case = ET.SubElement(suite, "testcase", classname=f["path"], name="evaluate")
         message = "; ".join(
-            f"{p['path']}:{p['line']}:{p['col']}: {p['key'] + ': ' if p.get('key') else ''}"
+            f"{p['path']}:{p['line']}:{p['col']}: {p['key'] + ': ' if p['key'] else ''}"
             f"{p['message']}" for p in f["problems"])
         error = ET.SubElement(case, "error", message=message, type="input-error")
         error.text = message
         cases, errors = 1, 1
     else:
-        mode = f["report"]["deployed"]["mode"]
+        mode = deployed["mode"]
         for check in GATE_CHECKS:
             case = ET.SubElement(suite, "testcase", classname=f["path"], name=check)
             cases += 1
@@ -72,11 +77,9 @@ def _suite(f: Mapping[str, Any]) -> ET.Element:
     return suite
 
 
-def render_junit(doc: Mapping[str, Any]) -> str:
+def render_junit(report: Document) -> str:
     """The JUnit XML document."""
-    if doc.get("kind") != "check":
-        doc = as_check(doc)
-    doc = xml_safe(doc)
+    doc: CheckRun = xml_safe(report if report["kind"] == "check" else as_check(report))
     root = ET.Element("testsuites", name="pd-advisor check")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for f in doc["files"]:

@@ -1,17 +1,22 @@
 """Markdown for PR comments and ``$GITHUB_STEP_SUMMARY``, rendered from the JSON documents.
 
 Every document starts with the hidden marker ``<!-- pd-advisor -->`` so a bot can find and
-update its own comment. The verdict, the SLO status and the preconditions are visible; the
-numbers behind them sit in ``<details>`` blocks. Pure: returns a string.
+update its own comment. The sections are :mod:`advisor.render.view`'s, as in every human
+format: the verdict, the plans, right-sizing, the preconditions and what to do are visible;
+the numbers behind them sit in ``<details>`` blocks. Pure: returns a string.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
+from advisor.render import numbers as n
 from advisor.render import text as t
+from advisor.render import view as v
 from advisor.render.headline import headline
+
+if TYPE_CHECKING:
+    from advisor.render.document import CheckRun, Document, Recommendation
 
 MARKER = "<!-- pd-advisor -->"
 """First line of every markdown document."""
@@ -53,166 +58,51 @@ def _details(summary: str, body: list[str]) -> list[str]:
     return ["<details>", f"<summary>{cell(summary)}</summary>", "", *body, "", "</details>", ""]
 
 
-def _mark(passed: bool | None) -> str:
-    return t.DASH if passed is None else (OK if passed else BAD)
-
-
 # --------------------------------------------------------------------------- recommendation
-def _slo_unmet(doc: Mapping[str, Any]) -> list[str]:
-    c, d = doc.get("colocated"), doc.get("disaggregated")
-    pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
-    needed = doc["gpus_needed"]
-    lines = ["> [!CAUTION]", f"> **No plan meets the SLOs.** {cell(doc['summary'])}", ">"]
-    lines += ["> " + row for row in _table(
-        ["", "colocated", "disaggregated"],
-        [["workload rate (binding phase)", t.rps(c and c["rate_rps"]), t.rps(d and d["rate_rps"])],
-         ["carries within the SLOs", t.rps(c and c["max_goodput_rps"]),
-          t.rps(d and d["max_goodput_rps"])],
-         [f"{pct} TTFT at the workload rate", t.latency(c, "ttft_ms"), t.latency(d, "ttft_ms")],
-         [f"{pct} TPOT at the workload rate", t.latency(c, "tpot_ms"), t.latency(d, "tpot_ms")],
-         [f"best achievable {pct} TTFT (light load)", t.ms((c or {}).get("best_ttft_ms")),
-          t.ms((d or {}).get("best_ttft_ms"))],
-         [f"best achievable {pct} TPOT (light load)", t.ms((c or {}).get("best_tpot_ms")),
-          t.ms((d or {}).get("best_tpot_ms"))],
-         ["GPUs it would take", t.num(needed["colocated"]), t.num(needed["disaggregated"])]],
-        right=(1, 2))]
-    lines += [">", ("> The verdict below is the better architecture for these GPUs, not a plan "
-                   "that meets the SLOs."), ""]
-    return lines
+MARKS = {True: OK, False: BAD, None: "n/a"}
+MARKERS = {"bullet": "-", "arrow": "- →", "dot": "-", "bad": f"- {BAD}", "warn": "- ⚠️"}
 
 
-def _comparison(doc: Mapping[str, Any]) -> list[str]:
-    c, d = doc.get("colocated"), doc.get("disaggregated")
-    pct = f"p{t.num(doc['inputs']['slo']['percentile'])}"
-
-    def v(plan: Mapping[str, Any] | None, text: str) -> str:
-        return t.DASH if plan is None else text
-
-    rows = [
-        ["TP (prefill / decode)", v(c, t.plan_shape(c)),
-         v(d, f"{t.pool_shape(d, 'prefill')} / "
-              f"{t.pool_shape(d, 'decode')}")],
-        ["instances", v(c, t.num(c and c["instances"])),
-         v(d, f"{t.num(d and d['prefill_instances'])} + {t.num(d and d['decode_instances'])}")],
-        ["GPUs used", v(c, t.num(c and c["gpus"])),
-         v(d, f"{t.num(d and d['prefill_gpus'])} + {t.num(d and d['decode_gpus'])}")],
-        ["token budget", v(c, t.num(c and c["chunk_tokens"])), t.DASH],
-        ["goodput", v(c, t.rps(c and c["max_goodput_rps"])),
-         v(d, t.rps(d and d["max_goodput_rps"]))],
-        [f"{pct} TTFT", t.latency(c, "ttft_ms"), t.latency(d, "ttft_ms")],
-        [f"{pct} TPOT", t.latency(c, "tpot_ms"), t.latency(d, "tpot_ms")],
-        ["output tokens/s/GPU", v(c, t.num(c and c["output_tokens_per_s_per_gpu"])),
-         v(d, t.num(d and d["output_tokens_per_s_per_gpu"]))],
-        ["meets the SLOs", _mark(c["meets_slo"] if c else None),
-         _mark(d["meets_slo"] if d else None)],
-    ]
-    if doc["inputs"]["cluster"].get("usd_per_gpu_hour") is not None:  # cost (#16)
-        for label, key in (("USD/hour", "usd_per_hour"),
-                           ("USD/M output tokens", "usd_per_million_output_tokens")):
-            rows.append([label, *(v(p, t.DASH if not p or p.get(key) is None
-                                    else f"${p[key]:,.2f}") for p in (c, d))])
-    return [*_table(["", "colocated (chunked)", "disaggregated"], rows, right=(1, 2)), ""]
+def _cell(value: v.Cell) -> str:
+    return MARKS[value.passed] if isinstance(value, v.Mark) else value
 
 
-def _preconditions(doc: Mapping[str, Any]) -> list[str]:
-    rows = []
-    for p in doc["preconditions"]:
-        measured, threshold = t.precondition_values(p)
-        threshold = ("≥ " if p.get("bound") == "min" else "≤ ") + threshold
-        rows.append([_mark(p["passed"]), f"`{p['id']}`", measured, threshold,
-                     p["explanation"]])
-    return [*_table(["", "precondition", "measured", "threshold", "explanation"], rows,
+def _block(block: v.Block, quote: bool = False) -> list[str]:
+    if isinstance(block, v.Para):
+        if not block.text:
+            return []
+        text = cell(block.text)
+        if block.tone == "strong":
+            text = f"**{text}**"
+        elif block.tone == "note":
+            text = f"_{text}_"
+        elif block.tone == "warn":
+            text = f"> [!WARNING]\n> {text}"
+        return [text, ""]
+    if isinstance(block, v.Grid):
+        return [*_table(list(block.headers), [[_cell(c) for c in row] for row in block.rows],
+                        right=block.right), ""]
+    if isinstance(block, v.Pairs):
+        return [*_table(["", ""], [[label, value] for label, value in block.rows]), ""]
+    if isinstance(block, v.Items):
+        return [*(f"{MARKERS[block.marker]} {cell(item)}" for item in block.items), ""]
+    rows = [[MARKS[c.mark.passed], f"`{c.id}`", c.measured, c.limit,
+             f"_{c.question}_ {c.explanation}"] for c in block.rows]
+    return [*_table(["", "precondition", "measured", "limit", "explanation"], rows,
                     right=(2, 3)), ""]
 
 
-def _details_blocks(doc: Mapping[str, Any]) -> list[str]:
-    out: list[str] = []
-    rows = t.input_rows(doc)
-    out += _details("Inputs", _table(["", ""], rows))
-
-    d = doc.get("disaggregated")
-    if d is not None:
-        alloc_rows = []
-        if d.get("prefill_gpus") is not None:
-            alloc_rows.append(("best", d))
-        alloc_rows += [("runner-up" if i == 0 else f"#{i + 2}", a)
-                       for i, a in enumerate(d.get("alternatives", [])[:3])]
-        body = _table(["", "prefill", "decode", "P:D GPUs", "idle", "goodput", "limited by"],
-                      [[label, f"{a['prefill_instances']} × {t.pool_shape(a, 'prefill')}",
-                        f"{a['decode_instances']} × {t.pool_shape(a, 'decode')}",
-                        t.split_text(a["prefill_gpus"], a["decode_gpus"]),
-                        t.num(a["idle_gpus"]), t.rps(a["max_goodput_rps"]),
-                        a.get("limited_by") or t.DASH] for label, a in alloc_rows],
-                      right=(3, 4, 5))
-        rounding = (f"; rounding loss {t.pct(d['rounding_loss'])}"
-                    if d.get("prefill_gpus") is not None else "; no integer split")
-        body += ["", (f"Ideal prefill fraction {t.num(d['ideal_prefill_fraction'])}, ideal "
-                     f"goodput {t.rps(d['ideal_max_goodput_rps'])}{rounding}.")]
-        gains = t.gains_line(doc)
-        if gains:
-            body += ["", gains]
-        frag = t.split_fragility(doc)
-        if frag:
-            body += ["", f"Fragility (mix drift ±{t.pct(doc['fragility']['drift'])} and "
-                         "neighbouring splits):", ""] + [f"- {line}" for line in frag]
-        out += _details("P:D allocation", body)
-
-    ep_lines = t.expert_parallel_lines(doc)
-    if ep_lines is not None:
-        out += _details("Expert parallelism", [f"- {label}: {text}" for label, text in ep_lines])
-
-    kv = doc.get("kv_transfer")
-    if kv is not None:
-        out += _details("KV transfer", [
-            f"- link: {cell(kv['link_id'])}, {t.gb_per_s(kv['link_bytes_per_s'])} usable",
-            (f"- per request: {t.megabytes(kv['bytes_per_request_mean'])} mean, "
-            f"{t.megabytes(kv['bytes_per_request_p95'])} p95"),
-            (f"- demand: {t.gb_per_s(kv['demand_bytes_per_s'])} = "
-            f"{t.pct(kv['utilization'])} of the link"),
-            f"- exposed transfer of a p95 prompt: {t.ms(kv['transfer_ms'])}"])
-
-    c = doc.get("colocated")
-    i = c.get("interference") if c else None
-    if i is not None:
-        out += _details("Interference (colocated)", [
-            (f"- unchunked: a p95 prompt ({t.num(i['prompt_tokens'])} tokens) stretches a "
-            f"decode step {t.factor(i['unchunked_tpot_factor'])}"),
-            (f"- chunked: a {t.num(i['chunk_tokens'])}-token budget bounds it at "
-            f"{t.factor(i['chunked_tpot_factor'])}"),
-            f"- safe rate: {t.rps(i['chunked_safe_rate_rps'])}"])
-
-    if len(doc["phases"]) > 1:
-        body = _table(["phase", "share", "rate req/s", "colocated req/s", "disagg. req/s",
-                       "P frac", "P:D", "rounding"],
-                      [[p["name"], t.pct(p["share"]), t.num(p["rate_rps"]),
-                        t.num(p["colocated_max_goodput_rps"]),
-                        t.num(p["disaggregated_max_goodput_rps"]),
-                        t.num(p["ideal_prefill_fraction"]),
-                        t.split_text(p["prefill_gpus"], p["decode_gpus"]),
-                        t.pct(p["rounding_loss"])] for p in doc["phases"]],
-                      right=(1, 2, 3, 4, 5, 7))
-        body += ["", (f"A static split loses {t.pct(doc['static_mix_loss'])} against per-phase "
-                     "re-allocation.")]
-        out += _details("Phases", body)
-    return out
+def _section(section: v.Section, h: str) -> list[str]:
+    body = [line for b in section.blocks for line in _block(b)]
+    if section.id == "slo-unmet":
+        return ["> [!CAUTION]", f"> **{cell(section.title)}.**", ">",
+                *(f"> {line}" if line else ">" for line in body), ""]
+    if section.details:
+        return _details(section.title, body)
+    return [f"{h} {cell(section.title)}", "", *body]
 
 
-def _deployed(doc: Mapping[str, Any], heading: str) -> list[str]:
-    dep = doc.get("deployed")
-    if dep is None:
-        return []
-    lines = [f"{heading} Declared deployment", "",
-             *(cell(sentence) for sentence in t.deployed_sentences(dep))]
-    lines.append("")
-    if dep["findings"]:
-        lines += [f"- {BAD} **{cell(f['id'])}** (`{cell(f['key'])}`): {cell(f['message'])}"
-                  for f in dep["findings"]]
-    else:
-        lines.append(f"{OK} The gate passes.")
-    return [*lines, ""]
-
-
-def headline_line(doc: Mapping[str, Any]) -> str:
+def headline_line(doc: Recommendation) -> str:
     """The one-line verdict (verdict, gain, deciding reason), escaped."""
     head = headline(doc)
     unmet = " (no plan meets the SLOs)" if not head.slo_met else ""
@@ -220,33 +110,26 @@ def headline_line(doc: Mapping[str, Any]) -> str:
     return f"**Verdict: `{head.verdict}`**{unmet} · {cell(head.gain)}{reason}"
 
 
-def recommendation_body(doc: Mapping[str, Any], level: int = 2, figure: str | None = None,
+def recommendation_body(doc: Recommendation, level: int = 2, figure: str | None = None,
                         details: bool = True) -> list[str]:
     """The recommendation without the marker; headings start at ``level``. ``figure`` is
     the path (or URL) of the ``--plot`` image to show under the verdict; ``details=False``
-    leaves out the folded detail blocks."""
+    leaves out the folded detail sections (their titles stay, with a note)."""
     h = "#" * level
-    name = f" · {cell(doc['name'])}" if doc.get("name") else ""
-    lines = [f"{h} pd-advisor: {t.verdict_title(doc['verdict'])}", "", headline_line(doc), "",
-             f"`{cell(doc['input']['path'])}`{name}", ""]
-    if not doc["slo_met"]:
-        lines += _slo_unmet(doc)
-    lines += [cell(doc["summary"]), ""]
-    if figure:
-        lines += [f"![latency-load curves, P:D split and TTFT parts]({_link(figure)})", ""]
-    lines += [f"{h}# Why", "", *(f"- {cell(r)}" for r in doc["reasons"]), ""]
-    lines += [f"{h}# Colocated vs disaggregated", "", *_comparison(doc)]
-    lines += [f"{h}# Preconditions for disaggregation", "", *_preconditions(doc)]
-    lines += _deployed(doc, f"{h}#")
-    if doc["warnings"]:
-        lines += [f"{h}# Warnings", ""]
-        lines += [f"- ⚠️ **{cell(w['id'])}**: {cell(w['message'])}" for w in doc["warnings"]]
-        lines.append("")
-    if doc["measure_next"]:
-        lines += [f"{h}# Measure next", ""] + [f"- {cell(m)}" for m in doc["measure_next"]]
-        lines.append("")
-    if details:
-        lines += _details_blocks(doc)
+    name = f" · {cell(doc['name'])}" if doc["name"] else ""
+    lines = [headline_line(doc), "", f"`{cell(doc['input']['path'])}`{name}", ""]
+    for section in v.sections(doc):
+        if section.id == "verdict":
+            lines = [f"{h} pd-advisor: {cell(section.title)}", "", *lines,
+                     *(line for b in section.blocks for line in _block(b))]
+            if figure:
+                lines += [f"![latency-load curves, P:D split and TTFT parts]({_link(figure)})",
+                          ""]
+            continue
+        if section.details and not details:
+            lines += _details(section.title, ["_Left out to fit a PR comment._"])
+            continue
+        lines += _section(section, h + "#")
     return lines
 
 
@@ -276,22 +159,19 @@ def _fit_comment(lines: list[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- check run
-def check_body(doc: Mapping[str, Any]) -> list[str]:
+def check_body(doc: CheckRun) -> list[str]:
     """A check run: summary table, then each file's findings and its report folded away."""
-    counts = doc["counts"]
     status = {"pass": f"{OK} passed", "fail": f"{BAD} failed",
               "error": f"{BAD} could not evaluate"}[doc["status"]]
-    lines = [f"## pd-advisor check: {status}", "",
-             (f"{counts['files']} file{'s' * (counts['files'] != 1)}: {counts['passed']} "
-             f"passed, {counts['failed']} failed, {counts['errors']} could not be evaluated."), ""]
+    lines = [f"## pd-advisor check: {status}", "", f"{t.check_totals(doc)}.", ""]
     rows = []
     labels = {"pass": f"{OK} pass", "fail": f"{BAD} fail", "error": f"{BAD} error"}
     for f in doc["files"]:
-        report = f.get("report") or {}
-        deployed = report.get("deployed") or {}
-        rows.append([f"`{f['path']}`", labels[f["status"]], f["verdict"] or t.DASH,
-                     deployed.get("mode") or t.DASH,
-                     str(len(f["findings"]) + len(f["problems"]))])
+        report = f["report"]
+        deployed = report.get("deployed") if report is not None else None
+        rows.append([f"`{f['path']}`", labels[f["status"]], f["verdict"] or n.DASH,
+                     deployed["mode"] if deployed else n.DASH,
+                     n.count(len(f["findings"]) + len(f["problems"]))])
     lines += _table(["file", "status", "verdict", "deployed", "findings"], rows, right=(4,))
     lines.append("")
     cut = []
@@ -308,35 +188,36 @@ def check_body(doc: Mapping[str, Any]) -> list[str]:
                          f"**{cell(finding['id'])}** (`{cell(finding['key'])}`): "
                          f"{cell(finding['message'])}")
         for p in f["problems"]:
-            key = f" (`{cell(p['key'])}`)" if p.get("key") else ""
+            key = f" (`{cell(p['key'])}`)" if p["key"] else ""
             lines.append(f"- {BAD} `{cell(p['path'])}:{p['line']}:{p['col']}`{key}: "
                          f"{cell(p['message'])}")
         for w in f["warnings"]:
             lines.append(f"- ⚠️ **{cell(w['id'])}**: {cell(w['message'])}")
         lines.append("")
     if cut:
-        lines += [f"Findings of {len(cut)} more file{'s' * (len(cut) != 1)} left out to fit a "
-                  "PR comment; run `pd-advisor check FILE` for them.", ""]
+        lines += [f"Findings of {n.counted(len(cut), 'more file')} left out to fit a PR "
+                  "comment; run `pd-advisor check FILE` for them.", ""]
     omitted = []
     for f in doc["files"]:
-        if f.get("report") is None:
+        report = f["report"]
+        if report is None:
             continue
-        block = _details(f"Full report: {f['path']}", recommendation_body(f["report"], 3))
+        block = _details(f"Full report: {f['path']}", recommendation_body(report, 3))
         if sum(len(line) + 1 for line in lines + block) > COMMENT_BUDGET:
             omitted.append(f["path"])
             continue
         lines += block
     if omitted:
-        lines.append(f"Full reports of {len(omitted)} file{'s' * (len(omitted) != 1)} left out "
-                     "to fit a PR comment; run `pd-advisor recommend FILE` for them.")
+        lines.append(f"Full reports of {n.counted(len(omitted), 'file')} left out to fit a PR "
+                     "comment; run `pd-advisor recommend FILE` for them.")
     return lines
 
 
-def render_markdown(doc: Mapping[str, Any], figure: str | None = None) -> str:
+def render_markdown(doc: Document, figure: str | None = None) -> str:
     """The markdown document for a recommendation or a check run, marker first (within a PR
     comment's size: the folded details go first, then the tail is cut with a note).
     ``figure``: the ``--plot`` image a recommendation shows under its verdict."""
-    if doc.get("kind") == "check":
+    if doc["kind"] == "check":
         body = check_body(doc)
     else:
         body = recommendation_body(doc, figure=figure)

@@ -1,9 +1,10 @@
 """The canonical JSON documents (``schema_version`` 1); every other format renders from them.
 
-Two documents exist:
+Two documents exist, typed by :mod:`advisor.render.document` (the builder below and every
+renderer are type-checked against those types, and the JSON Schema is generated from them):
 
 * a *recommendation* (``kind: "recommendation"``), built by :func:`build_report` from a
-  scenario and its assessment — what ``pd-advisor recommend`` prints;
+  scenario and its decision — what ``pd-advisor recommend`` prints;
 * a *check run* (``kind: "check"``), built by :func:`build_check` from one entry per workload
   file (:func:`check_entry`, :func:`check_error_entry`) — what ``pd-advisor check`` prints.
 
@@ -26,8 +27,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from advisor import __version__
 from advisor.core.cost import plan_cost
@@ -44,19 +45,19 @@ from advisor.core.results import (
     SplitVariant,
 )
 from advisor.core.scenario import Scenario, TrafficPhase
-from advisor.core.verdict.rules import Assessment, Finding
+from advisor.core.verdict.decision import Boundary, Decision, PhasePlans, Sizing, SplitRow
 from advisor.escaping import json_escaped
 
 if TYPE_CHECKING:
-    from advisor.core.analysis.boundaries import Boundary
+    from advisor.render import document as doc_t
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 """Version of both JSON documents; bumped only when a key is renamed or removed."""
 
-TOOL_NAME = "pd-advisor"
+TOOL_NAME: Literal["pd-advisor"] = "pd-advisor"
 
-GATE_CHECKS: tuple[str, ...] = ("slo-achievable", "mode", "preconditions", "deployment-slo",
-                                "split")
+GATE_CHECKS: tuple[doc_t.GateCheck, ...] = ("slo-achievable", "mode", "preconditions",
+                                            "deployment-slo", "split")
 """The checks ``check`` runs on each file (one JUnit test case each)."""
 
 GATE_CHECK_TITLES: dict[str, str] = {
@@ -119,7 +120,7 @@ def json_text(doc: Any) -> str:
                                    allow_nan=False)) + "\n"
 
 
-def finding_check(finding_id: str) -> str:
+def finding_check(finding_id: str) -> doc_t.GateCheck:
     """The gate check (one of :data:`GATE_CHECKS`) a finding id belongs to."""
     if finding_id == "slo-unmet":
         return "slo-achievable"
@@ -132,32 +133,47 @@ def finding_check(finding_id: str) -> str:
     return "deployment-slo"
 
 
-def _closed_loop(phase: TrafficPhase) -> dict[str, Any] | None:
+def _closed_loop(phase: TrafficPhase) -> doc_t.ClosedLoop | None:
     loop = phase.closed_loop
     if loop is None:
         return None
-    return {"concurrency": loop.concurrency, "equivalent_rate_rps": loop.rate_rps,
-            "ttft_ms_p50": loop.ttft_ms, "tpot_ms_p50": loop.tpot_ms, "e2e_s": loop.e2e_s,
-            "plan": loop.plan}
+    return cast("doc_t.ClosedLoop", {  # plan: one of the plan kinds the solve uses
+        "concurrency": loop.concurrency, "equivalent_rate_rps": loop.rate_rps,
+        "ttft_ms_p50": loop.ttft_ms, "tpot_ms_p50": loop.tpot_ms, "e2e_s": loop.e2e_s,
+        "plan": loop.plan})
 
 
-def _length(dist: LengthDistribution) -> dict[str, Any]:
+def _length(dist: LengthDistribution) -> doc_t.Lengths:
     return {"mean": dist.mean, "p50": dist.quantile(0.5), "p95": dist.quantile(0.95),
             "max": dist.max_tokens}
 
 
 # --------------------------------------------------------------------------- sections
-def _inputs(sc: Scenario) -> dict[str, Any]:
+def _inputs(sc: Scenario) -> doc_t.Inputs:
     cl = sc.cluster
     dep = sc.deployment
+    deployment: doc_t.DeploymentInput | None = None
+    if dep is not None:
+        deployment = {
+            "mode": dep.mode, "chunked_prefill": dep.chunked_prefill,
+            "chunk_tokens": dep.chunk_tokens, "tensor_parallel": dep.tensor_parallel,
+            "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
+            "prefill_tensor_parallel": dep.prefill_tensor_parallel,
+            "decode_tensor_parallel": dep.decode_tensor_parallel,
+            "max_num_seqs": dep.max_num_seqs, "max_model_len": dep.max_model_len,
+            "gpu_memory_utilization": dep.gpu_memory_utilization, "router": dep.router}
+        if sc.model.is_moe:  # the pinned EP degrees (absent for dense models)
+            deployment["expert_parallel"] = dep.expert_parallel
+            deployment["prefill_expert_parallel"] = dep.prefill_expert_parallel
+            deployment["decode_expert_parallel"] = dep.decode_expert_parallel
     return {
         "name": sc.name,
         "model": {"id": sc.model.id, "name": sc.model.name,
                   "total_params": round(sc.model.total_params)},  # a count: exact
         "precision": str(sc.precision),
-        "precision_tensors": {"weights": sc.precision.weights,
-                              "kv_cache": sc.precision.kv_cache,
-                              "compute": cl.gpu.compute_format(sc.precision)},
+        "precision_tensors": cast("doc_t.PrecisionTensors", {
+            "weights": sc.precision.weights, "kv_cache": sc.precision.kv_cache,
+            "compute": cl.gpu.compute_format(sc.precision)}),
         "engine": sc.engine.name,
         "engine_profile": {"id": sc.engine.id, "name": sc.engine.title,
                            "versions": sc.engine.versions},
@@ -170,7 +186,8 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
                 "id": cl.inter_node.id,
                 "bandwidth_bytes_per_s": cl.inter_node.bandwidth_bytes_per_s},
             "usd_per_gpu_hour": cl.usd_per_gpu_hour,
-            "price_source": cl.price_source,
+            "price_source": cast("doc_t.Cluster", {"price_source": cl.price_source})[
+                "price_source"],
         },
         "traffic": [{"name": p.name, "share": p.share, "rate_rps": p.rate_rps,
                      "burstiness": p.burstiness, "prompt_tokens": _length(p.prompt_tokens),
@@ -182,29 +199,11 @@ def _inputs(sc: Scenario) -> dict[str, Any]:
                 "percentile": sc.slo.percentile},
         "autoscaling": sc.autoscaling,
         "router": sc.router,
-        "deployment": None if dep is None else {
-            "mode": dep.mode, "chunked_prefill": dep.chunked_prefill,
-            "chunk_tokens": dep.chunk_tokens, "tensor_parallel": dep.tensor_parallel,
-            "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
-            "prefill_tensor_parallel": dep.prefill_tensor_parallel,
-            "decode_tensor_parallel": dep.decode_tensor_parallel,
-            "max_num_seqs": dep.max_num_seqs, "max_model_len": dep.max_model_len,
-            "gpu_memory_utilization": dep.gpu_memory_utilization, "router": dep.router,
-            **_pinned_ep(sc)},
+        "deployment": deployment,
     }
 
 
-def _pinned_ep(sc: Scenario) -> dict[str, Any]:
-    """The deployment's pinned EP degrees (MoE models only; absent for dense models)."""
-    dep = sc.deployment
-    if dep is None or not sc.model.is_moe:
-        return {}
-    return {"expert_parallel": dep.expert_parallel,
-            "prefill_expert_parallel": dep.prefill_expert_parallel,
-            "decode_expert_parallel": dep.decode_expert_parallel}
-
-
-def _interference(i: Interference | None) -> dict[str, Any] | None:
+def _interference(i: Interference | None) -> doc_t.Interference | None:
     if i is None:
         return None
     return {"prompt_tokens": i.prompt_tokens, "decode_batch": i.decode_batch,
@@ -213,21 +212,22 @@ def _interference(i: Interference | None) -> dict[str, Any] | None:
             "chunked_safe_rate_rps": i.chunked_safe_rate_rps}
 
 
-def _cost(sc: Scenario, max_goodput_rps: float | None, phase: str | None) -> dict[str, Any]:
-    """``usd_per_hour`` and ``usd_per_million_output_tokens`` of a plan (core/cost.py): every
+def _cost(sc: Scenario, max_goodput_rps: float | None, phase: str | None
+          ) -> tuple[float | None, float | None]:
+    """(``usd_per_hour``, ``usd_per_million_output_tokens``) of a plan (core/cost.py): every
     cluster GPU billed, tokens at the plan's max goodput and its phase's mean output."""
     ph = next((p for p in sc.phases if p.name == phase), sc.peak_phase)
     cost = plan_cost(sc.cluster.gpus, sc.cluster.usd_per_gpu_hour, max_goodput_rps,
                      ph.output_tokens.mean)
-    return {"usd_per_hour": cost.usd_per_hour,
-            "usd_per_million_output_tokens": cost.usd_per_million_output_tokens}
+    return cost.usd_per_hour, cost.usd_per_million_output_tokens
 
 
 def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None
-               ) -> dict[str, Any] | None:
+               ) -> doc_t.Colocated | None:
     if plan is None:
         return None
-    return {
+    usd_hour, usd_tokens = _cost(sc, plan.max_goodput_rps, phase)
+    out: doc_t.Colocated = {
         "tensor_parallel": plan.tensor_parallel, "pipeline_stages": plan.pipeline_stages,
         "instances": plan.instances, "gpus": plan.gpus, "chunked": plan.chunked,
         "chunk_tokens": plan.chunk_tokens, "max_goodput_rps": plan.max_goodput_rps,
@@ -237,50 +237,60 @@ def _colocated(plan: ColocatedPlan | None, sc: Scenario, phase: str | None
         "best_ttft_ms": plan.best_ttft_ms, "best_tpot_ms": plan.best_tpot_ms,
         "overloaded": plan.overloaded, "meets_slo": plan.meets(sc.slo),
         "decode_batch": plan.decode_batch, "max_running_sequences": plan.max_running_sequences,
-        "phase": phase,
-        **_cost(sc, plan.max_goodput_rps, phase),
+        "phase": phase, "usd_per_hour": usd_hour, "usd_per_million_output_tokens": usd_tokens,
         "interference": _interference(plan.interference),
-        **({"expert_parallel": plan.expert_parallel, "dp_attention": plan.dp_attention,
-            "all_to_all_share": plan.all_to_all_share,
-            "redundant_experts": plan.redundant_experts,
-            "decode_batch_per_gpu": plan.decode_batch * plan.instances / max(plan.gpus, 1)}
-           if sc.model.is_moe else {}),
     }
+    if sc.model.is_moe:
+        out["expert_parallel"] = plan.expert_parallel
+        out["dp_attention"] = plan.dp_attention
+        out["all_to_all_share"] = plan.all_to_all_share
+        out["redundant_experts"] = plan.redundant_experts
+        out["decode_batch_per_gpu"] = plan.decode_batch * plan.instances / max(plan.gpus, 1)
+    return out
 
 
-def _allocation(a: AllocationSummary, moe: bool = False) -> dict[str, Any]:
-    ep = ({"prefill_expert_parallel": a.prefill_expert_parallel,
-           "decode_expert_parallel": a.decode_expert_parallel,
-           "prefill_dp_attention": a.prefill_dp_attention,
-           "decode_dp_attention": a.decode_dp_attention,
-           "prefill_redundant_experts": a.prefill_redundant_experts,
-           "decode_redundant_experts": a.decode_redundant_experts} if moe else {})
-    return {**ep, "prefill_tensor_parallel": a.prefill_tensor_parallel,
-            "decode_tensor_parallel": a.decode_tensor_parallel,
-            "prefill_pipeline_stages": a.prefill_pipeline_stages,
-            "decode_pipeline_stages": a.decode_pipeline_stages,
-            "prefill_instances": a.prefill_instances, "decode_instances": a.decode_instances,
-            "prefill_gpus": a.prefill_gpus, "decode_gpus": a.decode_gpus,
-            "idle_gpus": a.idle_gpus, "max_goodput_rps": a.max_goodput_rps,
-            "limited_by": a.limited_by}
+def _allocation(a: AllocationSummary, moe: bool = False) -> doc_t.Allocation:
+    out: doc_t.Allocation = {
+        "prefill_tensor_parallel": a.prefill_tensor_parallel,
+        "decode_tensor_parallel": a.decode_tensor_parallel,
+        "prefill_pipeline_stages": a.prefill_pipeline_stages,
+        "decode_pipeline_stages": a.decode_pipeline_stages,
+        "prefill_instances": a.prefill_instances, "decode_instances": a.decode_instances,
+        "prefill_gpus": a.prefill_gpus, "decode_gpus": a.decode_gpus,
+        "idle_gpus": a.idle_gpus, "max_goodput_rps": a.max_goodput_rps,
+        "limited_by": a.limited_by}
+    if moe:
+        _moe_allocation(out, a)
+    return out
 
 
-_EMPTY_ALLOCATION: dict[str, Any] = dict.fromkeys((
-    "prefill_tensor_parallel", "decode_tensor_parallel", "prefill_pipeline_stages",
-    "decode_pipeline_stages", "prefill_instances", "decode_instances", "prefill_gpus",
-    "decode_gpus", "idle_gpus", "limited_by"))
+def _moe_allocation(out: doc_t.Allocation | doc_t.Disaggregated, a: AllocationSummary) -> None:
+    """The EP keys of an allocation (mixture-of-experts models only)."""
+    out["prefill_expert_parallel"] = a.prefill_expert_parallel
+    out["decode_expert_parallel"] = a.decode_expert_parallel
+    out["prefill_dp_attention"] = a.prefill_dp_attention
+    out["decode_dp_attention"] = a.decode_dp_attention
+    out["prefill_redundant_experts"] = a.prefill_redundant_experts
+    out["decode_redundant_experts"] = a.decode_redundant_experts
 
 
 def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
-                   phase: str | None) -> dict[str, Any] | None:
+                   phase: str | None) -> doc_t.Disaggregated | None:
     if plan is None:
         return None
-    allocation = dict(_EMPTY_ALLOCATION)
-    if plan.allocation is not None:
-        allocation.update(_allocation(plan.allocation, sc.model.is_moe))
-    allocation.pop("max_goodput_rps", None)
-    return {
-        **allocation,
+    a = plan.allocation
+    usd_hour, usd_tokens = _cost(sc, plan.max_goodput_rps, phase)
+    out: doc_t.Disaggregated = {
+        "prefill_tensor_parallel": a.prefill_tensor_parallel if a else None,
+        "decode_tensor_parallel": a.decode_tensor_parallel if a else None,
+        "prefill_pipeline_stages": a.prefill_pipeline_stages if a else None,
+        "decode_pipeline_stages": a.decode_pipeline_stages if a else None,
+        "prefill_instances": a.prefill_instances if a else None,
+        "decode_instances": a.decode_instances if a else None,
+        "prefill_gpus": a.prefill_gpus if a else None,
+        "decode_gpus": a.decode_gpus if a else None,
+        "idle_gpus": a.idle_gpus if a else None,
+        "limited_by": a.limited_by if a else None,
         "ideal_prefill_fraction": plan.ideal_prefill_fraction,
         "max_goodput_rps": plan.max_goodput_rps,
         "ideal_max_goodput_rps": plan.ideal_max_goodput_rps,
@@ -294,19 +304,20 @@ def _disaggregated(plan: DisaggregatedPlan | None, sc: Scenario,
         "prefill_saturating_tokens": plan.prefill_saturating_tokens,
         "prefill_rate_per_instance_rps": plan.prefill_rate_per_instance_rps,
         "decode_rate_per_instance_rps": plan.decode_rate_per_instance_rps,
-        "phase": phase,
-        **_cost(sc, plan.max_goodput_rps, phase),
-        "alternatives": [_allocation(a, sc.model.is_moe) for a in plan.alternatives],
-        **({"prefill_all_to_all_share": plan.prefill_all_to_all_share,
-            "decode_all_to_all_share": plan.decode_all_to_all_share,
-            "decode_batch_per_gpu": (plan.decode_batch / plan.allocation.decode_gpus
-                                     * plan.allocation.decode_instances)
-            if plan.allocation is not None and plan.allocation.decode_gpus else None}
-           if sc.model.is_moe else {}),
+        "phase": phase, "usd_per_hour": usd_hour, "usd_per_million_output_tokens": usd_tokens,
+        "alternatives": [_allocation(x, sc.model.is_moe) for x in plan.alternatives],
     }
+    if sc.model.is_moe:
+        if a is not None:
+            _moe_allocation(out, a)
+        out["prefill_all_to_all_share"] = plan.prefill_all_to_all_share
+        out["decode_all_to_all_share"] = plan.decode_all_to_all_share
+        out["decode_batch_per_gpu"] = (plan.decode_batch / a.decode_gpus * a.decode_instances
+                                       if a is not None and a.decode_gpus else None)
+    return out
 
 
-def _kv(kv: KvTransfer | None) -> dict[str, Any] | None:
+def _kv(kv: KvTransfer | None) -> doc_t.KvTransfer | None:
     if kv is None:
         return None
     return {"link_id": kv.link_id, "bytes_per_token": kv.bytes_per_token,
@@ -319,13 +330,13 @@ def _kv(kv: KvTransfer | None) -> dict[str, Any] | None:
             "at_carried_rate": kv.at_carried_rate}
 
 
-def _variant(v: SplitVariant) -> dict[str, Any]:
+def _variant(v: SplitVariant) -> doc_t.SplitVariant:
     return {"label": v.label, "prefill_gpus": v.prefill_gpus, "decode_gpus": v.decode_gpus,
             "goodput_rps": v.goodput_rps, "best_goodput_rps": v.best_goodput_rps,
             "loss": v.loss, "prompt_scale": v.prompt_scale, "output_scale": v.output_scale}
 
 
-def _fragility(f: Fragility | None) -> dict[str, Any] | None:
+def _fragility(f: Fragility | None) -> doc_t.Fragility | None:
     if f is None:
         return None
     return {"drift": f.drift, "drift_loss": f.drift_loss,
@@ -333,7 +344,7 @@ def _fragility(f: Fragility | None) -> dict[str, Any] | None:
             "neighbours": [_variant(v) for v in f.neighbours]}
 
 
-def _phase(p: PhaseResult) -> dict[str, Any]:
+def _phase(p: PhaseResult) -> doc_t.Phase:
     d = p.disaggregated
     a = d.allocation if d is not None else None
     return {
@@ -350,39 +361,49 @@ def _phase(p: PhaseResult) -> dict[str, Any]:
     }
 
 
-def _finding(f: Finding) -> dict[str, Any]:
-    return {"id": f.id, "check": finding_check(f.id), "key": f.key, "message": f.message}
+def _deployed(sc: Scenario, d: Decision) -> doc_t.Deployed:
+    from advisor.core.verdict.gate import reference_split_prefill_gpus
+    from advisor.render.prose import finding_message
 
-
-def _deployed(sc: Scenario, pred: DeployedPrediction | None,
-              findings: Iterable[Finding]) -> dict[str, Any]:
+    pred: DeployedPrediction | None = d.model.deployed
     dep = sc.deployment
     assert dep is not None
-    base: dict[str, Any] = {
+    goodput = pred.max_goodput_rps if pred is not None else None
+    phase = pred.phase if pred is not None else None
+    usd_hour, usd_tokens = _cost(sc, goodput, phase)
+    out: doc_t.Deployed = {
         "mode": dep.mode, "chunked_prefill": dep.chunked_prefill,
-        "tensor_parallel": dep.tensor_parallel, "chunk_tokens": dep.chunk_tokens,
+        "tensor_parallel": (pred.tensor_parallel if pred is not None
+                            and pred.tensor_parallel is not None else dep.tensor_parallel),
+        "chunk_tokens": pred.chunk_tokens if pred is not None else dep.chunk_tokens,
         "prefill_gpus": dep.prefill_gpus, "decode_gpus": dep.decode_gpus,
         "prefill_tensor_parallel": dep.prefill_tensor_parallel,
-        "decode_tensor_parallel": dep.decode_tensor_parallel, **_pinned_ep(sc),
-        "max_goodput_rps": None, "rate_rps": None, "percentile": sc.slo.percentile,
-        "ttft_ms": None, "tpot_ms": None, "overloaded": None, "meets_slo": False,
-        "feasible": False, "reason": "", "phase": None, "best_split_prefill_gpus": None,
+        "decode_tensor_parallel": dep.decode_tensor_parallel,
+        "max_goodput_rps": goodput,
+        "rate_rps": pred.rate_rps if pred is not None else None,
+        "percentile": pred.percentile if pred is not None else sc.slo.percentile,
+        "ttft_ms": pred.ttft_ms if pred is not None else None,
+        "tpot_ms": pred.tpot_ms if pred is not None else None,
+        "overloaded": pred.overloaded if pred is not None else None,
+        "meets_slo": pred.meets_slo if pred is not None else False,
+        "feasible": pred.feasible if pred is not None else False,
+        "reason": pred.reason if pred is not None else "",
+        "phase": phase,
+        "best_split_prefill_gpus": (reference_split_prefill_gpus(sc, d.model)
+                                    if pred is not None and dep.mode == "disaggregated"
+                                    else None),
+        "usd_per_hour": usd_hour, "usd_per_million_output_tokens": usd_tokens,
+        "findings": [{"id": f.id, "check": finding_check(f.id), "key": f.key,
+                      "message": finding_message(sc, d, f)} for f in d.findings],
     }
-    if pred is not None:
-        base.update({
-            "tensor_parallel": pred.tensor_parallel if pred.tensor_parallel is not None
-            else dep.tensor_parallel,
-            "chunk_tokens": pred.chunk_tokens, "max_goodput_rps": pred.max_goodput_rps,
-            "rate_rps": pred.rate_rps, "percentile": pred.percentile, "ttft_ms": pred.ttft_ms,
-            "tpot_ms": pred.tpot_ms, "overloaded": pred.overloaded, "meets_slo": pred.meets_slo,
-            "feasible": pred.feasible, "reason": pred.reason, "phase": pred.phase,
-            "best_split_prefill_gpus": pred.best_split_prefill_gpus})
-    base.update(_cost(sc, base["max_goodput_rps"], base["phase"]))
-    base["findings"] = [_finding(f) for f in findings]
-    return base
+    if sc.model.is_moe:  # the pinned EP degrees (absent for dense models)
+        out["expert_parallel"] = dep.expert_parallel
+        out["prefill_expert_parallel"] = dep.prefill_expert_parallel
+        out["decode_expert_parallel"] = dep.decode_expert_parallel
+    return out
 
 
-def _policy_files(sc: Scenario) -> list[dict[str, Any]]:
+def _policy_files(sc: Scenario) -> list[doc_t.PolicyFile]:
     """Every ``.pd-advisor.yaml`` that changed the policy, with the keys it set (#33)."""
     if "policy_file" not in sc.extras:
         return []
@@ -390,85 +411,137 @@ def _policy_files(sc: Scenario) -> list[dict[str, Any]]:
              "keys": sc.extras["policy_file_keys"].split(",")}]
 
 
-def _policy(sc: Scenario) -> dict[str, Any]:
-    return dict(vars(sc.policy))
+def _boundary(b: Boundary) -> doc_t.Boundary:
+    out: doc_t.Boundary = {
+        "key": b.key, "current": b.current, "flips_at": b.flips_at, "direction": b.direction,
+        "kind": b.kind, "to": cast("doc_t.Verdict | None", b.to), "description": b.description}
+    return out
 
 
-def _boundary(b: Boundary) -> dict[str, Any]:
-    return {"key": b.key, "current": b.current, "flips_at": b.flips_at,
-            "direction": b.direction, "kind": b.kind, "to": b.to,
-            "description": b.description}
-
-
-# --------------------------------------------------------------------------- documents
-def _calibration(sc: Scenario) -> dict[str, Any] | None:
+def _calibration(sc: Scenario) -> doc_t.Calibration | None:
     """The calibration overlay the numbers use (None: the profiles' factors alone)."""
     cal = sc.calibration
     if cal is None:
         return None
-    return {"file": cal.file, "fitted_on": dict(cal.fitted_on), "factors": dict(cal.factors)}
+    return {"file": cal.file, "fitted_on": cast("doc_t.FittedOn", dict(cal.fitted_on)),
+            "factors": dict(cal.factors)}
 
 
-def build_report(scenario: Scenario, assessment: Assessment, input_path: str,
-                 input_sha256: str, boundaries: Sequence[Boundary] | None = None
-                 ) -> dict[str, Any]:
+# --------------------------------------------------------------------------- the decision
+def _phase_plans(p: PhasePlans, sc: Scenario) -> doc_t.PhasePlans:
+    def head(plan: ColocatedPlan | DisaggregatedPlan | None) -> float:
+        return plan.max_goodput_rps / p.rate_rps if plan is not None else 0.0
+
+    return {"name": p.name, "share": p.share, "rate_rps": p.rate_rps,
+            "headroom": {"colocated": head(p.colocated), "unchunked": head(p.unchunked),
+                         "disaggregated": head(p.disaggregated)},
+            "colocated": _colocated(p.colocated, sc, p.name),
+            "unchunked": _colocated(p.unchunked, sc, p.name),
+            "disaggregated": _disaggregated(p.disaggregated, sc, p.name),
+            "best_split": (None if p.best_split is p.disaggregated
+                           else _disaggregated(p.best_split, sc, p.name))}
+
+
+def _sizing(s: Sizing) -> doc_t.Sizing:
+    return {"plan": s.plan, "exists": s.exists, "gpus": s.gpus, "gpus_needed": s.gpus_needed,
+            "headroom": s.headroom, "binding_phase": s.binding_phase, "meets_slo": s.meets_slo,
+            "over_provisioned": s.over_provisioned}
+
+
+def _split_row(r: SplitRow, moe: bool) -> doc_t.SplitRow:
+    row = cast("doc_t.SplitRow", _allocation(r.allocation, moe))
+    row["role"] = r.role
+    return row
+
+
+def _decision(sc: Scenario, d: Decision) -> doc_t.Decision:
+    """The decision block (schema_version 1 additions, #28)."""
+    return {
+        "recommended": d.recommended,
+        "architecture": "disaggregated" if d.verdict == "disaggregate" else "colocated",
+        "rule_verdict": d.rule_verdict,
+        "overridden": list(d.overridden),
+        "any_plan_meets": d.any_plan_meets,
+        "binding_phase": d.binding_phase,
+        "baseline": d.baseline,
+        "gains": {"verdict": d.gain, "per_phase_splits": d.split_gain, "ideal": d.ideal_gain},
+        "rounding": {"loss": d.rounding_loss, "phase": d.rounding_phase},
+        "phases": [_phase_plans(p, sc) for p in d.phases],
+        "sizing": [_sizing(s) for s in d.sizing],
+        "split_phase": d.split_phase,
+        "splits": [_split_row(r, sc.model.is_moe) for r in d.splits],
+        "knife_edges": [{"key": cast("Literal['cluster.gpus', 'traffic.rate_rps']", k.key),
+                         "current": k.current, "flips_at": k.flips_at, "to": k.to,
+                         "change": k.change} for k in d.knife_edges],
+    }
+
+
+# --------------------------------------------------------------------------- documents
+def build_report(scenario: Scenario, decision: Decision, input_path: str,
+                 input_sha256: str) -> doc_t.Recommendation:
     """The recommendation document for one workload (see the module docstring).
 
     ``input_path`` is shown as given (keep it relative for reproducible output);
     ``input_sha256`` is the SHA-256 of the file's content as it was read (``input.sha256``:
-    of what a pipe delivered too, #33); ``boundaries``
-    (``advisor.core.analysis.boundaries.verdict_boundaries``) become ``boundaries`` when given.
+    of what a pipe delivered too, #33); the decision's boundaries (when it searched them)
+    become ``boundaries``.
     """
-    sc, a, m = scenario, assessment, assessment.model
-    d = m.disaggregated
-    gain = a.disagg_gain
-    doc: dict[str, Any] = {
+    from advisor.render import advice, prose
+
+    sc, d, m = scenario, decision, decision.model
+    dis = m.disaggregated
+    gain = d.gain
+    doc: doc_t.Recommendation = {
         "schema_version": SCHEMA_VERSION,
         "kind": "recommendation",
         "tool": {"name": TOOL_NAME, "version": __version__},
         "input": {"path": input_path, "sha256": input_sha256,
                   "policy_files": _policy_files(sc)},
         "name": sc.name,
-        "verdict": a.verdict,
-        "slo_met": a.slo_met,
-        "summary": a.summary,
-        "reasons": list(a.reasons),
-        "warnings": [{"id": w.id, "message": w.message} for w in a.warnings],
-        "measure_next": list(a.measure_next),
-        "preconditions": [{"id": p.id, "question": p.question, "passed": p.passed,
-                           "measured": p.measured, "threshold": p.threshold, "unit": p.unit,
-                           "bound": p.bound, "explanation": p.explanation}
-                          for p in a.preconditions],
-        "deciding_rule": a.deciding_rule,
-        "headline_reason": a.headline_reason,
+        "verdict": d.verdict,
+        "slo_met": d.slo_met,
+        "summary": prose.summary(sc, d),
+        "reasons": list(prose.reasons(sc, d)),
+        "warnings": [{"id": w.id, "message": w.message} for w in advice.advisories(sc, d)],
+        "measure_next": list(advice.measure_next(sc, d)),
+        "preconditions": [{"id": r.id, "question": r.question,  # type: ignore[typeddict-item]
+                           "passed": r.passed, "measured": r.measured, "threshold": r.limit,
+                           "unit": r.unit, "bound": r.bound,
+                           "explanation": prose.explanation(sc, d, r), "status": r.status,
+                           "overridden": r.overridden} for r in d.rules],
+        "deciding_rule": d.deciding_rule,  # type: ignore[typeddict-item]  # DECIDING_RULES
+        "headline_reason": prose.headline_reason(sc, d),
         "disagg_gain": gain,
         "disagg_gain_unbounded": gain is not None and math.isinf(gain) and gain > 0,
-        "disagg_ideal_gain": a.ideal_gain,
-        "rounding_loss": a.rounding_loss,
-        "mix_loss": a.mix_loss if a.mix_loss is not None else 0.0,
+        "disagg_ideal_gain": d.ideal_gain,
+        "rounding_loss": d.rounding_loss,
+        "mix_loss": d.mix_loss,
         "fragility": _fragility(m.fragility),
         "inputs": _inputs(sc),
         "calibration": _calibration(sc),
-        "policy": _policy(sc),
+        "policy": dict(vars(sc.policy)),
         "colocated": _colocated(m.colocated, sc, m.colocated_phase),
         "unchunked": _colocated(m.unchunked, sc, None),
-        "disaggregated": _disaggregated(d, sc, m.disaggregated_phase),
-        "kv_transfer": _kv(d.kv_transfer if d is not None else None),
+        "disaggregated": _disaggregated(dis, sc, m.disaggregated_phase),
+        "kv_transfer": _kv(dis.kv_transfer if dis is not None else None),
         "phases": [_phase(p) for p in m.phases],
         "static_mix_loss": m.static_mix_loss,
         "static_allocation": (None if m.static_allocation is None
                               else _allocation(m.static_allocation)),
         "excluded": [{"instance": e.label, "reason": e.reason} for e in m.excluded],
         "gpus_needed": {"colocated": m.colocated_gpus_needed,
-                        "disaggregated": m.disaggregated_gpus_needed},
+                        "disaggregated": m.disaggregated_gpus_needed,
+                        "unchunked": m.unchunked_gpus_needed},
         "headroom": {"colocated": m.colocated_headroom,
-                     "disaggregated": m.disaggregated_headroom},
+                     "disaggregated": m.disaggregated_headroom,
+                     "unchunked": m.unchunked_headroom},
+        "decision": _decision(sc, d),
     }
-    if boundaries is not None:
-        doc["boundaries"] = [_boundary(b) for b in boundaries]
+    if d.boundaries is not None:
+        doc["boundaries"] = [_boundary(b) for b in d.boundaries]
     if sc.deployment is not None:
-        doc["deployed"] = _deployed(sc, m.deployed, a.findings)
-    report: dict[str, Any] = sanitize(doc)  # the same JSON shape, rounded
+        doc["deployed"] = _deployed(sc, d)
+    report: doc_t.Recommendation = sanitize(doc)  # the same shape, rounded
     return report
 
 
@@ -476,8 +549,8 @@ Locator = Callable[[str], tuple[int, int]]
 """Maps a dotted workload key (``deployment.mode``) to its 1-based ``(line, col)``."""
 
 
-def check_entry(report: Mapping[str, Any], locate: Locator,
-                place: Callable[[str], str] | None = None) -> dict[str, Any]:
+def check_entry(report: doc_t.Recommendation, locate: Locator,
+                place: Callable[[str], str] | None = None) -> doc_t.FileEntry:
     """One file's result in a check run, from its recommendation document.
 
     Findings get the position of their key from ``locate`` (the CLI reads it from the YAML);
@@ -486,11 +559,6 @@ def check_entry(report: Mapping[str, Any], locate: Locator,
     (nothing to gate).
     """
     path = report["input"]["path"]
-
-    def at(key: str) -> dict[str, Any]:
-        line, col = locate(key)
-        return {"line": line, "col": col} | ({"path": place(key)} if place else {})
-
     deployed = report.get("deployed")
     if deployed is None:
         line, col = locate("deployment")
@@ -498,16 +566,30 @@ def check_entry(report: Mapping[str, Any], locate: Locator,
                 "slo_met": report["slo_met"], "findings": [], "warnings": [],
                 "problems": [{"path": path, "line": line, "col": col, "key": "deployment",
                               "message": MISSING_DEPLOYMENT_MESSAGE}],
-                "report": dict(report)}
-    findings = [{**f, **at(f["key"])} for f in deployed["findings"]]
-    warnings = [{**w, "key": "deployment.mode", **at("deployment.mode")}
-                for w in report["warnings"]] if deployed["mode"] == "disaggregated" else []
+                "report": report}
+    findings: list[doc_t.LocatedFinding] = []
+    for f in deployed["findings"]:
+        line, col = locate(f["key"])
+        found: doc_t.LocatedFinding = {"id": f["id"], "check": f["check"], "key": f["key"],
+                                       "message": f["message"], "line": line, "col": col}
+        if place is not None:
+            found["path"] = place(f["key"])
+        findings.append(found)
+    warnings: list[doc_t.LocatedWarning] = []
+    if deployed["mode"] == "disaggregated":
+        line, col = locate("deployment.mode")
+        for w in report["warnings"]:
+            warning: doc_t.LocatedWarning = {"id": w["id"], "message": w["message"],
+                                             "key": "deployment.mode", "line": line, "col": col}
+            if place is not None:
+                warning["path"] = place("deployment.mode")
+            warnings.append(warning)
     return {"path": path, "status": "fail" if findings else "pass",
             "verdict": report["verdict"], "slo_met": report["slo_met"], "findings": findings,
-            "warnings": warnings, "problems": [], "report": dict(report)}
+            "warnings": warnings, "problems": [], "report": report}
 
 
-def check_error_entry(path: str, problems: Iterable[Any]) -> dict[str, Any]:
+def check_error_entry(path: str, problems: Iterable[Any]) -> doc_t.FileEntry:
     """One file that could not be evaluated; ``problems`` are ``InputProblem``-like objects."""
     return {"path": path, "status": "error", "verdict": None, "slo_met": None,
             "findings": [], "warnings": [],
@@ -516,26 +598,28 @@ def check_error_entry(path: str, problems: Iterable[Any]) -> dict[str, Any]:
             "report": None}
 
 
-def build_check(entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def build_check(entries: Iterable[doc_t.FileEntry]) -> doc_t.CheckRun:
     """The check-run document: every file's entry and the overall status.
 
     The status is ``error`` if any file could not be evaluated, else ``fail`` if any file has
     a finding, else ``pass`` — the exit code follows it (2, 1, 0) whatever the format.
     """
-    files = [dict(e) for e in entries]
-    counts = {"files": len(files),
-              "passed": sum(f["status"] == "pass" for f in files),
-              "failed": sum(f["status"] == "fail" for f in files),
-              "errors": sum(f["status"] == "error" for f in files)}
-    status = "error" if counts["errors"] else "fail" if counts["failed"] else "pass"
-    doc = {"schema_version": SCHEMA_VERSION, "kind": "check",
-           "tool": {"name": TOOL_NAME, "version": __version__},
-           "status": status, "counts": counts, "checks": list(GATE_CHECKS), "files": files}
-    report: dict[str, Any] = sanitize(doc)  # the same JSON shape, rounded
+    files = list(entries)
+    counts: doc_t.Counts = {"files": len(files),
+                            "passed": sum(f["status"] == "pass" for f in files),
+                            "failed": sum(f["status"] == "fail" for f in files),
+                            "errors": sum(f["status"] == "error" for f in files)}
+    status: Literal["pass", "fail", "error"] = (
+        "error" if counts["errors"] else "fail" if counts["failed"] else "pass")
+    doc: doc_t.CheckRun = {"schema_version": SCHEMA_VERSION, "kind": "check",
+                           "tool": {"name": TOOL_NAME, "version": __version__},
+                           "status": status, "counts": counts, "checks": list(GATE_CHECKS),
+                           "files": files}
+    report: doc_t.CheckRun = sanitize(doc)  # the same shape, rounded
     return report
 
 
-def as_check(report: Mapping[str, Any]) -> dict[str, Any]:
+def as_check(report: doc_t.Recommendation) -> doc_t.CheckRun:
     """A one-file check run from a recommendation (positions unknown: every key at 1:1).
 
     Lets the check-only formats (github, sarif, junit) render a saved recommendation.

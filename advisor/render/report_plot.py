@@ -21,8 +21,7 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +34,9 @@ from advisor.core.analysis.figure_data import (
 )
 from advisor.render.headline import headline
 from advisor.render.plot import RC, plain, require_matplotlib
+
+if TYPE_CHECKING:
+    from advisor.render.document import Recommendation
 
 FIGSIZE = (12.0, 9.0)
 FIGSIZE_PHASES = (12.0, 12.5)
@@ -64,10 +66,10 @@ def figure_format(path: str) -> str:
     return suffix
 
 
-def figure_title(doc: Mapping[str, Any]) -> str:
+def figure_title(doc: Recommendation) -> str:
     """``NAME — verdict: disaggregate · disaggregation gain +194% (needs ≥ 10%)``."""
     head = headline(doc)
-    name = doc.get("name") or doc["input"]["path"]
+    name = doc["name"] or doc["input"]["path"]
     unmet = " (no plan meets the SLOs)" if not head.slo_met else ""
     return f"{name} — verdict: {head.verdict}{unmet} · {head.gain}"
 

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from advisor.escaping import json_escaped
 from advisor.render.report_json import GATE_CHECK_TITLES, as_check, finding_check
+
+if TYPE_CHECKING:
+    from advisor.render.document import Document
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/pd-advisor/pd-advisor"
@@ -96,12 +98,11 @@ def _result(rule_id: str, message: str, location: dict[str, str], line: int, col
                 "region": {"startLine": max(1, int(line)), "startColumn": max(1, int(col))}}}]}
 
 
-def build_sarif(doc: Mapping[str, Any],
+def build_sarif(report: Document,
                 srcroot: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The SARIF log as a dict; ``srcroot`` is the directory relative paths are relative to
     (the working directory of the run; see :func:`artifact_location`)."""
-    if doc.get("kind") != "check":
-        doc = as_check(doc)
+    doc = report if report["kind"] == "check" else as_check(report)
 
     def where(path: str) -> dict[str, str]:
         return artifact_location(path, srcroot)
@@ -112,7 +113,7 @@ def build_sarif(doc: Mapping[str, Any],
                                    where(finding.get("path", f["path"])), finding["line"],
                                    finding["col"]))
         for p in f["problems"]:
-            key = f"{p['key']}: " if p.get("key") else ""
+            key = f"{p['key']}: " if p["key"] else ""
             results.append(_result("input-error", key + p["message"], where(p["path"]),
                                    p["line"], p["col"]))
         for w in f["warnings"]:
@@ -136,6 +137,6 @@ def build_sarif(doc: Mapping[str, Any],
     }
 
 
-def render_sarif(doc: Mapping[str, Any], srcroot: str | os.PathLike[str] | None = None) -> str:
+def render_sarif(doc: Document, srcroot: str | os.PathLike[str] | None = None) -> str:
     """The SARIF log as indented JSON text."""
     return json_escaped(json.dumps(build_sarif(doc, srcroot), indent=2, ensure_ascii=False)) + "\n"

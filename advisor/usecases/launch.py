@@ -290,7 +290,10 @@ def _max_model_len(phases: list[Mapping[str, Any]], pools: tuple[Pool, ...], fra
 
 # --------------------------------------------------------------------------- decisions
 def _colocated_pools(report: Mapping[str, Any], engine: EmitEngine) -> tuple[Pool, ...]:
-    plan = report.get("colocated")
+    """The colocated pool the report recommends: chunked prefill, or whole prompts when that
+    is the better colocated plan (``decision.recommended`` ``unchunked``)."""
+    unchunked = (report.get("decision") or {}).get("recommended") == "unchunked"
+    plan = report.get("unchunked" if unchunked else "colocated")
     if not plan or not plan.get("instances"):
         raise LaunchError("the report has no colocated plan (no instance shape fits the "
                           "GPUs); nothing to launch")

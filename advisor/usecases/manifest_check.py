@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from advisor.loading.errors import InputError, InputProblem
 from advisor.loading.manifest_plan import gpu_profile_for_label
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from advisor.loading.manifest_plan import Where
     from advisor.loading.manifests import ManifestDeployment
     from advisor.loading.yaml_source import YamlDocument
+    from advisor.render.document import FileEntry, ManifestSource, Recommendation
 
 
 def pairing(path: Path, values_kind: str | None = None
@@ -62,9 +63,9 @@ def pairing(path: Path, values_kind: str | None = None
     return workload, [ref]
 
 
-def manifest_findings(report: dict[str, Any], document: YamlDocument,
+def manifest_findings(report: Recommendation, document: YamlDocument,
                       paired: ManifestDeployment, entry_path: str,
-                      workload_locate: Callable[[str], tuple[int, int]]) -> dict[str, Any]:
+                      workload_locate: Callable[[str], tuple[int, int]]) -> FileEntry:
     """The check entry of a workload whose deployment was read from manifests
     (``workload_locate``: a key's position in the workload file)."""
     from advisor.render.report_json import check_entry, check_error_entry
@@ -114,7 +115,7 @@ def manifest_findings(report: dict[str, Any], document: YamlDocument,
     return entry
 
 
-def _contradictions(report: dict[str, Any], paired: ManifestDeployment) -> list[InputProblem]:
+def _contradictions(report: Recommendation, paired: ManifestDeployment) -> list[InputProblem]:
     """What the manifest says that the workload contradicts (GPU type, engine, model)."""
     from advisor.loading.model_ids import HF_IDS, profile_for
 
@@ -146,7 +147,7 @@ def _contradictions(report: dict[str, Any], paired: ManifestDeployment) -> list[
     return out
 
 
-def _source(paired: ManifestDeployment) -> dict[str, Any]:
+def _source(paired: ManifestDeployment) -> ManifestSource:
     plan = paired.plan
     return {
         "paths": sorted({plan.path, *(p.where.path for p in plan.pools)}),

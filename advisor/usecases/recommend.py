@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.manifests import ManifestDeployment, ManifestRef
     from advisor.loading.yaml_source import YamlDocument
+    from advisor.render.document import FileEntry
+    from advisor.render.document import Recommendation as Report
 
 Locator = Callable[[str], tuple[int, int]]
 """A dotted workload key (``deployment.mode``) → its 1-based ``(line, col)``."""
@@ -27,7 +29,7 @@ def internal_error(exc: BaseException) -> str:
 class Recommendation:
     """One workload's report, its parsed YAML and (when asked) the figure's data."""
 
-    report: dict[str, Any]
+    report: Report
     document: YamlDocument
     figure: FigureData | None = None
     manifest: ManifestDeployment | None = None
@@ -36,8 +38,8 @@ class Recommendation:
 
 
 def build_file_report(path: Path, catalog: ProfileCatalog, display: str | None = None,
-                      boundaries: bool = True) -> tuple[dict[str, Any], YamlDocument]:
-    """Load, evaluate and assess one workload; return its report and parsed YAML.
+                      boundaries: bool = True) -> tuple[Report, YamlDocument]:
+    """Load, evaluate and decide one workload; return its report and parsed YAML.
 
     ``display`` is the path shown in the report (default: the path as given);
     ``boundaries`` adds the verdict boundaries (``check`` skips them). Raises
@@ -55,7 +57,7 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     architecture)."""
     from advisor.core.plan.capacities import Capacities
     from advisor.core.plan.evaluate import evaluate
-    from advisor.core.verdict.rules import assess
+    from advisor.core.verdict.decision import decide
     from advisor.loading.resolve import load_workload
     from advisor.render.report_json import build_report
 
@@ -63,19 +65,18 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
     scenario, document = loaded.scenario, loaded.document
     caps = Capacities(scenario)  # one set of capacity tables for the model and the searches
     model = evaluate(scenario, caps)
-    assessment = assess(scenario, model)
-    bounds = None
-    if boundaries:  # ``check`` skips them, and does not load the searches
-        from advisor.core.analysis.boundaries import verdict_boundaries
+    decision = decide(scenario, model)
+    if boundaries:  # ``check`` skips the searches, and does not load them
+        from advisor.core.analysis.boundaries import searched
 
-        bounds = verdict_boundaries(scenario, model, caps)
+        decision = searched(scenario, decision, caps)
     shown = str(path) if display is None else display
-    report = build_report(scenario, assessment, shown, document.sha256, bounds)
+    report = build_report(scenario, decision, shown, document.sha256)
     fig = None
     if figure:
         from advisor.core.analysis.figure_data import figure_data
 
-        phase = (model.disaggregated_phase if assessment.verdict == "disaggregate"
+        phase = (model.disaggregated_phase if decision.verdict == "disaggregate"
                  else model.colocated_phase)
         fig = figure_data(scenario, model, caps, phase)
     return Recommendation(report, document, fig, loaded.manifest)
@@ -95,7 +96,7 @@ def locator(document: YamlDocument) -> Locator:
 
 
 def check_file(path: Path, catalog: ProfileCatalog, reraise: bool = False,
-               values_kind: str | None = None) -> tuple[dict[str, Any], list[Any]]:
+               values_kind: str | None = None) -> tuple[FileEntry, list[Any]]:
     """One file's check entry and its input problems (``InputProblem``; empty when it was
     evaluated). The file is a workload, or a Kubernetes manifest whose
     ``# pd-advisor: workload=`` comment names its workload (``values_kind``: how to read Helm

@@ -82,6 +82,9 @@ def case_files(name: str, generated: dict[str, Path]) -> list[Path]:
     return cases[name]
 
 
+TOTALS = re.compile(r"\d+ files?[:,] \d+ passed, \d+ failed, \d+ could not be evaluated")
+"""The check totals line (the table's last line, or stderr's for the other formats)."""
+
 # case -> (exit code, exit code with --exit-zero)
 MATRIX: dict[str, tuple[int, int]] = {
     "pass-colocated": (0, 0),
@@ -112,7 +115,9 @@ def test_exit_code_matrix(run_cli: RunCli, disaggregated_files: dict[str, Path],
     result = run_cli("check", *files, "--format", fmt, exit_code=code)
     assert "Traceback" not in result.stderr
     assert result.stdout.strip(), "a complete report is always printed"
-    assert "checked" in result.stderr.splitlines()[-1]
+    totals = [line for line in (result.stdout + result.stderr).splitlines()
+              if TOTALS.search(line)]
+    assert len(totals) == 1, f"the totals are printed once, where they are read: {totals}"
     if fmt in EXIT_ZERO_FORMATS:
         run_cli("check", *files, "--format", fmt, "--exit-zero", exit_code=code_exit_zero)
 

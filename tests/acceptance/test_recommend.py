@@ -49,15 +49,27 @@ def test_70b_over_25gbe_judges_the_kv_at_the_rate_16_a100s_carry(run_cli: RunCli
 
 def test_70b_over_25gbe_at_a_carried_rate_fails_kv_bandwidth(run_cli: RunCli) -> None:
     """Acceptance 3's fleet over 25 GbE at 300 req/s, which its best split still carries:
-    the KV link is what decides."""
+    the KV link fails. When disaggregation is then the only plan that meets the SLOs it is
+    recommended all the same, saying it overrides kv-bandwidth (#28); otherwise the KV link
+    is what decides."""
     doc = recommend_json(run_cli, ACCEPTANCE / "prefill-heavy-70b-1024-h100-eth25.yaml")
-    assert doc["verdict"] == "chunked-prefill"
     kv = precondition(doc, "kv-bandwidth")
-    assert kv["passed"] is False
+    assert kv["passed"] is False and kv["status"] == "fail"
     assert kv["measured"] > kv["threshold"]
     assert doc["kv_transfer"]["link_id"] == "eth-25"
     assert doc["kv_transfer"]["at_carried_rate"] is False
-    assert doc["deciding_rule"] == "kv-bandwidth"
+    only_disaggregation = (doc["disaggregated"]["meets_slo"]
+                           and not doc["colocated"]["meets_slo"]
+                           and not doc["unchunked"]["meets_slo"])
+    if only_disaggregation:
+        assert doc["verdict"] == "disaggregate"
+        assert doc["deciding_rule"] == "meets-slo"
+        assert kv["overridden"] is True
+        assert "kv-bandwidth" in doc["decision"]["overridden"]
+        assert doc["decision"]["rule_verdict"] == "chunked-prefill"
+    else:
+        assert doc["verdict"] == "chunked-prefill"
+        assert doc["deciding_rule"] == "kv-bandwidth"
 
 
 def test_prefill_heavy_fleet_disaggregates(run_cli: RunCli) -> None:
@@ -81,7 +93,8 @@ def test_static_day_night_mix_fails_traffic_mix(run_cli: RunCli) -> None:
 def test_table_is_the_default_and_reads_top_to_bottom(run_cli: RunCli) -> None:
     result = run_cli("recommend", ACCEPTANCE / "chat-8b-h100.yaml", exit_code=0)
     out = result.stdout
-    assert out.index("Inputs") < out.index("Preconditions") < out.index("verdict: chunked-prefill")
+    assert (out.index("VERDICT chunked-prefill") < out.index("Chunked prefill on a colocated pool")
+            < out.index("Preconditions") < out.index("Inputs"))
     assert "\x1b[" not in out  # NO_COLOR, not a terminal
     assert result.stderr == ""
 

@@ -1,4 +1,4 @@
-"""Many design points (``design_points``, the sweep) agree with one (``evaluate`` + ``assess``,
+"""Many design points (``design_points``, the sweep) agree with one (``evaluate`` + ``decide``,
 what ``recommend`` runs), point for point.
 
 Numbers to 1e-9, verdicts and preconditions exactly: as a property over generated workloads

@@ -25,7 +25,8 @@ from advisor.core.analysis.search import DEFAULT_GRID, CountGrid, bracketed_flip
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import Scenario
-from advisor.core.verdict.rules import VERDICTS, assess
+from advisor.core.verdict.decision import decide
+from advisor.core.verdict.rules import VERDICTS
 from tests.sweep.helpers import EXAMPLES, PREFILL_HEAVY, scenario
 
 EXHAUSTIVE_MAX_GPUS = 32_768
@@ -135,7 +136,7 @@ def _exhaustive(name: str) -> tuple[str, np.ndarray, int]:
     """(verdict, whether each count 0…top has the other verdict, top)."""
     sc = CASES[name]()
     caps = Capacities(sc)
-    verdict = assess(sc, evaluate(sc, caps)).verdict
+    verdict = decide(sc, evaluate(sc, caps)).verdict
     top = min(_gpu_limit(sc, "up"), max(EXHAUSTIVE_MAX_GPUS, sc.cluster.gpus))
     G = np.arange(1, top + 1, dtype=np.int64)
     rates = np.tile([ph.rate_rps for ph in sc.phases], (G.size, 1))

@@ -146,3 +146,20 @@ def test_more_gpus_never_lower_the_best_integer_goodput() -> None:
         best = alloc.best_allocations(int(G[n]), [alloc.PoolOption(2, 5.0, "")],
                                       [alloc.PoolOption(4, 11.0, "")], 0.0, 8)[0]
         assert got.goodput[n] == best.goodput_rps
+
+
+def test_ties_between_decode_shapes_go_to_the_most_headroom() -> None:
+    """#27 item 8: when prefill binds, the split shown is the decode shape with the most
+    decode capacity to spare (not the first listed; then the one using fewer GPUs); both
+    searches agree."""
+    pre = [alloc.PoolOption(1, 10.0, "TP1")]
+    # on 8 GPUs, x = 4 prefill instances carry 40; every decode option carries more
+    dec = [alloc.PoolOption(1, 11.0, "TP1"),    # 4 × 11 = 44
+           alloc.PoolOption(2, 25.0, "TP2"),    # 2 × 25 = 50: the most headroom
+           alloc.PoolOption(4, 50.0, "TP4")]    # 1 × 50 = 50: as much, same GPUs
+    best = alloc.best_allocations(8, pre, dec, 0.0, 8)
+    assert [b.goodput_rps for b in best[:3]] == [40.0, 40.0, 40.0]
+    assert [dec[b.decode_option].label for b in best[:3]] == ["TP2", "TP4", "TP1"]
+    got = alloc.best_splits(np.array([8]), np.array([1, 1, 1]), np.array([10.0] * 3),
+                            np.array([1, 2, 4]), np.array([11.0, 25.0, 50.0]), 0.0, 8)
+    assert int(got.pair[0]) == 1 and int(got.x[0]) == 4

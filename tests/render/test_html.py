@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from advisor.render.formats import Format, render
+from advisor.render.view import PLAN_LABELS
 from tests.render.reports import EXAMPLES, REPO_ROOT, check_doc_for, report_for
 
 html5lib = pytest.importorskip("html5lib", reason="html5lib (the test extra) is not installed")
@@ -50,7 +51,7 @@ def test_html_is_valid_and_complete(path: Path) -> None:
     assert "disaggregation gain" in first or "disaggregation loses" in first
     assert doc["reasons"][0].split(":")[0] in first
     whole = _text(body)
-    for plan in ("colocated (chunked)", "disaggregated", "colocated (unchunked)"):
+    for plan in PLAN_LABELS.values():
         assert plan in whole
     for p in doc["preconditions"]:
         assert p["id"] in whole
@@ -71,6 +72,17 @@ def test_no_plan_meets_the_slos_comes_right_after_the_verdict() -> None:
     assert "(no plan meets the SLOs)" in _text(body[0])
     assert _text(body[1]).startswith("No plan meets the SLOs")
     assert "GPUs it would take" in _text(body[1])
+
+
+def test_html_has_cost_fragility_and_interference() -> None:
+    """#28: the design-review artefact shows every section the other formats do, cost,
+    fragility and interference included, and says why a rule passes over a value above its
+    limit."""
+    doc = report_for(EXAMPLES[[p.stem for p in EXAMPLES].index("chat-8b-single-node")])
+    whole = _text(_parse(render(doc, Format.html)).find("body"))
+    for title in ("Cost", "Fragility of the split", "Interference (colocated)", "Right-sizing"):
+        assert title in whole
+    assert "over-provisioned" in whole
 
 
 def test_check_run_renders_as_html() -> None:

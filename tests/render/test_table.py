@@ -24,9 +24,13 @@ def test_fits_80_columns(path: Any) -> None:
 
 def test_sections_in_reading_order() -> None:
     text = render_table(by_name("day-night"), width=100)
-    order = ["Inputs", "Colocated vs disaggregated", "P:D allocation", "KV transfer",
-             "Interference", "Preconditions", "Phases", "Declared deployment", "verdict:"]
-    positions = [text.index(heading) for heading in order]
+    lines = [line.strip("╭─ ").split(" ─")[0] for line in text.splitlines()]
+    order = ["Chunked prefill on a colocated pool", "Plans at the offered rate — phase night",
+             "Right-sizing", "Preconditions for disaggregation", "Declared deployment",
+             "Inputs", "P:D splits — phase night", "KV transfer", "Interference (colocated)",
+             "Phases"]
+    positions = [next(i for i, line in enumerate(lines) if line == heading)
+                 for heading in order]
     assert positions == sorted(positions)
     assert "✗ traffic-mix" in text and "✓ kv-bandwidth" in text
 

@@ -11,7 +11,8 @@ from typing import Any
 from advisor.core.analysis.keys import Axis, SweepError, check_value, key_info, value_label
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import Scenario
-from advisor.core.verdict.rules import DECIDING_RULES, assess
+from advisor.core.verdict.decision import decide
+from advisor.core.verdict.rules import DECIDING_RULES, PLANS
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
 
@@ -23,8 +24,9 @@ WORKLOADS = (*sorted(EXAMPLES.glob("*.yaml")), THREE_PHASE)
 
 RTOL = 1e-9
 NUMBERS = ("colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu", "colocated_headroom",
-           "disaggregated_headroom", "rounding_loss", "static_mix_loss", "mix_loss")
-FLAGS = ("disaggregate", "gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok")
+           "disaggregated_headroom", "rounding_loss", "static_mix_loss", "mix_loss",
+           "unchunked_goodput_per_gpu", "unchunked_headroom")
+FLAGS = ("disaggregate", "gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok", "slo_met")
 
 
 @cache
@@ -40,32 +42,35 @@ def scenario(path: Path) -> Scenario:
 
 
 def reference_point(sc: Scenario) -> dict[str, Any]:
-    """The design-point metrics from ``evaluate`` + ``assess`` (one scalar evaluation)."""
+    """The design-point metrics from ``evaluate`` + ``decide`` (one scalar evaluation)."""
     m = evaluate(sc)
-    a = assess(sc, m)
-    pre = {p.id: p for p in a.preconditions}
+    d = decide(sc, m)
     G = sc.cluster.gpus
     worst_loss = max((p.disaggregated.rounding_loss if p.disaggregated else 1.0) for p in m.phases)
-    kvs = [p.disaggregated.kv_transfer for p in m.phases
-           if p.disaggregated and p.disaggregated.kv_transfer]
+    kvs = [plan.kv_transfer for p in m.phases
+           if (plan := p.static or p.disaggregated) and plan.kv_transfer]
     return {
-        "verdict": a.verdict,
-        "disaggregate": a.verdict == "disaggregate",
+        "verdict": d.verdict,
+        "disaggregate": d.verdict == "disaggregate",
         "colocated_goodput_per_gpu": (m.colocated.max_goodput_rps / G) if m.colocated else 0.0,
+        "unchunked_goodput_per_gpu": (m.unchunked.max_goodput_rps / G) if m.unchunked else 0.0,
         "disaggregated_goodput_per_gpu": (m.disaggregated.max_goodput_rps / G
                                           if m.disaggregated else 0.0),
         "colocated_headroom": m.colocated_headroom,
+        "unchunked_headroom": m.unchunked_headroom,
         "disaggregated_headroom": m.disaggregated_headroom,
-        "gain": a.disagg_gain,
+        "gain": d.gain,
         "rounding_loss": worst_loss,
         "kv_utilization": max(k.utilization for k in kvs) if kvs else None,
         "static_mix_loss": m.static_mix_loss,
-        "mix_loss": a.mix_loss,
-        "ideal_gain": a.ideal_gain,
-        "deciding_rule": a.deciding_rule,
-        "gpu_scale_ok": pre["gpu-scale"].passed,
-        "kv_bandwidth_ok": pre["kv-bandwidth"].passed,
-        "traffic_mix_ok": pre["traffic-mix"].passed,
+        "mix_loss": d.mix_loss,
+        "ideal_gain": d.ideal_gain,
+        "deciding_rule": d.deciding_rule,
+        "recommended": d.recommended,
+        "slo_met": d.slo_met,
+        "gpu_scale_ok": d.rule("gpu-scale").passed,
+        "kv_bandwidth_ok": d.rule("kv-bandwidth").passed,
+        "traffic_mix_ok": d.rule("traffic-mix").passed,
         "phase_goodputs": tuple(p.disaggregated.max_goodput_rps if p.disaggregated else 0.0
                                 for p in m.phases),
         "colocated_plan": ((m.colocated.tensor_parallel, m.colocated.instances,
@@ -111,7 +116,10 @@ def mismatches(metrics: dict[str, Any], index: Any, sc: Scenario) -> list[str]:
             out.append(f"{name}: sweep {float(metrics[name][index])!r} != evaluate {want!r}")
     rule = DECIDING_RULES[int(metrics["deciding_rule"][index])]
     if rule != ref["deciding_rule"]:
-        out.append(f"deciding_rule: sweep {rule} != assess {ref['deciding_rule']}")
+        out.append(f"deciding_rule: sweep {rule} != decide {ref['deciding_rule']}")
+    plan = PLANS[int(metrics["recommended"][index])]
+    if plan != ref["recommended"]:
+        out.append(f"recommended: sweep {plan} != decide {ref['recommended']}")
     return out
 
 

@@ -4,7 +4,7 @@ Above :mod:`advisor.core.plan` (the engine) and :mod:`advisor.core.verdict` (the
 importing both; nothing below imports this package (``tests/architecture/test_layers.py``):
 
 * :mod:`.points` — many design points at once, the headline metrics and verdict of
-  ``assess(sc, evaluate(sc))`` at each (``design_points``, ``evaluate_points``);
+  ``decide(sc, evaluate(sc))`` at each, by the same rules (``design_points``, ``evaluate_points``);
 * :mod:`.keys` — the workload keys a sweep or a boundary search varies and what each means on
   a scenario (``apply_value``; the text form of an axis is parsed by
   ``advisor.loading.sweep_spec``);

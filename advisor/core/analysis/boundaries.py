@@ -4,7 +4,7 @@ For the workload as given, :func:`verdict_boundaries` finds, per key, the neares
 flips the verdict (``kind='verdict'``), plus the rate up to which chunked prefill keeps the
 TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
 (``advisor.core.analysis.points.design_points``, the rule engine's tests on the capacity tables
-``evaluate`` reads), so it is ``assess(sc, evaluate(sc)).verdict`` at that point.
+``evaluate`` reads), so it is ``decide(sc, evaluate(sc)).verdict`` at that point.
 ``flips_at`` is None when nothing in the searched range flips it.
 
 * ``cluster.gpus`` — above the current count up to 16× or the largest cluster evaluated
@@ -22,59 +22,45 @@ TPOT SLO (``kind='slo'``). Every verdict is the engine's many-point one
   of the range is evaluated first; when it flips, a bisection on the multiplier (log scale,
   every step one capacity evaluation) narrows the flip to 0.2 % and ``flips_at`` is the
   bracket end with the other verdict.
-* ``traffic.rate_rps`` (``verdict``) — the rate moves only the KV link: utilisation is
-  proportional to it and the exposed transfer grows with it, while goodput/rate headrooms
-  scale together (their ratio, the gain, does not move). So the verdict flips exactly where
-  the KV precondition does: the root of ``max(U/U_max, share/share_max) − 1`` in the log of
-  the rate multiplier, bracketed by six nested grids of 32 multipliers (each grid one
-  vectorised sweep evaluation) to ~1e-9 of the log-range; up from disaggregate, down to it
-  when the KV link is the only thing in the way.
+* ``traffic.rate_rps`` (``verdict``) — every phase's rate scaled together, up and down
+  within 1000× (:func:`rate_boundaries`). The rate moves the verdict in two ways: a plan meets
+  the SLOs while its goodput covers the rate (the verdict policy: the headrooms scale as
+  1/rate, their ratio, the gain, does not move), and the KV link's utilisation grows with
+  the rate carried. One vectorised evaluation scans a log grid plus both sides of every
+  plan's headroom; the first bracket with the other verdict in each direction is narrowed
+  by nested grids to ~1e-6 of its log-width.
 * ``traffic.rate_rps`` (``slo``) — the colocated plan's ``chunked_safe_rate_rps`` (the rate up
   to which chunked prefill keeps the TPOT percentile within the SLO, docs/model.md §5),
   expressed as the peak phase's rate.
 * ``policy.min_disagg_gain`` — when the gain alone decides (all preconditions hold), the
-  verdict flips at a required gain equal to the modelled one.
+  verdict flips at a required gain equal to the modelled one, unless the verdict policy
+  keeps the plan that alone meets the SLOs either side of it.
+
+:func:`searched` gives a decision its boundaries and knife edges (``decision.knife_edges``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import replace
 
 import numpy as np
 
 from advisor.core.analysis.keys import apply_value, peak_index
 from advisor.core.analysis.points import design_points
 from advisor.core.analysis.search import DEFAULT_GRID, CountGrid, bracketed_flip, first_flips
+from advisor.core.arrays import unique_sorted
 from advisor.core.limits import MAX_GPUS
 from advisor.core.plan.capacities import Capacities
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Scenario
-from advisor.core.verdict.rules import VERDICTS
-
-Direction = Literal["up", "down"]
-Kind = Literal["verdict", "slo"]
+from advisor.core.verdict.decision import Boundary, Decision, Direction, with_boundaries
+from advisor.core.verdict.rules import RULES, VERDICTS, ok_field
 
 GPU_FACTOR = 16
 BANDWIDTH_RANGE = 100.0
 BANDWIDTH_TOLERANCE = 2e-3
 RATE_RANGE = 1000.0
-
-
-@dataclass(frozen=True)
-class Boundary:
-    """The nearest value of ``key`` (in ``direction``) at which the verdict flips."""
-
-    key: str
-    current: float | None
-    flips_at: float | None
-    """None when nothing in the searched range flips it."""
-    direction: Direction
-    description: str
-    kind: Kind = "verdict"
-    to: str | None = None
-    """The verdict beyond ``flips_at`` (kind 'verdict')."""
 
 
 def _other(verdict: str) -> str:
@@ -261,106 +247,89 @@ def _disaggregate_margins(sc: Scenario, res: dict[str, np.ndarray]) -> np.ndarra
 
 
 _RATE_GRID = 32
-"""Scales per pass of the rate-boundary search (one vectorised evaluation per pass)."""
-_RATE_PASSES = 6
-"""Passes: the bracket shrinks 31× a pass, to ~1e-9 of ln(1000) after six."""
+"""Scales per pass of a rate bracket's refinement (one vectorised evaluation per pass)."""
+_RATE_PASSES = 4
+"""Passes: the bracket shrinks 31× a pass, to ~1e-6 of its log-width after four."""
+_RATE_SCAN = 96
+"""Log-spaced scales across 1/RATE_RANGE…RATE_RANGE in the first evaluation."""
 
 
-def _over(value: np.ndarray, limit: float) -> np.ndarray:
-    """value/limit − 1 (> 0: over the limit); a zero limit admits only zero."""
-    if limit > 0:
-        with np.errstate(over="ignore"):  # a tiny limit: far over it is +inf, as it should be
-            return value / limit - 1.0
-    return np.where(value > 0, np.inf, -1.0)
-
-
-def _kv_margins(caps: Capacities, sc: Scenario, scales: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """(max(U/U_max, share/share_max) − 1, disaggregate) with all rates × each scale."""
+def _rate_verdicts(caps: Capacities, sc: Scenario, scales: np.ndarray) -> np.ndarray:
+    """The many-point verdict (disaggregate?) with every phase's rate × each scale."""
     scales = np.asarray(scales, dtype=float)
     rates = scales[:, None] * np.array([ph.rate_rps for ph in sc.phases])[None, :]
     res = design_points(caps, np.full(scales.size, sc.cluster.gpus, dtype=np.int64), rates)
-    pol = sc.policy
-    util = np.asarray(res["kv_utilization"], dtype=float)
-    share = np.asarray(res["kv_transfer_share_of_ttft"], dtype=float)
-    margin = _over(util, pol.max_kv_link_utilization)
-    margin = np.where(np.isnan(share), margin,
-                      np.maximum(margin, _over(share, pol.max_kv_transfer_share_of_ttft)))
-    margin = np.where(np.isnan(util), np.inf, margin)
-    return margin, np.asarray(res["disaggregate"], dtype=bool)
+    return np.asarray(res["disaggregate"], dtype=bool)
 
 
-def _margin_root(caps: Capacities, sc: Scenario, lo: float, hi: float) -> float:
-    """The log-scale in [lo, hi] where the KV margin changes sign (it does between the ends).
-
-    Nested grids: each pass evaluates ``_RATE_GRID`` log-scales across the bracket in one
-    vectorised call and keeps the first sub-interval whose ends differ in sign.
-    """
-    positive_lo = bool(_kv_margins(caps, sc, np.array([math.exp(lo)]))[0][0] > 0)
-    for _ in range(_RATE_PASSES):
-        grid = np.linspace(lo, hi, _RATE_GRID)
-        positive = _kv_margins(caps, sc, np.exp(grid))[0] > 0
-        k = int(np.argmax(positive != positive_lo))
-        if k == 0:  # no sign change inside (rounding at the ends): keep the bracket
-            break
-        lo, hi = float(grid[k - 1]), float(grid[k])
-    return (lo + hi) / 2.0
-
-
-def _kv_margin(caps: Capacities, sc: Scenario, scale: float) -> tuple[float, bool]:
-    """``_kv_margins`` at one scale."""
-    margin, dis = _kv_margins(caps, sc, np.array([scale]))
-    return float(margin[0]), bool(dis[0])
-
-
-def rate_boundary(sc: Scenario, verdict: str,
-                  caps: Capacities | None = None) -> Boundary | None:
-    """The arrival rate at which the KV precondition, and with it the verdict, flips."""
-    caps = caps or Capacities(sc)
+def _rate_candidates(caps: Capacities, sc: Scenario) -> np.ndarray:
+    """Scales to try first: a log grid over the range, and just either side of each plan's
+    headroom (where a plan starts or stops meeting the SLOs: the verdict policy's flips)."""
     res = design_points(caps, np.array([sc.cluster.gpus], dtype=np.int64),
-                     np.array([[ph.rate_rps for ph in sc.phases]]))
+                        np.array([[ph.rate_rps for ph in sc.phases]]))
+    heads = [float(res[f][0]) for f in ("colocated_headroom", "unchunked_headroom",
+                                        "disaggregated_headroom")]
+    near = [h * f for h in heads if h > 0 for f in (1 - 1e-9, 1 + 1e-9)]
+    grid = np.exp(np.linspace(-math.log(RATE_RANGE), math.log(RATE_RANGE), _RATE_SCAN))
+    scales = np.concatenate([grid, near, [1.0]])
+    scales = scales[(scales >= 1 / RATE_RANGE) & (scales <= RATE_RANGE)]
+    return unique_sorted(scales)
+
+
+def rate_boundaries(sc: Scenario, verdict: str, caps: Capacities | None = None
+                    ) -> tuple[Boundary, Boundary]:
+    """The nearest rates above and below the workload's (every phase scaled together, shown
+    as the peak phase's) at which the verdict flips, within RATE_RANGE× either way.
+
+    The rates move the verdict through the plans' headrooms (a plan meets the SLOs while
+    its goodput covers the rate: the verdict policy) and the KV link (utilisation grows with
+    the rate carried); the gain and the mix loss do not move. One evaluation scans a log
+    grid plus both sides of every headroom; the first bracket with the other verdict in each
+    direction is refined by nested grids (``_RATE_PASSES`` × ``_RATE_GRID`` scales, both
+    directions per evaluation) to ~1e-6 of its log-width; ``flips_at`` has the other verdict.
+    """
+    caps = caps or Capacities(sc)
     key = "traffic.rate_rps"
     peak = sc.phases[peak_index(sc.phases)].rate_rps
-    if math.isnan(float(res["kv_utilization"][0])):
-        return None
-    others_ok = (bool(res["gpu_scale_ok"][0]) and bool(res["traffic_mix_ok"][0])
-                 and not math.isnan(float(res["gain"][0]))
-                 and float(res["gain"][0]) >= sc.policy.min_disagg_gain)
+    want = verdict == VERDICTS[0]  # True: looking for disaggregate
+    scales = _rate_candidates(caps, sc)
+    flipped = _rate_verdicts(caps, sc, scales) == want
+    brackets: dict[Direction, tuple[float, float] | None] = {}
+    up = np.flatnonzero(flipped & (scales > 1.0))
+    down = np.flatnonzero(flipped & (scales < 1.0))
+    # (inside: the current verdict, outside: the other)
+    brackets["up"] = ((float(scales[up[0] - 1]), float(scales[up[0]])) if up.size else None)
+    brackets["down"] = ((float(scales[down[-1] + 1]), float(scales[down[-1]])) if down.size
+                        else None)
+    for _ in range(_RATE_PASSES):
+        open_ = [(d, b) for d, b in brackets.items() if b is not None]
+        if not open_:
+            break
+        grids = [np.exp(np.linspace(math.log(b[0]), math.log(b[1]), _RATE_GRID)) for _, b in open_]
+        got = _rate_verdicts(caps, sc, np.concatenate(grids)) == want
+        for n, ((d, _), grid) in enumerate(zip(open_, grids, strict=True)):
+            hit = got[n * _RATE_GRID:(n + 1) * _RATE_GRID]
+            k = int(np.argmax(hit))
+            if k > 0 and hit[k]:
+                brackets[d] = (float(grid[k - 1]), float(grid[k]))
     to = _other(verdict)
-    if verdict == VERDICTS[1]:
-        direction: Direction = "up"
-        bound = RATE_RANGE
-    elif others_ok and not bool(res["kv_bandwidth_ok"][0]):
-        direction = "down"
-        bound = 1.0 / RATE_RANGE
-    else:
-        return Boundary(key, peak, None, "up", "the arrival rate alone does not change the "
-                        "verdict (only the KV link depends on it, and it is not what fails)",
-                        "verdict", None)
-
-    end = math.log(bound)
-    at_ends = _kv_margins(caps, sc, np.array([1.0, bound]))[0] > 0
-    if at_ends[0] == at_ends[1]:
-        span = (f"{_num(peak)}–{_num(peak * RATE_RANGE)} req/s" if direction == "up"
-                else f"{_num(peak / RATE_RANGE)}–{_num(peak)} req/s")
-        return Boundary(key, peak, None, direction,
-                        f"no rate in {span} changes the verdict", "verdict", None)
-    root = _margin_root(caps, sc, 0.0, end)
-    flips = peak * math.exp(root)
-    # the verdict must really flip across the root (the gain does not move with the rate)
-    eps = 1e-6
-    before = _kv_margin(caps, sc, math.exp(root) * (1 - eps if direction == "up" else 1 + eps))[1]
-    beyond = _kv_margin(caps, sc, math.exp(root) * (1 + eps if direction == "up" else 1 - eps))[1]
-    if VERDICTS[int(before)] != verdict or VERDICTS[int(beyond)] != to:
-        return Boundary(key, peak, None, direction, "the verdict does not flip with the rate "
-                        "alone", "verdict", None)
-    if direction == "up":
-        text = (f"above {_num(flips)} req/s (now {_num(peak)}) the KV link becomes the "
-                "bottleneck and chunked prefill wins")
-    else:
-        text = (f"below {_num(flips)} req/s (now {_num(peak)}) the KV link keeps up and "
-                "disaggregation would pay")
-    return Boundary(key, peak, flips, direction, text, "verdict", to)
+    out = []
+    directions: tuple[Direction, Direction] = ("up", "down")
+    for direction in directions:
+        b = brackets[direction]
+        if b is None:
+            span = (f"{_num(peak)}–{_num(peak * RATE_RANGE)} req/s" if direction == "up"
+                    else f"{_num(peak / RATE_RANGE)}–{_num(peak)} req/s")
+            out.append(Boundary(key, peak, None, direction,
+                                f"no rate in {span} changes the verdict", "verdict", None))
+            continue
+        flips = peak * b[1]
+        word = "above" if direction == "up" else "below"
+        then = "disaggregation would pay" if to == "disaggregate" else "chunked prefill wins"
+        out.append(Boundary(key, peak, flips, direction,
+                            f"{word} {_num(flips)} req/s (now {_num(peak)}) {then}",
+                            "verdict", to))
+    return out[0], out[1]
 
 
 def tpot_rate_boundary(sc: Scenario, m: ModelResult) -> Boundary | None:
@@ -374,31 +343,38 @@ def tpot_rate_boundary(sc: Scenario, m: ModelResult) -> Boundary | None:
     phase = next((p for p in sc.phases if p.name == m.colocated_phase), sc.phases[0])
     peak = sc.phases[peak_index(sc.phases)].rate_rps
     flips = safe * (peak / phase.rate_rps) if phase.rate_rps > 0 else safe
-    where = f" (phase '{phase.name}')" if len(sc.phases) > 1 else ""
+    where = f" in phase '{phase.name}'" if len(sc.phases) > 1 else ""
     if safe <= 0:
-        text = (f"chunked prefill (TP{c.tensor_parallel}, token budget {c.chunk_tokens}) misses "
-                f"the {sc.slo.tpot_ms:g} ms TPOT SLO at any rate{where}")
+        text = (f"chunked prefill (TP{c.tensor_parallel}, token budget {c.chunk_tokens:,}) "
+                f"misses the {_num(sc.slo.tpot_ms)} ms TPOT SLO at any rate{where}")
         return Boundary("traffic.rate_rps", peak, None, "up", text, "slo", None)
-    text = (f"chunked prefill stays within the {sc.slo.tpot_ms:g} ms TPOT SLO up to "
-            f"{_num(flips)} req/s{where} (now {_num(peak)})")
+    # flips_at is the peak phase's rate (the key's); the text gives the binding phase's own
+    text = (f"chunked prefill stays within the {_num(sc.slo.tpot_ms)} ms TPOT SLO up to "
+            f"{_num(safe)} req/s{where} (now {_num(phase.rate_rps)})")
     return Boundary("traffic.rate_rps", peak, flips, "up" if flips >= peak else "down", text,
                     "slo", None)
 
 
 def gain_boundary(sc: Scenario, verdict: str, gain: float | None,
                   caps: Capacities | None = None) -> Boundary | None:
-    """When the preconditions hold, the required gain at which the verdict flips."""
-    caps = caps or Capacities(sc)
-    res = design_points(caps, np.array([sc.cluster.gpus], dtype=np.int64),
-                     np.array([[ph.rate_rps for ph in sc.phases]]))
-    if not (res["gpu_scale_ok"][0] and res["kv_bandwidth_ok"][0] and res["traffic_mix_ok"][0]):
+    """When the preconditions hold, the required gain at which the verdict flips (None when
+    no required gain flips it: the gain is undefined or not ahead, a precondition fails, or
+    the verdict policy keeps the plan that alone meets the SLOs either side of it)."""
+    if gain is None or not math.isfinite(gain) or gain <= 0:
         return None
-    if gain is None or not math.isfinite(gain):
+    caps = caps or Capacities(sc)
+    G = np.array([sc.cluster.gpus], dtype=np.int64)
+    rates = np.array([[ph.rate_rps for ph in sc.phases]])
+    res = design_points(caps, G, rates)
+    if not all(bool(res[ok_field(r.id)][0]) for r in RULES):
         return None
     cur = sc.policy.min_disagg_gain
     to = _other(verdict)
-    if gain <= 0:
-        return None  # disaggregation is not ahead: no required gain makes it pay
+    # the verdict just beyond the modelled gain, by the rules and the SLO policy
+    beyond = gain * (1 + 1e-9) if verdict == VERDICTS[1] else gain * (1 - 1e-9)
+    there = design_points(caps, G, rates, policy=replace(sc.policy, min_disagg_gain=beyond))
+    if VERDICTS[int(bool(there["disaggregate"][0]))] != to:
+        return None
     if verdict == VERDICTS[0]:
         text = (f"all preconditions hold: disaggregation would pay if a gain of "
                 f"{gain * 100:.1f}% were enough (policy.min_disagg_gain {cur * 100:g}%)")
@@ -408,33 +384,29 @@ def gain_boundary(sc: Scenario, verdict: str, gain: float | None,
     return Boundary("policy.min_disagg_gain", cur, gain, "up", text, "verdict", to)
 
 
-def verdict_boundaries(sc: Scenario, m: ModelResult | None = None,
-                       caps: Capacities | None = None) -> tuple[Boundary, ...]:
-    """Every boundary above for the workload as given (``m``: its evaluate() result, reused
-    for the TPOT-safe rate, computed when not given; ``caps``: the scenario's capacity
-    tables, e.g. the ones ``evaluate`` was given, shared by every search)."""
-    from advisor.core.verdict.rules import assess
-
+def verdict_boundaries(sc: Scenario, verdict: str, gain: float | None,
+                       m: ModelResult | None = None, caps: Capacities | None = None
+                       ) -> tuple[Boundary, ...]:
+    """Every boundary above for the workload as given, whose ``verdict`` and ``gain`` the
+    decision found (``m``: its evaluate() result, reused for the TPOT-safe rate, computed
+    when not given; ``caps``: the scenario's capacity tables, e.g. the ones ``evaluate`` was
+    given, shared by every search)."""
     caps = caps if caps is not None else Capacities(sc)
     if m is None:
         from advisor.core.plan.evaluate import evaluate
 
         m = evaluate(sc, caps)
-    a = assess(sc, m)
-    verdict = a.verdict
     out: list[Boundary] = list(gpu_boundaries(sc, verdict, caps))
     bw = bandwidth_boundary(sc, verdict, caps)
     if bw is not None:
         out.append(bw)
-    rate = rate_boundary(sc, verdict, caps)
-    if rate is not None:
-        out.append(rate)
+    out += rate_boundaries(sc, verdict, caps)
     slo = tpot_rate_boundary(sc, m)
     if slo is not None:
         out.append(slo)
-    gain = gain_boundary(sc, verdict, a.disagg_gain, caps)
-    if gain is not None:
-        out.append(gain)
+    g = gain_boundary(sc, verdict, gain, caps)
+    if g is not None:
+        out.append(g)
     return tuple(out)
 
 
@@ -442,3 +414,9 @@ def summary(boundaries: tuple[Boundary, ...]) -> str:
     """One sentence joining the boundaries that exist, for reports."""
     parts = [b.description for b in boundaries if b.flips_at is not None]
     return "; ".join(parts)
+
+
+def searched(sc: Scenario, d: Decision, caps: Capacities | None = None) -> Decision:
+    """The decision ``d`` of ``sc`` with its verdict boundaries and knife edges (``caps``: the
+    capacity tables its model result was computed on, shared by every search)."""
+    return with_boundaries(d, verdict_boundaries(sc, d.verdict, d.gain, d.model, caps))

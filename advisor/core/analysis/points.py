@@ -1,7 +1,7 @@
-"""Many design points at once: the headline metrics of ``evaluate`` + ``assess``.
+"""Many design points at once: the headline metrics of ``evaluate`` + ``decide``.
 
 A design point is a cluster size and per-phase arrival rates of one scenario. For each,
-:func:`design_points` gives what ``assess(sc, evaluate(sc))`` decides — the verdict, both
+:func:`design_points` gives what ``decide(sc, evaluate(sc))`` decides — the verdict, both
 architectures' goodput per GPU and headroom, the gain, the rounding loss, the KV link
 utilisation, which preconditions fail, the colocated plan and the split shown — without
 building the detailed plans:
@@ -32,15 +32,8 @@ from advisor.core.plan.capacities import Capacities, CapacityGroup
 from advisor.core.plan.drift import corner_capacities, drift_loss
 from advisor.core.plan.split import PoolRates, best_splits, ideal_goodput_per_gpu
 from advisor.core.plan.static import static_allocation
-from advisor.core.scenario import Scenario, instances_in_cluster
-from advisor.core.verdict.rules import (
-    deciding_rule,
-    disaggregates,
-    disaggregation_gain,
-    gpu_scale_passes,
-    kv_bandwidth_passes,
-    traffic_mix_passes,
-)
+from advisor.core.scenario import Policy, Scenario, instances_in_cluster
+from advisor.core.verdict.rules import RULES, Measures, judge, ok_field
 
 
 class PointsError(ValueError):
@@ -49,19 +42,26 @@ class PointsError(ValueError):
 
 FIELDS = ("disaggregate", "colocated_goodput_per_gpu", "disaggregated_goodput_per_gpu",
           "colocated_headroom", "disaggregated_headroom", "gain", "rounding_loss",
-          "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss", "gpu_scale_ok",
-          "kv_bandwidth_ok", "traffic_mix_ok", "colocated_tensor_parallel",
+          "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss",
+          *(ok_field(r.id) for r in RULES), "colocated_tensor_parallel",
           "colocated_instances", "colocated_chunk_tokens", "prefill_gpus", "decode_gpus",
-          "ideal_gain", "mix_loss", "deciding_rule")
-"""``ideal_gain``: the ideal (fractional) split's gain; ``mix_loss``: what traffic-mix
-measured (the static loss across phases, or one phase's loss across the assumed drift band);
-``deciding_rule``: index into ``rules.DECIDING_RULES``."""
+          "ideal_gain", "mix_loss", "deciding_rule", "unchunked_goodput_per_gpu",
+          "unchunked_headroom", "recommended", "slo_met")
+"""``<rule>_ok``: each precondition's reported outcome (``rules.ok_field``); ``gain``: over
+the best colocated plan, chunked or not; ``ideal_gain``: the ideal (fractional) split's;
+``mix_loss``: what traffic-mix measured (the static loss across phases, or one phase's loss
+across the assumed drift band); ``deciding_rule``: index into ``rules.DECIDING_RULES``;
+``recommended``: index into ``rules.PLANS``; ``slo_met``: the recommended plan carries the
+rate within the SLOs (every phase's headroom ≥ 1)."""
 
 
 def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
-                  progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+                  progress: Callable[[int], None] | None = None,
+                  policy: Policy | None = None) -> dict[str, np.ndarray]:
     """The :data:`FIELDS` of design points of ``caps.sc``: cluster sizes ``gpus`` (n,) with
-    per-phase arrival rates ``rates`` (n, phases); ``progress(count)`` after each group."""
+    per-phase arrival rates ``rates`` (n, phases); ``progress(count)`` after each group;
+    ``policy``: thresholds other than the scenario's (the capacities do not depend on them,
+    only the rules' verdict does)."""
     G = np.asarray(gpus, dtype=np.int64).ravel()
     rates = np.asarray(rates, dtype=float)
     cl = caps.sc.cluster
@@ -72,14 +72,15 @@ def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
         "colocated_headroom": np.zeros(n), "disaggregated_headroom": np.zeros(n),
         "gain": np.full(n, np.nan), "rounding_loss": np.ones(n),
         "kv_utilization": np.full(n, np.nan), "kv_transfer_share_of_ttft": np.full(n, np.nan),
-        "static_mix_loss": np.zeros(n), "gpu_scale_ok": np.zeros(n, dtype=bool),
-        "kv_bandwidth_ok": np.zeros(n, dtype=bool), "traffic_mix_ok": np.zeros(n, dtype=bool),
+        "static_mix_loss": np.zeros(n), **{ok_field(r.id): np.zeros(n, dtype=bool) for r in RULES},
         "colocated_tensor_parallel": np.zeros(n, dtype=np.int64),
         "colocated_instances": np.zeros(n, dtype=np.int64),
         "colocated_chunk_tokens": np.zeros(n, dtype=np.int64),
         "prefill_gpus": np.zeros(n, dtype=np.int64), "decode_gpus": np.zeros(n, dtype=np.int64),
         "ideal_gain": np.full(n, np.nan), "mix_loss": np.zeros(n),
-        "deciding_rule": np.zeros(n, dtype=np.int64),
+        "deciding_rule": np.zeros(n, dtype=np.int64), "unchunked_goodput_per_gpu": np.zeros(n),
+        "unchunked_headroom": np.zeros(n), "recommended": np.zeros(n, dtype=np.int64),
+        "slo_met": np.zeros(n, dtype=bool),
     }
     if n == 0:
         return out
@@ -100,7 +101,7 @@ def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
     for grp, idx in work:
         code = int(codes[idx[0]])
         corners = [(dc, dc.group(code, int(G[idx].min()))) for dc in drifts]
-        _group_points(caps, grp, G[idx], rates[idx], idx, out, corners)
+        _group_points(caps, grp, G[idx], rates[idx], idx, out, corners, policy)
         if progress is not None:
             progress(idx.size)
     return out
@@ -108,10 +109,11 @@ def design_points(caps: Capacities, gpus: np.ndarray, rates: np.ndarray,
 
 def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np.ndarray,
                   idx: np.ndarray, out: dict[str, np.ndarray],
-                  corners: list[tuple[Capacities, CapacityGroup]]) -> None:
+                  corners: list[tuple[Capacities, CapacityGroup]],
+                  policy: Policy | None) -> None:
     sc = caps.sc
     cl = sc.cluster
-    pol = sc.policy
+    pol = policy or sc.policy
     K = len(sc.phases)
     gpn = cl.gpus_per_node
     shares = [ph.share for ph in sc.phases]
@@ -201,19 +203,26 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
     ideal_head = (ideal_total[inv] / r).min(axis=1)
     split_head = (d_good[inv] / r).min(axis=1)
 
-    # kv-bandwidth over the phases that have a split
+    # kv-bandwidth over the phases that have a split: the split the verdict judges (the
+    # static one when pools are static across phases, else each phase's best)
     util = np.full((G.size, K), -np.inf)
     tms = np.full((G.size, K), -np.inf)
     link = grp.link
+    static_here = (use_static & s_found[inv]) if st is not None else np.zeros(G.size, bool)
     for k in range(K):
         pc = grp.phases[k]
         ex = exists[inv, k]
         if not ex.any() or S == 0:
             continue
         pi = np.maximum(d_pre[inv, k], 0)
-        pgpus = d_x[inv, k] * grp.gpus[pi]
-        # KV at the rate the split carries (the workload's when it carries nothing)
+        x_k = d_x[inv, k]
         good_k = d_good[inv, k]
+        if st is not None:
+            pi = np.where(static_here, np.maximum(st.prefill_option[inv], 0), pi)
+            x_k = np.where(static_here, st.x[inv], x_k)
+            good_k = np.where(static_here, st.goods[inv, k], good_k)
+        pgpus = x_k * grp.gpus[pi]
+        # KV at the rate the split carries (the workload's when it carries nothing)
         carried = np.where(good_k > 0, np.minimum(r[:, k], good_k), r[:, k])
         u = link_utilization(carried * pc.mean_bytes[pi], pgpus * link.effective_bytes_per_s)
         nics = grp.gpus if grp.kv_nics is None else grp.kv_nics
@@ -221,14 +230,14 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
                                       sc.model.num_layers, np.minimum(u, 0.999))
         util[:, k] = np.where(ex, u, -np.inf)
         tms[:, k] = np.where(ex, exposed * 1000, -np.inf)
-    any_plan = exists[inv].any(axis=1)
+    any_plan = np.asarray(exists[inv].any(axis=1), dtype=bool)
     u_worst = util.max(axis=1)
-    share = None
+    share = np.full(G.size, np.nan)
     if sc.slo.ttft_ms:
-        share = tms.max(axis=1) / sc.slo.ttft_ms
-        out["kv_transfer_share_of_ttft"][idx] = np.where(any_plan, share, np.nan)
-    out["kv_utilization"][idx] = np.where(any_plan, u_worst, np.nan)
-    out["kv_bandwidth_ok"][idx] = any_plan & kv_bandwidth_passes(u_worst, share, pol)
+        share = np.where(any_plan, tms.max(axis=1) / sc.slo.ttft_ms, np.nan)
+    out["kv_transfer_share_of_ttft"][idx] = share
+    u_worst = np.where(any_plan, u_worst, np.nan)
+    out["kv_utilization"][idx] = u_worst
 
     # traffic-mix: across the phases, or one phase's split across the assumed drift band
     sl = static_loss[inv]
@@ -238,40 +247,54 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
         drift = drift_loss(grp, corners, 0, ug, d_pre[:, 0], d_dec[:, 0], d_x[:, 0], d_y[:, 0])
         mix = np.where(exists[inv, 0], drift[inv], 0.0)
     out["mix_loss"][idx] = mix
-    out["traffic_mix_ok"][idx] = traffic_mix_passes(sc.autoscaling, mix, pol)
 
-    # --- colocated: the best plan (max worst-phase headroom, then goodput per GPU)
+    # --- colocated: the best plan (max worst-phase headroom, then goodput per GPU), chunked
+    # (its plan shown) and prefilling whole prompts
     c_head = np.zeros(G.size)
+    u_head = np.zeros(G.size)
     if S > 0:
         counts = instances_in_cluster(G[:, None], grp.gpus[None, :], gpn).astype(float)  # (n, S)
-        goods = caps.colocated(grp, G)                                        # (K, n, S, C)
-        best = best_colocated(goods, counts, r, grp.gpus)
-        si, ci, has_c = best.shape, best.budget, best.found
-        n_inst = counts[rows, si]
-        tot = np.stack([goods[k][rows, si, ci] * n_inst for k in range(K)], axis=1)  # (n, K)
-        c_head_k = tot / r
-        c_bind = np.argmin(c_head_k, axis=1)
-        c_head = np.where(has_c, c_head_k[rows, c_bind], 0.0)
-        out["colocated_goodput_per_gpu"][idx] = np.where(has_c, tot[rows, c_bind] / G, 0.0)
-        tp = np.array([s.instance.tensor_parallel for s in grp.shapes], dtype=np.int64)
-        out["colocated_tensor_parallel"][idx] = np.where(has_c, tp[si], 0)
-        out["colocated_instances"][idx] = np.where(has_c, n_inst.astype(np.int64), 0)
-        assert grp.chunks is not None  # there are shapes
-        out["colocated_chunk_tokens"][idx] = np.where(has_c, grp.chunks[ci].astype(np.int64), 0)
+        for chunked in (True, False):
+            goods = caps.colocated(grp, G, chunked)                           # (K, n, S, C)
+            best = best_colocated(goods, counts, r, grp.gpus)
+            si, ci, has_c = best.shape, best.budget, best.found
+            n_inst = counts[rows, si]
+            tot = np.stack([goods[k][rows, si, ci] * n_inst for k in range(K)], axis=1)  # (n, K)
+            head_k = tot / r
+            bind = np.argmin(head_k, axis=1)
+            head = np.where(has_c, head_k[rows, bind], 0.0)
+            per_gpu = np.where(has_c, tot[rows, bind] / G, 0.0)
+            if not chunked:
+                u_head = head
+                out["unchunked_goodput_per_gpu"][idx] = per_gpu
+                continue
+            c_head = head
+            out["colocated_goodput_per_gpu"][idx] = per_gpu
+            tp = np.array([s.instance.tensor_parallel for s in grp.shapes], dtype=np.int64)
+            out["colocated_tensor_parallel"][idx] = np.where(has_c, tp[si], 0)
+            out["colocated_instances"][idx] = np.where(has_c, n_inst.astype(np.int64), 0)
+            assert grp.chunks is not None  # there are shapes
+            out["colocated_chunk_tokens"][idx] = np.where(has_c, grp.chunks[ci].astype(np.int64),
+                                                          0)
     out["colocated_headroom"][idx] = c_head
+    out["unchunked_headroom"][idx] = u_head
 
-    # --- the verdict, by the rules' own tests
-    gain = disaggregation_gain(d_head, c_head)
-    ideal_gain = disaggregation_gain(ideal_head, c_head)
-    split_gain = disaggregation_gain(split_head, c_head)
-    out["gain"][idx] = gain
-    out["ideal_gain"][idx] = ideal_gain
-    gpu_ok = applicable & has_split & gpu_scale_passes(ideal_gain, split_gain, pol)
-    out["gpu_scale_ok"][idx] = gpu_ok
-    kv_ok, mix_ok = out["kv_bandwidth_ok"][idx], out["traffic_mix_ok"][idx]
-    out["disaggregate"][idx] = disaggregates(gpu_ok & kv_ok & mix_ok, gain, pol)
-    out["deciding_rule"][idx] = deciding_rule(applicable, has_split, split_gain, gain, gpu_ok,
-                                              kv_ok, mix_ok, pol)
+    # --- the verdict, by the rule engine (the one ``recommend`` applies to one point)
+    j = judge(Measures(
+        applicable=applicable, has_split=has_split, any_split=any_plan,
+        colocated_headroom=c_head, unchunked_headroom=u_head, disaggregated_headroom=d_head,
+        split_headroom=split_head, ideal_headroom=ideal_head,
+        colocated_meets=c_head >= 1.0, unchunked_meets=u_head >= 1.0,
+        disaggregated_meets=has_split & (d_head >= 1.0), kv_utilization=u_worst,
+        kv_transfer_share=share, mix_loss=mix, autoscaling=sc.autoscaling), pol)
+    out["gain"][idx] = j.gains.gain
+    out["ideal_gain"][idx] = j.gains.ideal_gain
+    for k, rule in enumerate(RULES):
+        out[ok_field(rule.id)][idx] = j.passed[k]
+    out["disaggregate"][idx] = j.disaggregate
+    out["deciding_rule"][idx] = j.deciding
+    out["recommended"][idx] = j.recommended
+    out["slo_met"][idx] = j.slo_met
 
 
 def evaluate_points(sc: Scenario, gpus: Sequence[int] | np.ndarray,

@@ -1,7 +1,7 @@
 """Sweeps: one workload evaluated over a line or a grid of design points (issue #5).
 
 A sweep varies one or two keys (:mod:`advisor.core.analysis.keys`) and reports, per point,
-exactly what ``assess(sc, evaluate(sc))`` decides
+exactly what ``decide(sc, evaluate(sc))`` decides
 (:func:`advisor.core.analysis.points.design_points`, the engine's many-point caller). Keys
 that change capacities (token lengths, SLOs, burstiness, the inter-node link) get one
 capacity context per distinct value; GPU counts and rates varied with them stay vectorised

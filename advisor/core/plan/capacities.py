@@ -404,42 +404,47 @@ class Capacities:
         """Run the colocated goodput searches of several groups together: one vectorised
         search per phase over every (shape, queue pool size) any of them needs (the prompt
         queue depends on the pool size the router splits arrivals over; ``queue_instances``
-        keeps ⌊log₂ n⌋ + 1 of them per shape)."""
-        need: dict[tuple[Any, ...], tuple[Shape, np.ndarray, list[np.ndarray]]] = {}
+        keeps ⌊log₂ n⌋ + 1 of them per shape), for every token budget and for whole prompts."""
+        need: dict[tuple[Any, ...], tuple[Shape, np.ndarray | None, list[np.ndarray]]] = {}
         for grp, G in work:
             if not grp.shapes or grp.chunks is None:
                 continue
             pools = self.colocated_pools(grp, G)
             for j, shape in enumerate(grp.shapes):
-                key = (shape.label, _stage_link(shape.instance))
-                need.setdefault(key, (shape, grp.chunks, []))[2].append(pools[:, j])
-        todo = []
-        for key, (shape, chunks, cols) in need.items():
-            missing = _missing(cols, self._coloc.get(key))
-            if missing.size:
-                todo.append((key, shape, chunks, missing))
-        if not todo:
-            return
-        chunks = todo[0][2]
-        shapes = [shape for _, shape, _, miss in todo for _ in miss]
-        pools = np.concatenate([miss for *_, miss in todo])
-        goods = colocated_goodputs(self.sc, shapes, chunks, pools)  # (combos, phases, chunks)
-        start = 0
-        for key, _, _, miss in todo:
-            self._coloc[key] = _merged(self._coloc.get(key), miss,
-                                       goods[start:start + miss.size])
-            start += miss.size
+                for budgets in (grp.chunks, None):  # chunked, then whole prompts
+                    key = (shape.label, _stage_link(shape.instance), budgets is not None)
+                    need.setdefault(key, (shape, budgets, []))[2].append(pools[:, j])
+        for chunked in (True, False):
+            todo = []
+            for key, (shape, chunks, cols) in need.items():
+                missing = _missing(cols, self._coloc.get(key))
+                if key[2] is chunked and missing.size:
+                    todo.append((key, shape, chunks, missing))
+            if not todo:
+                continue
+            chunks = todo[0][2]
+            shapes = [shape for _, shape, _, miss in todo for _ in miss]
+            pools = np.concatenate([miss for *_, miss in todo])
+            goods = colocated_goodputs(self.sc, shapes, chunks, pools)  # (combos, phases, chunks)
+            start = 0
+            for key, _, _, miss in todo:
+                self._coloc[key] = _merged(self._coloc.get(key), miss,
+                                           goods[start:start + miss.size])
+                start += miss.size
 
-    def colocated(self, grp: CapacityGroup, gpus: np.ndarray) -> np.ndarray:
+    def colocated(self, grp: CapacityGroup, gpus: np.ndarray, chunked: bool = True
+                  ) -> np.ndarray:
         """(phases, n, shapes, budgets) per-instance colocated goodput, req/s, at each
-        cluster size's prompt-queue pool size."""
+        cluster size's prompt-queue pool size: one column per token budget of ``grp.chunks``,
+        or (``chunked`` False) one column prefilling whole prompts."""
         G = np.asarray(gpus, dtype=np.int64)
         self.prefetch_colocated([(grp, G)])
         pools = self.colocated_pools(grp, G)
         assert grp.chunks is not None
-        out = np.zeros((len(self.sc.phases), G.size, len(grp.shapes), grp.chunks.size))
+        columns = grp.chunks.size if chunked else 1
+        out = np.zeros((len(self.sc.phases), G.size, len(grp.shapes), columns))
         for j, shape in enumerate(grp.shapes):
-            vals, res = self._coloc[(shape.label, _stage_link(shape.instance))]
+            vals, res = self._coloc[(shape.label, _stage_link(shape.instance), chunked)]
             out[:, :, j, :] = res[np.searchsorted(vals, pools[:, j])].transpose(1, 0, 2)
         return out
 

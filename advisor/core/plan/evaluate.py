@@ -43,7 +43,6 @@ from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import (
     Capacities,
     CapacityGroup,
-    colocated_goodputs,
     seconds,
 )
 from advisor.core.plan.drift import (
@@ -53,6 +52,12 @@ from advisor.core.plan.drift import (
     split_goodput,
 )
 from advisor.core.plan.shapes import Shape
+from advisor.core.plan.sizing import (
+    PhaseSplitOptions,
+    colocated_gpus_needed,
+    disaggregated_gpus_needed,
+    worst_headroom,
+)
 from advisor.core.plan.split import (
     Allocation,
     PoolOption,
@@ -115,11 +120,7 @@ def _colocated_tables(caps: Capacities, grp: CapacityGroup) -> tuple[_ColocatedT
     G = np.array([caps.sc.cluster.gpus], dtype=np.int64)
     assert grp.chunks is not None
     chunked = _ColocatedTable(tuple(int(c) for c in grp.chunks), caps.colocated(grp, G)[:, 0])
-    pools = caps.colocated_pools(grp, G)[0]
-    shapes = tuple(s.label for s in grp.shapes)
-    unchunked = caps.remember(("unchunked", shapes, tuple(pools)), lambda: colocated_goodputs(
-        caps.sc, grp.shapes, None, pools).transpose(1, 0, 2))
-    return chunked, _ColocatedTable((None,), unchunked)
+    return chunked, _ColocatedTable((None,), caps.colocated(grp, G, chunked=False)[:, 0])
 
 
 def _colocated_plan(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
@@ -446,72 +447,6 @@ def _floors(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]
 
 
 # ---------------------------------------------------------------------------------------------
-# GPUs needed
-
-
-def _colocated_gpus_needed(sc: Scenario, choice: _ColocatedChoice) -> int | None:
-    if choice.shape is None or choice.plan is None:
-        return None
-    need = 0
-    for ph in sc.phases:
-        pp = choice.per_phase[ph.name]
-        per_inst = pp.max_goodput_rps / max(pp.instances, 1)
-        if per_inst <= 0:
-            return None
-        need = max(need, math.ceil(ph.rate_rps / per_inst) * choice.shape.gpus)
-    return need
-
-
-def _prefill_instances_for(own: PoolRates, option: int, rate_rps: float) -> int | None:
-    """Fewest instances x of ``option`` whose pooled queue carries ``rate_rps``: x·P(x) ≥ R
-    over the tabulated pool sizes (the cluster's), else ⌈R/P(top)⌉ beyond them (P grows
-    with the pool, so that many carry it: conservative); None if it serves nothing."""
-    top = int(own.sizes[-1])
-    xs = np.arange(1, top + 1, dtype=np.int64)
-    carried = xs * own.at(np.full(xs.shape, option), xs)
-    enough = np.flatnonzero(carried >= rate_rps * (1 - 1e-9))
-    if enough.size:
-        return int(xs[enough[0]])
-    p_top = float(own.at(option, top))
-    if p_top <= 0:
-        return None
-    return max(top + 1, math.ceil(rate_rps / p_top - 1e-9))
-
-
-def _disagg_gpus_needed(sc: Scenario, pools: dict[str, _PhasePools]) -> int | None:
-    """Fewest GPUs whose integer split carries every phase's rate (DistServe's ceilings).
-
-    Per shape pair: the fewest x prefill instances with x·P(x) ≥ R, P(x) with the pool's
-    own x instances (:func:`_prefill_instances_for`; more if the KV link needs more NICs),
-    y = ⌈R/D⌉ decode instances; GPUs = x·g_p + y·g_d, rounded up to whole nodes when an
-    instance spans nodes.
-    """
-    gpn = sc.cluster.gpus_per_node
-    need = 0
-    for ph in sc.phases:
-        sp = pools[ph.name]
-        best = None
-        for i, p in enumerate(sp.prefill):
-            x = _prefill_instances_for(sp.own_pool, i, ph.rate_rps)
-            if x is None:
-                continue
-            if sp.link_rate_per_prefill_gpu > 0:
-                x = max(x, math.ceil(ph.rate_rps / (p.gpus * sp.link_rate_per_prefill_gpu) - 1e-9))
-            for d in sp.decode:
-                if d.rate_rps <= 0:
-                    continue
-                y = math.ceil(ph.rate_rps / d.rate_rps - 1e-9)
-                gpus = x * p.gpus + y * d.gpus
-                if p.gpus > gpn or d.gpus > gpn:
-                    gpus = -(-gpus // gpn) * gpn
-                best = gpus if best is None else min(best, gpus)
-        if best is None:
-            return None
-        need = max(need, best)
-    return need
-
-
-# ---------------------------------------------------------------------------------------------
 # deployed
 
 
@@ -664,11 +599,11 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
             name=ph.name, share=ph.share, rate_rps=ph.rate_rps,
             prompt_tokens_mean=ph.prompt_tokens.mean, output_tokens_mean=ph.output_tokens.mean,
             colocated=coloc_phases.get(ph.name), unchunked=unchunked.per_phase.get(ph.name),
-            disaggregated=best_plan, static_goodput_rps=static_goods.get(ph.name)))
+            disaggregated=best_plan, static_goodput_rps=static_goods.get(ph.name),
+            static=plan if plan is not best_plan else None))
 
     d_binding = min(sc.phases, key=lambda p: disagg_by_phase[p.name].max_goodput_rps / p.rate_rps)
-    coloc_headroom = min((coloc_phases[p.name].max_goodput_rps / p.rate_rps for p in sc.phases),
-                         default=0.0) if coloc_phases else 0.0
+    coloc_headroom = worst_headroom(sc.phases, coloc_phases)
     disagg_headroom = min(disagg_by_phase[p.name].max_goodput_rps / p.rate_rps for p in sc.phases)
     ideal_headroom = min(pools[p.name].split.ideal_goodput_per_gpu_rps * sc.cluster.gpus
                          / p.rate_rps for p in sc.phases)
@@ -683,8 +618,13 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
         static_mix_loss=static_loss,
         static_allocation=_summary(shapes, static_a) if static_a is not None else None,
         excluded=tuple(grp.excluded),
-        colocated_gpus_needed=_colocated_gpus_needed(sc, coloc),
-        disaggregated_gpus_needed=_disagg_gpus_needed(sc, pools),
+        colocated_gpus_needed=colocated_gpus_needed(sc.phases, coloc.per_phase),
+        unchunked_gpus_needed=colocated_gpus_needed(sc.phases, unchunked.per_phase),
+        unchunked_headroom=worst_headroom(sc.phases, unchunked.per_phase),
+        disaggregated_gpus_needed=disaggregated_gpus_needed(sc.cluster.gpus_per_node, [
+            PhaseSplitOptions(ph.rate_rps, pools[ph.name].prefill, pools[ph.name].decode,
+                              pools[ph.name].own_pool, pools[ph.name].link_rate_per_prefill_gpu)
+            for ph in sc.phases]),
         colocated_headroom=float(coloc_headroom), disaggregated_headroom=float(disagg_headroom),
         deployed=_deployed(sc, grp, tables, pools, memo),
         disaggregated_ideal_headroom=float(ideal_headroom),

@@ -29,7 +29,8 @@ other, ties and odd sizes included):
   ``δ = g_d·D/(A·g_d + D·g_p)``) and pinned by a vectorised bisection on the exact float
   predicate; the window ``x* … x* + 4`` then holds the maximum and the four smallest x tied
   with it — all that :func:`best_allocations` keeps per pair. Ties across pairs are broken
-  as there (idle GPUs, prefill GPUs, pair order). Pairs are pruned first: pair p serves at
+  as there (headroom — the next limit to bind, :func:`split_headroom` —, then fewer GPUs,
+  fewer prefill GPUs, pair order). Pairs are pruned first: pair p serves at
   most ``u_p·G`` (``u_p = 1/(g_p/A + g_d/D)``) and the pair with the highest ``u`` at least
   ``u·(G − g_d) − A``, so only a prefix of the pairs sorted by ``u`` can win or tie (a binary
   search per G); large clusters cost one or two pairs per point. :func:`packs_into_nodes` is
@@ -180,7 +181,8 @@ def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[Po
 
     Every (prefill shape, decode shape, x) candidate is evaluated in one numpy pass; each pair
     contributes its ``keep`` best x (ties: fewer prefill instances first), and those are
-    ranked by goodput, then fewer idle GPUs, then fewer prefill GPUs. ``pooled``: the prefill
+    ranked by goodput, then headroom (:func:`split_headroom`), then fewer GPUs, then fewer
+    prefill GPUs. ``pooled``: the prefill
     goodput per instance by pool size (x instances read theirs; default the options' rates).
     """
     if pooled is None:
@@ -206,20 +208,35 @@ def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[Po
     link = (x * gp * link_rate_per_prefill_gpu if link_rate_per_prefill_gpu > 0
             else np.full(x.shape, np.inf))
     good = np.where(ok, np.minimum(np.minimum(pre, dec), link), -1.0)
+    spare = split_headroom(pre, dec, link)
     order = np.lexsort((x, -good, pair))
     first = np.searchsorted(pair[order], pair[order], side="left")
     rank = np.arange(order.size) - first
     chosen = order[(rank < keep) & (good[order] >= 0)]
-    rows: list[Allocation] = []
+    rows: list[tuple[float, int, Allocation]] = []
     for k in chosen:
         i, j, p, d = pairs[int(pair[k])]
         limit = ("kv-link" if link[k] <= min(pre[k], dec[k])
                  else "prefill" if pre[k] <= dec[k] else "decode")
         used_p, used_d = int(x[k]) * p.gpus, int(y[k]) * d.gpus
-        rows.append(Allocation(i, j, int(x[k]), int(y[k]), used_p, used_d,
-                               total_gpus - used_p - used_d, float(good[k]), limit))
-    rows.sort(key=lambda a: (-a.goodput_rps, a.idle_gpus, a.prefill_gpus))
-    return rows[:keep]
+        rows.append((float(spare[k]), int(pair[k]), Allocation(
+            i, j, int(x[k]), int(y[k]), used_p, used_d, total_gpus - used_p - used_d,
+            float(good[k]), limit)))
+    # ties in goodput: more headroom (the next pool to bind), fewer GPUs, fewer prefill GPUs
+    rows.sort(key=lambda r: (-r[2].goodput_rps, -r[0], r[2].prefill_gpus + r[2].decode_gpus,
+                             r[2].prefill_gpus, r[1]))
+    return [a for _, _, a in rows[:keep]]
+
+
+def split_headroom(prefill: np.ndarray, decode: np.ndarray, link: np.ndarray) -> np.ndarray:
+    """A split's headroom beyond its goodput: the capacity of the next of its three limits
+    (prefill pool, decode pool, KV link) to bind, req/s — the middle of the three. Among
+    splits of equal goodput, the one with more headroom carries a growing rate further
+    (#27: ties between decode shapes go to the one with more decode capacity)."""
+    stacked = np.stack(np.broadcast_arrays(np.asarray(prefill, dtype=float),
+                                           np.asarray(decode, dtype=float),
+                                           np.asarray(link, dtype=float)))
+    return np.asarray(np.sort(stacked, axis=0)[1])
 
 
 def split(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
@@ -240,14 +257,14 @@ def split(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
 
 
 def _goodput(x: np.ndarray, g: np.ndarray, gp: np.ndarray, gd: np.ndarray, p: np.ndarray,
-             d: np.ndarray, link: float) -> tuple[np.ndarray, np.ndarray]:
-    """(goodput, y) of x prefill instances, as ``allocation.best_allocations`` computes it."""
+             d: np.ndarray, link: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(goodput, y, headroom) of x prefill instances, as ``best_allocations`` computes them
+    (:func:`split_headroom`)."""
     y = (g - x * gp) // gd
     pre = x * p
     dec = y * d
-    if link > 0:
-        return np.minimum(np.minimum(pre, dec), (x * gp) * link), y
-    return np.minimum(pre, dec), y
+    cap = (x * gp) * link if link > 0 else np.full(np.shape(pre), np.inf)
+    return np.minimum(np.minimum(pre, dec), cap), y, split_headroom(pre, dec, cap)
 
 
 def _rate_at(tab: np.ndarray, sizes: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -449,7 +466,8 @@ def _solve_pairs(G: np.ndarray, rows: np.ndarray, cols: np.ndarray, gp: np.ndarr
     xs = _crossing(g, egp, egd, eP, sizes, eD, link, emax)
     win = xs[:, None] + _WINDOW                                # (e, 5)
     wp = _rate_at(eP, sizes, win)
-    wg, wy = _goodput(win, g[:, None], egp[:, None], egd[:, None], wp, eD[:, None], link)
+    wg, wy, wspare = _goodput(win, g[:, None], egp[:, None], egd[:, None], wp, eD[:, None],
+                              link)
     valid = (win >= 1) & (win <= emax[:, None]) & (wy >= 1) & (wp > 0)
     packs = ~(always_packs(egp, gpn) & always_packs(egd, gpn))
     if packs.any():
@@ -465,10 +483,13 @@ def _solve_pairs(G: np.ndarray, rows: np.ndarray, cols: np.ndarray, gp: np.ndarr
     best = np.maximum.reduceat(pmax, seg_start)
     has = best >= 0
     elig = kept & (wg == best[seg][:, None]) & has[seg][:, None]
-    # best_allocations sorts by (−goodput, idle GPUs, prefill GPUs), stable in pair order
-    idle = g[:, None] - win * egp[:, None] - wy * egd[:, None]
+    # best_allocations sorts by (−goodput, −headroom, GPUs, prefill GPUs), stable in pair
+    # order: the most headroom among the best, then the integer key
+    top_spare = np.maximum.reduceat(np.where(elig, wspare, -np.inf).max(axis=1), seg_start)
+    elig &= wspare == top_spare[seg][:, None]
+    used = win * egp[:, None] + wy * egd[:, None]
     big = int(G.max()) + 1
-    key = np.where(elig, ((idle * big + win * egp[:, None]) * m + cols[:, None]), _INT_MAX)
+    key = np.where(elig, ((used * big + win * egp[:, None]) * m + cols[:, None]), _INT_MAX)
     emin = key.min(axis=1)
     kmin = np.minimum.reduceat(emin, seg_start)
     hit = elig & (key == kmin[seg][:, None])
