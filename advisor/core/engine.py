@@ -94,6 +94,8 @@ class EngineSpec:
     """Override of the GPU's KV-read efficiency."""
     prefill_compute_efficiency_bf16: float | None = None
     prefill_compute_efficiency_fp8: float | None = None
+    attention_compute_efficiency: float | None = None
+    """Override of the GPU's attention efficiency (attention FLOP/s over the 16-bit peak)."""
     allreduce_overhead_s: float = 0.0
     """Software cost of one TP all-reduce at TP2, added to the link latency."""
     allreduce_overhead_per_doubling_s: float = 0.0
@@ -148,6 +150,7 @@ class EngineSpec:
                            ("prefill_compute_efficiency_bf16",
                             self.prefill_compute_efficiency_bf16),
                            ("prefill_compute_efficiency_fp8", self.prefill_compute_efficiency_fp8),
+                           ("attention_compute_efficiency", self.attention_compute_efficiency),
                            ("step_overhead_s", self.step_overhead_s),
                            ("request_overhead_s", self.request_overhead_s)):
             if value is not None:

@@ -36,6 +36,10 @@ class EfficiencyFactors:
     kv_bandwidth_efficiency: float | None = None
     """Achieved / peak memory bandwidth for KV-cache reads by the attention kernels; None: the
     same as ``decode_bandwidth_efficiency`` (the weight-streaming efficiency)."""
+    attention_compute_efficiency: float | None = None
+    """Achieved / dense peak FLOP/s of the attention kernels (QK^T, softmax, PV) at the
+    attention's own format (FP8 with an FP8 KV cache on FP8 tensor cores, else 16 bit); None:
+    the prefill (GEMM) efficiency of that format."""
 
     @property
     def kv_read_efficiency(self) -> float:
@@ -43,6 +47,15 @@ class EfficiencyFactors:
         if self.kv_bandwidth_efficiency is None:
             return self.decode_bandwidth_efficiency
         return self.kv_bandwidth_efficiency
+
+    def attention_efficiency(self, fp8_attention: bool) -> float:
+        """The attention efficiency in force; without its own value, the GEMM efficiency of
+        the attention's format (FP8 or 16 bit)."""
+        if self.attention_compute_efficiency is not None:
+            return self.attention_compute_efficiency
+        if fp8_attention:
+            return self.prefill_compute_efficiency_fp8
+        return self.prefill_compute_efficiency_bf16
 
     def prefill_compute_efficiency(self, precision: Precision | str, has_fp8_compute: bool,
                                    has_fp4_compute: bool = False) -> float:

@@ -4,12 +4,16 @@ The step time is the roofline max of compute time and memory time, plus tensor-p
 communication, a fixed per-step overhead and the small-batch cost of MoE layers
 (docs/model.md §3):
 
-    T = max(FLOPs / (g · peak · MFU), W / (BW · η_w) + KV / (BW · η_kv))
-        + T_comm + C_step + L_moe · t_moe · (1 − coverage)
+    C = G / (g · peak · MFU) + A / (g · peak_attn · η_attn),   M = W / (BW · η_w) + KV / (BW · η_kv)
+    T = max(C, M) + (1 − o) · min(C, M) + T_comm + C_step + L_moe · t_moe · (1 − coverage)
 
-* FLOPs = 2 · N_matmul · (p + d)  +  prefill attention 2·L·d_attn·(2·c·k + c²) per prefill
-  sequence (chunk c after k earlier tokens; causal)  +  decode attention 4·L·d_attn·ctx per
-  decoding sequence; sliding-window layers attend to at most W keys per query.
+* G = the weight GEMMs' FLOPs, 2 · N_matmul · (p + d), at the weights' tensor peak and the
+  prefill MFU.
+* A = the attention FLOPs, their own term at the peak of the attention's format (FP8 only
+  with an FP8 KV cache on FP8 tensor cores, else 16 bit) and the attention efficiency:
+  prefill attention 2·L·d_attn·(2·c·k + c²) per prefill sequence (chunk c after k earlier
+  tokens; causal) + decode attention 4·L·d_attn·ctx per decoding sequence; sliding-window
+  layers attend to at most W keys per query. KV is the attention's memory traffic.
 * W = weights touched (all but an untied input-embedding table, of which a step gathers only
   its tokens' rows; MoE: non-expert + touched experts, 1 − (1 − k/E)^tokens;
   4-bit experts streamed at ``lowbit_moe_efficiency`` of η_w); KV = KV reads (decode context,
@@ -52,7 +56,10 @@ class StepParams:
 
     gpus: np.ndarray | float
     compute_flops_per_s: np.ndarray | float
-    """GPUs × dense peak × MFU."""
+    """GPUs × dense peak × MFU: the rate of the weight GEMMs."""
+    attention_flops_per_s: np.ndarray | float
+    """GPUs × the attention format's dense peak × attention efficiency: the rate of the
+    attention kernels (QK^T and PV over the cached keys; docs/model.md §3)."""
     memory_bytes_per_s: np.ndarray | float
     """One GPU's bandwidth × weight-streaming efficiency η_w."""
     kv_read_bytes_per_s: np.ndarray | float
@@ -146,10 +153,10 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
         win_keys = (hi * hi - lo * lo) / 2.0 + max(k + chunk - max(k, window), 0.0) * window
         pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
         dec_keys = full_share * ctx + win_share * min(ctx, window)
-    flops = (2.0 * m.matmul_params_per_token * tokens
-             + n * 2.0 * attn_width * pre_keys
-             + 4.0 * attn_width * d * dec_keys)
-    compute_s = flops / q.compute_flops_per_s
+    gemm_flops = 2.0 * m.matmul_params_per_token * tokens
+    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d * dec_keys
+    compute_s = (gemm_flops / q.compute_flops_per_s
+                 + attention_flops / q.attention_flops_per_s)
 
     weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
     if window:
@@ -198,10 +205,10 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
                     + np.maximum(k + chunk - np.maximum(k, window), 0.0) * window)
         pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
         dec_keys = full_share * ctx + win_share * np.minimum(ctx, window)
-    flops = (2.0 * m.matmul_params_per_token * tokens
-             + n * 2.0 * attn_width * pre_keys
-             + 4.0 * attn_width * d * dec_keys)
-    compute_s = flops / q.compute_flops_per_s
+    gemm_flops = 2.0 * m.matmul_params_per_token * tokens
+    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d * dec_keys
+    compute_s = (gemm_flops / q.compute_flops_per_s
+                 + attention_flops / q.attention_flops_per_s)
 
     moe_s: np.ndarray | float = 0.0
     if m.moe is not None:
@@ -257,7 +264,8 @@ def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
         win_share = m.window_layer_share
         ctx = (1.0 - win_share) * ctx + win_share * min(ctx, m.sliding_window_tokens)
     attn_width = float(m.num_layers * m.attention_width)
-    cc = (2.0 * m.matmul_params_per_token + 4.0 * attn_width * ctx) / q.compute_flops_per_s
+    cc = (2.0 * m.matmul_params_per_token / q.compute_flops_per_s
+          + 4.0 * attn_width * ctx / q.attention_flops_per_s)
     m0 = (q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu) / q.memory_bytes_per_s
     mm = q.kv_bytes_per_token_per_gpu * (ctx + 1.0) / q.kv_read_bytes_per_s
     overlap = q.compute_memory_overlap
@@ -369,6 +377,22 @@ class Instance:
         return mfu
 
     @property
+    def fp8_attention(self) -> bool:
+        """Whether the attention kernels run on FP8 tensor cores: an FP8 KV cache on a GPU
+        with FP8 compute (FlashAttention-3 / TensorRT-LLM FP8 FMHA); otherwise they run at 16
+        bit whatever the weights' format (block-FP8, weight-only and 4-bit checkpoints keep
+        16-bit activations and, by default, a 16-bit KV cache)."""
+        return Precision.of(self.precision).kv_cache == "fp8" and self.gpu.has_fp8_compute
+
+    @property
+    def attention_flops_per_gpu_s(self) -> float:
+        """Achieved attention FLOP/s of one GPU: the dense peak of the attention's format
+        (:attr:`fp8_attention`) × the attention efficiency (docs/model.md §3)."""
+        fp8 = self.fp8_attention
+        peak = self.gpu.peak_flops_per_s("fp8") if fp8 else self.gpu.bf16_flops_per_s
+        return peak * self.efficiency.attention_efficiency(fp8)
+
+    @property
     def allreduce_latency_s(self) -> float:
         """Latency of one TP all-reduce: link latency + the engine's software cost."""
         if self.tensor_parallel <= 1:
@@ -389,6 +413,7 @@ class Instance:
         return StepParams(
             gpus=float(self.gpus),
             compute_flops_per_s=self.gpus * self.peak_flops_per_s * self.prefill_mfu,
+            attention_flops_per_s=self.gpus * self.attention_flops_per_gpu_s,
             memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
             kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
             dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts
@@ -434,6 +459,7 @@ class Instance:
             gpus=float(self.gpus),
             compute_flops_per_s=(self.gpus * self.peak_flops_per_s * self.prefill_mfu
                                  * sm_share),
+            attention_flops_per_s=self.gpus * self.attention_flops_per_gpu_s * sm_share,
             memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
             kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
             dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts

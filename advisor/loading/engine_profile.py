@@ -85,6 +85,7 @@ class EfficiencyOverrides(StrictModel):
     kv_bandwidth_efficiency: SourcedFraction | None = None
     prefill_compute_efficiency_bf16: SourcedFraction | None = None
     prefill_compute_efficiency_fp8: SourcedFraction | None = None
+    attention_compute_efficiency: SourcedFraction | None = None
     block_fp8_compute_efficiency: SourcedFraction | None = None
 
 
@@ -215,6 +216,7 @@ class EngineProfile(StrictModel):
             kv_bandwidth_efficiency=opt(eff.kv_bandwidth_efficiency),
             prefill_compute_efficiency_bf16=opt(eff.prefill_compute_efficiency_bf16),
             prefill_compute_efficiency_fp8=opt(eff.prefill_compute_efficiency_fp8),
+            attention_compute_efficiency=opt(eff.attention_compute_efficiency),
             block_fp8_compute_efficiency=opt(eff.block_fp8_compute_efficiency) or 1.0,
             compute_memory_overlap=(1.0 if self.compute_memory_overlap is None
                                     else self.compute_memory_overlap.value),

@@ -202,6 +202,9 @@ class EfficiencyBlock(_Strict):
     request_overhead_s: SourcedOverhead | None = None
     kv_bandwidth_efficiency: SourcedFraction | None = None
     """KV-read efficiency of the attention kernels (default: ``decode_bandwidth_efficiency``)."""
+    attention_compute_efficiency: SourcedFraction | None = None
+    """Attention FLOP/s over the dense peak of the attention's format (FP8 with an FP8 KV cache
+    on FP8 tensor cores, else 16 bit); default: the prefill efficiency of that format."""
 
     def to_factors(self) -> EfficiencyFactors:
         """The plain-number factors the core uses."""
@@ -214,6 +217,9 @@ class EfficiencyBlock(_Strict):
                                 if self.request_overhead_s is not None else 0.0),
             kv_bandwidth_efficiency=(self.kv_bandwidth_efficiency.value
                                      if self.kv_bandwidth_efficiency is not None else None),
+            attention_compute_efficiency=(
+                self.attention_compute_efficiency.value
+                if self.attention_compute_efficiency is not None else None),
         )
 
 
@@ -226,6 +232,7 @@ class EngineEfficiencyBlock(_Strict):
     step_overhead_s: SourcedOverhead | None = None
     request_overhead_s: SourcedOverhead | None = None
     kv_bandwidth_efficiency: SourcedFraction | None = None
+    attention_compute_efficiency: SourcedFraction | None = None
 
     def merged_with(self, base: EfficiencyBlock) -> EfficiencyBlock:
         """The GPU default block with this engine's keys replaced."""

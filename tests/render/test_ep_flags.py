@@ -52,7 +52,7 @@ def _plan(engine: EmitEngine, mode: str | None = None):  # type: ignore[no-untyp
 
 
 def test_emit_for_an_ep_plan_uses_ep_flags_not_tp1(tmp_path: Path) -> None:
-    report, plan = _plan(EmitEngine.sglang)
+    report, plan = _plan(EmitEngine.sglang, mode="colocated")
     ep = report["colocated"]["expert_parallel"]
     assert ep > 1 and plan.mode == "colocated"
     sglang = render_launch(plan)
@@ -74,7 +74,7 @@ def test_emit_for_an_ep_plan_uses_ep_flags_not_tp1(tmp_path: Path) -> None:
 
 
 def test_vllm_ep_plan_runs_one_process_per_node_with_dp_ranks(tmp_path: Path) -> None:
-    report, plan = _plan(EmitEngine.vllm)
+    report, plan = _plan(EmitEngine.vllm, mode="colocated")
     ep, instances = report["colocated"]["expert_parallel"], report["colocated"]["instances"]
     script = render_launch(plan)
     hosts = script_nodes(script)
