@@ -1,9 +1,9 @@
 """Benchmark: the data of ``recommend --plot`` / ``--format html`` (``core.analysis.figure_data``).
 
-Prints, per example workload, the median and spread of ``figure_data`` (curves over 61 rates
-and three percentiles for three plans, the SLO-limit roots, bars, decomposition) after the
-model is evaluated, imports are done and one warm-up ran. Drawing with matplotlib is not
-included (about a second per figure, matplotlib's own time). Run:
+Prints, per example workload, the median and spread of ``figure_data`` (curves over about 64
+rates and three percentiles for three plans, what binds at each goodput, bars,
+decomposition) after the model is evaluated, imports are done and one warm-up ran. Drawing
+with matplotlib is not included (about a second per figure, matplotlib's own time). Run:
 ``python benchmarks/bench_figure.py``. Not a test: machines are shared.
 
 Target (issue #22, our own budget): under 200 ms per example, so that the figure adds little

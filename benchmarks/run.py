@@ -37,8 +37,10 @@ stated.
    (``bench_simulate.measure``; target #6: ≥ 1,000,000 requests/min, colocated chunked).
 
 Prints the machine (CPU model, cores, Python, load) first. ``--markdown FILE`` also writes the
-tables as markdown (``-`` for stdout), for the README's Performance section. Exit status 1 when
-a target is missed. Not a test: machines are noisy, so no test asserts these times.
+tables as markdown (``-`` for stdout): into FILE's generated section when it has one
+(``python benchmarks/run.py --markdown docs/performance.md`` rewrites the tables there and keeps
+the text around them), the whole of FILE otherwise. Exit status 1 when a target is missed.
+Not a test: machines are noisy, so no test asserts these times.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -443,6 +446,24 @@ def render_markdown(info: Mapping[str, str], tabs: Sequence[Table]) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+SECTION = re.compile(r"(<!-- generated: benchmarks\b[^\n]*-->\n)(.*?)(<!-- end: benchmarks -->)",
+                     re.DOTALL)
+"""The generated section of a markdown file (docs/performance.md): the tables go between."""
+
+
+def write_markdown(path: Path, md: str) -> str:
+    """Write the tables to ``path``: into its generated section, keeping the text around it,
+    when it has one; as the whole file otherwise. Says which it did."""
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        found = SECTION.search(text)
+        if found is not None:
+            path.write_text(text[:found.start(2)] + md + text[found.end(2):], encoding="utf-8")
+            return "its generated section"
+    path.write_text(md, encoding="utf-8")
+    return "the whole file"
+
+
 # ---- main ------------------------------------------------------------------------------------
 def collect(runs: int, quick: bool, progress: Callable[[str], None]) -> Figures:
     """Measure everything (``quick``: fewer repeats, smaller simulations, fewer sizes)."""
@@ -503,8 +524,8 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(md, end="")
         else:
-            Path(args.markdown).write_text(md, encoding="utf-8")
-            print(f"markdown written to {args.markdown}")
+            where = write_markdown(Path(args.markdown), md)
+            print(f"markdown written to {args.markdown} ({where})")
     print(f"load     {_load().split(' at ')[0]} at the end")
     if failures:
         print(f"missed {len(failures)} target(s): {'; '.join(failures)}")

@@ -94,6 +94,23 @@ def test_benchmark_functions_return_positive_figures(run: ModuleType) -> None:
     assert markdown.count("\n|---|") == 5 and "≥ 1,000,000/min" in markdown
 
 
+def test_markdown_goes_into_the_generated_section(run: ModuleType, tmp_path: Path) -> None:
+    """``--markdown docs/performance.md`` rewrites the tables between the markers and keeps
+    the text around them; a file without them is written whole (#28)."""
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\nintro\n<!-- generated: benchmarks (run.py) -->\nold "
+                   "tables\n<!-- end: benchmarks -->\nanalysis\n", encoding="utf-8")
+    assert run.write_markdown(doc, "| new |\n") == "its generated section"
+    assert doc.read_text(encoding="utf-8") == (
+        "# Performance\nintro\n<!-- generated: benchmarks (run.py) -->\n| new |\n"
+        "<!-- end: benchmarks -->\nanalysis\n")
+    bare = tmp_path / "tables.md"
+    assert run.write_markdown(bare, "| new |\n") == "the whole file"
+    assert bare.read_text(encoding="utf-8") == "| new |\n"
+    committed = (Path(run.__file__).resolve().parents[1] / "docs" / "performance.md")
+    assert run.SECTION.search(committed.read_text(encoding="utf-8")), "no generated section"
+
+
 def test_bench_figure_measures_every_example() -> None:
     sys.path.insert(0, str(BENCHMARKS))
     try:

@@ -15,6 +15,11 @@ before and after. ``--write`` rewrites the ``value:`` lines of the fitted consta
 ``profiles/engines/<id>.yaml`` (rounded to 2 significant digits; sources are left alone; a
 constant the points do not constrain is written where the fit left it, near its prior).
 
+The rejection rule: a fit is written only if no engine family's held rows (its points
+outside ``MISSES``) get worse — neither their RMS log error rises by more than
+:data:`RMS_TOLERANCE` nor fewer of them stay within ±25 %. A rejected fit is reported with
+the families it worsens, nothing is written, and the script exits with status 1.
+
 Adding a measurement: append one ``Point`` to ``tools/calibration/points.py`` and run this
 script; ``pytest -s tests/core/test_calibration.py`` then shows the new table.
 """
@@ -40,6 +45,12 @@ from tools.calibration.points import MISSES, POINTS, Context, Point, errors  # n
 PRIOR_WEIGHT = 0.02
 """Weight of each constant's relative distance from its current value."""
 
+RMS_TOLERANCE = 1e-3
+"""Rise of a family's RMS log error (over its held rows) that rejects a fit."""
+
+TOLERANCE = 0.25
+"""The calibration table's band (tests/core/test_calibration.py)."""
+
 MIN_SENSITIVITY = 0.02
 """Residual change (log units, norm over points) per 100 % change that counts as constrained."""
 
@@ -56,6 +67,7 @@ PARAMETERS: dict[str, tuple[str, float, float]] = {
                                           0.0, 2e-4),
     "moe_layer_overhead_s": ("moe.layer_overhead_s", 0.0, 5e-4),
     "lowbit_moe_efficiency": ("moe.lowbit_efficiency", 0.1, 1.0),
+    "compute_memory_overlap": ("compute_memory_overlap", 0.0, 1.0),
 }
 """Constants the refit may move, where the profile states them. Bandwidth efficiencies stop
 at 0.95: no kernel streams HBM at the datasheet rate."""
@@ -78,6 +90,48 @@ class FitResult:
         """Root-mean-square log error of the rows."""
         logs = [_log_error(pred, p.published) for p, pred, _ in rows]
         return math.sqrt(sum(v * v for v in logs) / max(len(logs), 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilySummary:
+    """One engine family's held rows: how many, how many within ±25 %, RMS log error."""
+
+    points: int
+    within: int
+    rms: float
+
+
+def family_summaries(ctx: Context, families: list[str] | None = None
+                     ) -> dict[str, FamilySummary]:
+    """Every family's (engine profile's) held rows — its points outside ``MISSES`` — as
+    :class:`FamilySummary`, keyed by engine profile id."""
+    wanted = families or sorted({p.engine for p in POINTS})
+    out = {}
+    for family in wanted:
+        rows = errors([p for p in POINTS if p.engine == family and p.id not in MISSES], ctx)
+        logs = [_log_error(pred, p.published) for p, pred, _ in rows]
+        out[family] = FamilySummary(
+            points=len(rows), within=sum(abs(e) <= TOLERANCE for *_, e in rows),
+            rms=math.sqrt(sum(v * v for v in logs) / max(len(logs), 1)))
+    return out
+
+
+def worsened_families(before: dict[str, FamilySummary], after: dict[str, FamilySummary]
+                      ) -> list[str]:
+    """Why a fit is rejected: one line per family whose held rows got worse (empty: none)."""
+    lines = []
+    for family, old in before.items():
+        new = after[family]
+        if new.rms > old.rms + RMS_TOLERANCE or new.within < old.within:
+            lines.append(f"{family}: RMS log error {old.rms:.3f} -> {new.rms:.3f}, within "
+                         f"±25 % {old.within}/{old.points} -> {new.within}/{new.points}")
+    return lines
+
+
+def fitted_spec(ctx: Context, result: FitResult) -> EngineSpec:
+    """The engine profile with the fit's constants."""
+    return dataclasses.replace(ctx.engines[result.engine],
+                               **dict(zip(result.names, result.after, strict=True)))
 
 
 def _log_error(predicted: float, published: float) -> float:
@@ -195,16 +249,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = Context.load()
     engines = args.engine or sorted({p.engine for p in POINTS})
+    status = 0
     for engine_id in engines:
         path = ctx.catalog.path_of("engines", engine_id)
         names = fitted_names(ctx.engines[engine_id], path.read_text(encoding="utf-8"))
         result = fit_engine(ctx, engine_id, names, args.max_nfev)
         print(report(result))
+        before = family_summaries(ctx)
+        rejected = worsened_families(before, family_summaries(
+            ctx.with_engine(fitted_spec(ctx, result))))
+        if rejected:
+            print(f"REJECTED: the {engine_id} fit worsens the held rows of")
+            print("\n".join(f"  {line}" for line in rejected))
+            status = 1
+            continue
         if args.write:
             write_profile(path, result)
             ctx = Context.load()
             print(f"wrote {path}")
-    return 0
+    return status
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ from advisor.escaping import visible
 if TYPE_CHECKING:
     from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
     from advisor.loading.bench_results import RunProvenance
+    from advisor.usecases.calibrate import Disagreement
 
 DEFAULT_OUTPUT = Path("calibration.yaml")
 
@@ -60,6 +61,7 @@ _FIELD_LABELS = {
     "prefill_compute_efficiency_fp8": "prefill compute efficiency (FP8)",
     "decode_bandwidth_efficiency": "decode bandwidth efficiency",
     "step_overhead_s": "per-step overhead",
+    "request_overhead_s": "per-request overhead",
 }
 
 
@@ -202,9 +204,10 @@ def register(app: typer.Typer) -> None:
             "--chunk-tokens", min=1, show_default=False,
             help="Engine token budget per step (default: deployment.chunk_tokens, else the "
                  "engine's default for the GPU).")] = None,
-        instances: Annotated[int, typer.Option(
-            "--instances", min=1, help="Identical instances behind the benchmarked "
-                                       "endpoint.")] = 1,
+        instances: Annotated[int | None, typer.Option(
+            "--instances", min=1, show_default=False,
+            help="Identical instances behind the benchmarked endpoint (default: the "
+                 "replicas the files record, else 1).")] = None,
         profiles: Annotated[list[Path] | None, typer.Option(
             "--profiles", metavar="DIR", show_default=False,
             help="Extra profile directory (gpus/, interconnects/, models/); repeatable.")] = None,
@@ -227,7 +230,9 @@ def register(app: typer.Typer) -> None:
         from advisor.usecases.calibrate import (
             CalibrationSetupError,
             calibrate,
+            instances_from,
             provenance_mismatches,
+            served_model_note,
         )
 
         to_stdout = str(output) == "-"
@@ -243,8 +248,15 @@ def register(app: typer.Typer) -> None:
         dep = scenario.deployment
         if given_tp is None and dep is not None and dep.mode == "colocated":
             given_tp = dep.tensor_parallel
+        config_file, config_name = _model_config(workload)
+        model_named, model_note = served_model_note(records, config_name, config_file)
+        instances, instances_note, replica_problems = instances_from(records, instances)
+        for note in (model_note, f"fitted with {instances_note}" if instances_note else ""):
+            if note:
+                sys.stderr.write(f"pd-advisor: note: {note}\n")
         mismatches, fit_tp = provenance_mismatches(scenario, records, str(workload), given_tp,
-                                                   instances)
+                                                   instances, model_named)
+        mismatches = replica_problems + mismatches
         if mismatches and not allow_mismatch:
             for problem in mismatches:
                 message(f"pd-advisor: error: {problem}")
@@ -269,12 +281,33 @@ def register(app: typer.Typer) -> None:
         table_stream.flush()
         if not result.success:
             _warn(f"the fit did not converge ({result.message}); the factors are the best found")
-        if done.impossible:
-            _fail("the fitted factors are outside physical bounds: " + "; ".join(done.impossible)
-                  + ". The runs are faster than this model can be served on "
-                  f"{scenario.cluster.gpu.id} at TP{inst.tensor_parallel}: check that they "
-                  "come from this model, GPU, precision and TP (prefix caching or speculative "
-                  "decoding also make runs faster than the model); nothing written")
+        if done.refused:
+            reasons = []
+            if done.impossible:
+                reasons.append("the fitted factors are outside physical bounds: "
+                               + "; ".join(done.impossible))
+            if done.worse:
+                reasons.append("the fit raises the error on the files it was fitted to: "
+                               + "; ".join(done.worse))
+            d = done.disagreement
+            if d is not None:
+                table_stream.write(render_disagreement(d, results, workload))
+                if d.accepted:
+                    _fail("; ".join(reasons) + f". {d.file} disagrees with the other files "
+                          "(above): fitted without it they are served within the physical "
+                          "bounds; nothing written")
+                reasons.append(f"{d.file} is the file the fit misses most (above), and the "
+                               "others are not served within the bounds without it either")
+            from advisor.usecases.calibrate import file_errors
+
+            per_file = ", ".join(f"{name} {b * 100:.1f} % -> {a * 100:.1f} %"
+                                 for name, (b, a) in file_errors(result).items())
+            reasons.append(f"RMS log error per file, before -> after: {per_file}")
+            _fail("; ".join(reasons) + ". The runs are not what this model can be served "
+                  f"as on {scenario.cluster.gpu.id} at TP{inst.tensor_parallel}: check that "
+                  "they come from this model, GPU, precision, TP and instance count (prefix "
+                  "caching or speculative decoding also make runs faster than the model); "
+                  "nothing written")
         if not done.kept:
             _fail("the runs constrain none of the factors (every metric is insensitive to "
                   "them); nothing written")
@@ -283,6 +316,77 @@ def register(app: typer.Typer) -> None:
         write_output(done.overlay, None if to_stdout else output, inputs=[workload, *results],
                      wrote=f"; add `calibration: {_relative_to(output, workload)}` to "
                      f"{workload} (the path is relative to the workload file)")
+
+
+def _misses(runs: tuple[BenchmarkRun, ...], preds: tuple[RunPrediction, ...]) -> list[str]:
+    lines = []
+    for run, pred in zip(runs, preds, strict=True):
+        for name, measured, predicted, scale in (
+                (f"TTFT {'p50' if run.ttft_statistic == 'median' else 'mean'}", run.ttft_s,
+                 pred.ttft_s, 1000.0),
+                ("TPOT mean", run.tpot_s, pred.tpot_s, 1000.0),
+                ("output tok/s", run.output_tokens_per_s, pred.output_tokens_per_s, 1.0)):
+            if measured is None:
+                continue
+            unit = "" if scale == 1.0 else " ms"
+            lines.append(f"  {run.label} ({run.load_label}): {name} measured "
+                         f"{_value(measured, scale)}{unit}, predicted "
+                         f"{_value(predicted, scale)}{unit} "
+                         f"({_error_text(predicted, measured)})")
+    return lines
+
+
+def render_disagreement(d: Disagreement, results: list[Path], workload: Path) -> str:
+    """The file the refused fit misses most, and what the others say without it."""
+    fit = d.result
+    factors = ", ".join(f"{_FIELD_LABELS[f]} {_factor_text(f, getattr(fit.after, f))}"
+                        for f in fit.fitted_fields)
+    lines = ["", f"{d.file} is the file the fit misses most; at the refused factors:"]
+    lines += _misses(d.runs, d.full_predictions)
+    if d.accepted:
+        lines.append(f"Fitted without it ({', '.join(d.others)}), the RMS log error goes "
+                     f"{fit.rms_log_error_before * 100:.1f} % -> "
+                     f"{fit.rms_log_error_after * 100:.1f} % within the physical bounds "
+                     f"({factors}); at those factors {d.file} is off by:")
+        lines += _misses(d.runs, d.predictions)
+        kept = [str(p) for p in results if p.name in d.others]
+        lines.append(f"  calibrate on the others: pd-advisor calibrate {' '.join(kept)} -w "
+                     f"{workload}")
+    elif d.others:
+        lines.append(f"Without it ({', '.join(d.others)}) the fit is refused too: "
+                     + "; ".join(d.problems or ("fewer than two files remain",)))
+    return "\n".join(lines) + "\n"
+
+
+def _model_config(workload: Path) -> tuple[str | None, str | None]:
+    """(the config.json the workload's ``model:`` names, its ``_name_or_path``) — (None,
+    None) when the model is a profile id."""
+    import json
+
+    from advisor.loading.catalog import config_path
+
+    try:
+        import yaml
+
+        doc = yaml.safe_load(workload.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+        return None, None
+    ref = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(ref, str):
+        return None, None
+    base = Path(ref).expanduser()
+    path = config_path(str(base if base.is_absolute() else workload.parent / base)) \
+        or config_path(ref)
+    if path is None:
+        return None, None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return str(path), None
+    name = data.get("_name_or_path") if isinstance(data, dict) else None
+    named = name.strip() if isinstance(name, str) and name.strip() and not name.startswith(
+        ("/", ".")) else None
+    return str(path), named
 
 
 def _relative_to(output: Path, workload: Path) -> str:

@@ -145,6 +145,8 @@ cluster:
 {_kv(2, "gpu", gpu_ref, "GPU profile (`pd-advisor profiles list gpus`)")}
 {_kv(2, "gpus", gpus, f"GPUs the deployment may use ({per_node} per node)")}
 {inter_node}
+  # nics_per_node: 8             # NICs of inter_node per node (carry the KV cache between
+  #                              #   pools); default from its profile: one per GPU for IB/RoCE
   # price_per_gpu_hour: 2.50     # USD per GPU-hour; default: the GPU profile's reference price
 
 traffic:

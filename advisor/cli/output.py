@@ -45,6 +45,20 @@ DEFAULT_WIDTH = 100
 _debug = {"enabled": False}
 
 
+def link_from(output: Path | None, target: Path) -> str:
+    """``target`` as a link in a report written to ``output``: relative to the directory the
+    report is written in (standard output: the working directory), with forward slashes —
+    an absolute path never loads once the report is a PR comment or moves with its figure
+    (#28). Absolute only where no relative path exists (another drive)."""
+    base = (os.getcwd() if output is None or str(output) == "-"
+            else os.path.dirname(os.path.abspath(output)))
+    try:
+        relative = os.path.relpath(os.path.abspath(target), base)
+    except ValueError:
+        return Path(os.path.abspath(target)).as_posix()
+    return Path(relative).as_posix()
+
+
 def message(text: str) -> None:
     """Write ``text`` and a line break on stderr, each of its lines escaped
     (:func:`advisor.escaping.visible`): its own line breaks are kept. A user value put into

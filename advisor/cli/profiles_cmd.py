@@ -480,6 +480,17 @@ def _show_engine(console: Any, catalog: ProfileCatalog, profile: EngineProfile) 
     supports.add_row("DP attention", "yes" if sup.dp_attention else "no")
     console.print(supports)
 
+    kv = profile.kv_transfer
+    if kv is not None:
+        path = _table(f"kv_transfer (kind: {kv.kind}) source: {kv.source}")
+        path.add_column("backend", no_wrap=True)
+        path.add_column("moves the KV")
+        for backend, timing in kv.timing.items():
+            path.add_row(backend + (" (plans assume it)" if backend == kv.backend else ""),
+                         timing)
+        path.add_row("request path", kv.request_path)
+        console.print(path)
+
     spec = profile.to_spec()
     derived = _number_table("derived")
     for tp in (2, 4, 8):

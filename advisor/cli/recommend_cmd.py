@@ -99,24 +99,27 @@ def _check_plot(plot: Path) -> str:
     return fmt
 
 
-def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str) -> Figure:
-    """Draw ``--plot`` and the HTML report's SVG; the :class:`Figure` the renderers get."""
+def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str,
+            output: Path | None) -> Figure:
+    """Draw ``--plot`` and the HTML report's SVG; the :class:`Figure` the renderers get (its
+    path relative to where the report is written)."""
     if rec.figure is None:  # the table, JSON and markdown reports: no plotting code loaded
         return Figure()
+    from advisor.cli.output import link_from
     from advisor.render.plot import INSTALL_HINT, PlotUnavailable
-    from advisor.render.report_plot import figure_title, render_figure, svg_for_html
+    from advisor.render.report_plot import render_figure, svg_for_html
 
-    title = figure_title(rec.report)
     if plot is not None:
-        write_file(render_figure(rec.figure, title, plot_fmt), plot)
+        write_file(render_figure(rec.figure, rec.report, plot_fmt), plot)
+    link = None if plot is None else link_from(output, plot)
     if fmt is not RecommendOutput.html:
-        return Figure(path=None if plot is None else str(plot))
+        return Figure(path=link)
     try:
-        svg = svg_for_html(render_figure(rec.figure, title, "svg"))
+        svg = svg_for_html(render_figure(rec.figure, rec.report, "svg"))
     except PlotUnavailable:
-        return Figure(path=None if plot is None else str(plot),
+        return Figure(path=link,
                       note=f"The figure needs matplotlib, which is not installed: {INSTALL_HINT}")
-    return Figure(svg=svg, path=None if plot is None else str(plot))
+    return Figure(svg=svg, path=link)
 
 
 # --------------------------------------------------------------------------- command
@@ -172,7 +175,7 @@ def register(app: typer.Typer) -> None:
         try:
             rec = build_recommendation(workload, catalog_for(profiles or []),
                                        figure=plot is not None or fmt is RecommendOutput.html)
-            figure = _figure(rec, fmt, plot, plot_fmt)
+            figure = _figure(rec, fmt, plot, plot_fmt, output)
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing evaluated")
         except typer.Exit:  # a located failure already reported (an unwritable --plot)

@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Self
 
-import numpy as np
 import typer
 
 from advisor.cli.fit_cmd import (
+    MIN_PHASE_HELP,
     TIME_SCALE_HELP,
     TRACE_FORMAT_HELP,
     TraceFormatChoice,
@@ -40,7 +40,7 @@ from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
 from advisor.core.simulate.steady import MAX_REQUESTS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from rich.progress import Progress
 
@@ -95,6 +95,9 @@ def register(app: typer.Typer) -> None:
         time_scale: Annotated[float, typer.Option(
             "--time-scale", metavar="X", min=MIN_TIME_SCALE, max=MAX_TIME_SCALE,
             help=TIME_SCALE_HELP)] = 1.0,
+        min_phase: Annotated[float, typer.Option(
+            "--min-phase", metavar="SECONDS", min=1.0, max=1e7,
+            help=MIN_PHASE_HELP + " With --trace.")] = 600.0,
     ) -> None:
         """Simulate the best plans of WORKLOAD and compare them with the analytic model."""
         import math
@@ -121,13 +124,21 @@ def register(app: typer.Typer) -> None:
             fail(f"{shown(workload)}: the simulator does not model prefix caching yet (every "
                  "prompt token would be prefilled); recommend, check and sweep do. Remove "
                  "traffic.prefix_cache_hit_rate / shared_prefix_tokens to simulate")
+        if any(ph.batch_requests for ph in scenario.phases):
+            if trace is not None or requests is not None:
+                fail(f"{workload}: a finite batch fixes its requests (traffic.requests); "
+                     "--trace and --requests have no meaning with it")
+            _simulate_batch(scenario, wanted, seed, fmt, str(workload))
+            return
         replay = trace_doc = None
         note = ""
         if trace is not None:
             log = load_log([trace], trace_format.value, time_scale, "nothing simulated")
             if float(log.arrival_s[-1]) <= 0.0:
                 fail(f"{shown(trace)}: every request has the same timestamp; nothing to replay")
-            replay, trace_doc, note = _replay(log, scenario)
+            from advisor.usecases.replay import fit_log, replay_of
+
+            replay, trace_doc, note = replay_of(log, fit_log(log, min_phase), scenario)
         try:
             model = evaluate(scenario)
             results, skipped = [], []
@@ -162,35 +173,56 @@ def register(app: typer.Typer) -> None:
                                       note), None)
 
 
-def _replay(log: Any, scenario: Any) -> tuple[Any, dict[str, Any], str]:
-    """The replay of a log on ``scenario``'s plans: its phases fitted (the analytic column),
-    a JSON description and a line for the table."""
-    from advisor.core.simulate import Replay
-    from advisor.core.simulate.arrivals import Trace
-    from advisor.core.trace_fit import fit_traffic, traffic_phases
+def _simulate_batch(scenario: Any, modes: Sequence[str], seed: int, fmt: SimFormat,
+                    shown: str) -> None:
+    """A finite batch simulated on each mode's plan beside the analytic model
+    (``core.simulate.batch``): makespan and the batch's TTFT and TPOT percentiles."""
+    from advisor.core.plan.evaluate import evaluate
+    from advisor.core.simulate.batch import predict_batch, simulate_batch
+    from advisor.core.simulate.plan import PlanError, build_deployment, default_plan
 
-    fitted = fit_traffic(log.arrival_s, log.prompt_tokens, log.output_tokens,
-                         log.prefix_hit_blocks, log.prefix_blocks, log.block_tokens,
-                         log.timestamp_step_s)
-    phases = traffic_phases(fitted, float(scenario.model.max_context_tokens))
-    seg_phase = np.asarray(fitted.segment_phase, dtype=np.int16)
-    trace = Trace(arrival_s=log.arrival_s, prompt_tokens=log.prompt_tokens,
-                  output_tokens=log.output_tokens, phase=seg_phase[fitted.segment],
-                  phase_names=tuple(p.name for p in phases))
-    replay = Replay(trace=trace, phases=phases, segments=fitted.segment,
-                    segment_phase=fitted.segment_phase,
-                    segment_bounds_s=fitted.segment_bounds_s)
-    doc = {"paths": list(log.paths), "format": log.format, "requests": log.requests,
-           "duration_s": float(f"{fitted.duration_s:.6g}"), "time_scale": log.time_scale,
-           "phases": [{"name": p.name, "share": float(f"{p.share:.6g}"),
-                       "rate_rps": float(f"{p.rate_rps:.6g}"),
-                       "burstiness": float(f"{p.burstiness:.6g}")} for p in fitted.phases]}
-    phase_text = ", ".join(f"{p.name} {p.rate_rps:.3g} req/s (CV {p.burstiness:.2g}, "
-                           f"{p.share * 100:.0f} %)" for p in fitted.phases)
-    note = (f"Replaying {', '.join(log.paths)} ({log.format}): {log.requests:,} requests over "
-            f"{fitted.duration_s:,.0f} s; analytic column from the traffic fitted to it "
-            f"({phase_text}).")
-    return replay, doc, note
+    phase = scenario.phases[0]
+    n = int(phase.batch_requests)
+    model = evaluate(scenario)
+    rows: list[dict[str, Any]] = []
+    for mode in modes:
+        try:
+            plan = default_plan(scenario, mode, model)  # type: ignore[arg-type]
+            dep = build_deployment(scenario, mode, plan)  # type: ignore[arg-type]
+        except PlanError as exc:
+            rows.append({"mode": mode, "skipped": str(exc)})
+            continue
+        a = predict_batch(scenario, dep, 0, n)
+        sim = simulate_batch(scenario, mode, plan, n, seed)  # type: ignore[arg-type]
+        rows.append({"mode": mode, "gpus": dep.gpus, "figures": [
+            ("makespan (s)", sim.makespan_s, a.makespan_s),
+            *((f"TTFT {q} (ms)", sv, av) for q, sv, av in
+              zip(("p50", "p95", "p99"), sim.ttft_ms, a.ttft_ms, strict=True)),
+            *((f"TPOT {q} (ms)", sv, av) for q, sv, av in
+              zip(("p50", "p95", "p99"), sim.tpot_ms, a.tpot_ms, strict=True)),
+            ("throughput (req/s)", sim.throughput_rps, a.throughput_rps)]})
+    if fmt is SimFormat.json:
+        from advisor.render.report_json import json_text
+
+        doc = {"kind": "simulation-batch", "workload": shown, "requests": n, "seed": seed,
+               "modes": [{"mode": r["mode"], "skipped": r.get("skipped"), "gpus": r.get("gpus"),
+                          "figures": [{"metric": m, "simulated": sv, "analytic": av}
+                                      for m, sv, av in r.get("figures", [])]} for r in rows]}
+        write_output(json_text(doc), None)
+        return
+    lines = [f"Simulation of {shown}: a finite batch of {n:,} requests at t = 0 (seed {seed}); "
+             "diff = (analytic − simulated) / simulated.", ""]
+    for r in rows:
+        if "skipped" in r:
+            lines += [f"{r['mode']}: skipped — {r['skipped']}", ""]
+            continue
+        lines.append(f"{r['mode']} ({r['gpus']} GPUs)")
+        lines.append(f"{'metric':22s} {'simulated':>11s} {'analytic':>11s} {'diff':>6s}")
+        for m, sv, av in r["figures"]:
+            diff = f"{(av - sv) / sv * 100:+.0f} %" if sv else "—"
+            lines.append(f"{m:22s} {sv:11,.1f} {av:11,.1f} {diff:>6s}")
+        lines.append("")
+    write_output("\n".join(lines), None)
 
 
 class _ProgressBar:

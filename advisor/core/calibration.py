@@ -13,8 +13,9 @@ becomes a per-instance arrival rate λ for the colocated model
 * ``--max-concurrency N`` (closed loop): Little's law, N = λ · E2E(λ) with
   E2E = TTFT + (OSL − 1) · TPOT predicted at λ; solved on nested log-spaced grids (λ·E2E is
   non-decreasing in λ), capped by a finite request rate and by the overload boundary;
-* an unbounded rate without a cap (everything sent at t = 0): a closed loop whose N is the
-  run's measured mean concurrency.
+* an unbounded rate without a cap (everything sent at t = 0) is a **finite batch** (#30): its
+  ``completed`` requests at once on the instances (``advisor.core.finite_batch``: the batch's
+  median TTFT, mean TPOT and output throughput = completed · OSL / makespan), not a queue.
 
 Predicted metrics are the ones the benchmark tools report: the median TTFT (the model's
 TTFT at quantile 0.5; the mean when the file has no median), the mean TPOT (the model's mean
@@ -46,6 +47,7 @@ from scipy import optimize
 
 from advisor.core.colocated import ColocatedPoint, evaluate_colocated, rate_upper_bound
 from advisor.core.distributions import LengthDistribution
+from advisor.core.finite_batch import colocated_batch
 from advisor.core.hardware import EfficiencyFactors
 from advisor.core.instance import Instance
 from advisor.core.memory import plan_memory
@@ -67,6 +69,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "prefill_compute_efficiency": (0.02, 1.0),
     "decode_bandwidth_efficiency": (0.02, 1.0),
     "step_overhead_ms": (0.0, 100.0),
+    "request_overhead_ms": (0.0, 500.0),
 }
 """Bounds of the fitted parameters (efficiencies are fractions; the overhead is in ms)."""
 
@@ -155,8 +158,9 @@ class CalibrationResult:
 
     @property
     def fitted_fields(self) -> tuple[str, ...]:
-        """The three fitted field names of :class:`EfficiencyFactors`."""
-        return (self.prefill_key, "decode_bandwidth_efficiency", "step_overhead_s")
+        """The four fitted field names of :class:`EfficiencyFactors`."""
+        return (self.prefill_key, "decode_bandwidth_efficiency", "step_overhead_s",
+                "request_overhead_s")
 
 
 def prefill_field(instance: Instance) -> str:
@@ -171,6 +175,13 @@ def max_sequences_for(instance: Instance, run: BenchmarkRun, memory_fraction: fl
     ctx = run.prompt_tokens + run.output_tokens / 2.0
     mem = plan_memory(instance, ctx, run.prompt_tokens + run.output_tokens, memory_fraction)
     return max(mem.max_sequences, 1)
+
+
+def kv_tokens_for(instance: Instance, run: BenchmarkRun, memory_fraction: float) -> float:
+    """Tokens of one instance's KV cache at the run's lengths (the memory plan's budget)."""
+    ctx = run.prompt_tokens + run.output_tokens / 2.0
+    mem = plan_memory(instance, ctx, run.prompt_tokens + run.output_tokens, memory_fraction)
+    return float(mem.max_kv_tokens)
 
 
 def _phase(run: BenchmarkRun) -> TrafficPhase:
@@ -214,9 +225,34 @@ def _solve_rate(inst: Instance, seqs: int, phase: TrafficPhase, chunk: float | N
     return math.exp(lo + (hi - lo) * min(max(share, 0.0), 1.0)), False
 
 
+def is_finite_batch(run: BenchmarkRun) -> bool:
+    """A run that sent every request at t = 0 (an unbounded rate without a concurrency cap)."""
+    return run.max_concurrency is None and not math.isfinite(run.request_rate_rps)
+
+
+def predict_batch_run(instance: Instance, run: BenchmarkRun, chunk_tokens: int | None,
+                      kv_tokens: float, instances: int = 1) -> RunPrediction:
+    """A finite-batch run (``is_finite_batch``): its ``completed`` requests sent at once to
+    ``instances`` instances (``advisor.core.finite_batch``): the batch's median (or mean)
+    TTFT, mean TPOT and output throughput = completed · OSL / makespan."""
+    osl = max(run.output_tokens, 1.0)
+    prompt = LengthDistribution.constant(max(run.prompt_tokens, 1.0))
+    fig = colocated_batch(instance, instances, int(instance.engine.max_num_seqs(instance.gpu)),
+                          kv_tokens, run.completed, prompt, LengthDistribution.constant(osl),
+                          chunk_tokens, float(instance.model.max_context_tokens), None, 0.5)
+    ttft = (fig.ttft_ms[0] if run.ttft_statistic == "median" else fig.ttft_mean_ms) / 1000.0
+    return RunPrediction(fig.throughput_rps / instances, ttft,
+                         fig.tpot_mean_ms / 1000.0 if osl > 1 else None,
+                         fig.output_tokens_per_s, False)
+
+
 def predict_run(instance: Instance, run: BenchmarkRun, chunk_tokens: int | None,
-                max_sequences: int, instances: int = 1) -> RunPrediction:
-    """The model's TTFT, TPOT and throughput for one run (see the module docstring)."""
+                max_sequences: int, instances: int = 1,
+                kv_tokens: float | None = None) -> RunPrediction:
+    """The model's TTFT, TPOT and throughput for one run (see the module docstring);
+    ``kv_tokens`` (an instance's KV cache) is needed for a finite batch."""
+    if is_finite_batch(run) and kv_tokens is not None:
+        return predict_batch_run(instance, run, chunk_tokens, kv_tokens, instances)
     phase = _phase(run)
     osl = max(run.output_tokens, 1.0)
     chunk_arr = None if chunk_tokens is None else np.array(float(chunk_tokens))
@@ -295,7 +331,8 @@ def _factors(base: EfficiencyFactors, prefill_key: str,
              x: Sequence[float] | np.ndarray) -> EfficiencyFactors:
     return with_fitted(base, **{prefill_key: float(x[0]),
                                 "decode_bandwidth_efficiency": float(x[1]),
-                                "step_overhead_s": float(x[2]) / 1000.0})
+                                "step_overhead_s": float(x[2]) / 1000.0,
+                                "request_overhead_s": float(x[3]) / 1000.0})
 
 
 def _rms(values: Sequence[float], count: int) -> float:
@@ -315,18 +352,21 @@ def fit_efficiency(instance: Instance, runs: Sequence[BenchmarkRun], chunk_token
     runs = tuple(runs)
     key = prefill_field(instance)
     base = instance.efficiency
-    names = ("prefill_compute_efficiency", "decode_bandwidth_efficiency", "step_overhead_ms")
+    names = ("prefill_compute_efficiency", "decode_bandwidth_efficiency", "step_overhead_ms",
+             "request_overhead_ms")
     lower = np.array([BOUNDS[n][0] for n in names])
     upper = np.array([BOUNDS[n][1] for n in names])
     x0 = np.clip([getattr(base, key), base.decode_bandwidth_efficiency,
-                  base.step_overhead_s * 1000.0], lower, upper)
+                  base.step_overhead_s * 1000.0, base.request_overhead_s * 1000.0],
+                 lower, upper)
     seqs = [max_sequences_for(instance, run, memory_fraction) for run in runs]
+    kv = [kv_tokens_for(instance, run, memory_fraction) for run in runs]
     count = sum(_compared(run) for run in runs)
 
     def predictions(x: Sequence[float] | np.ndarray) -> list[RunPrediction]:
         inst = with_factors(instance, _factors(base, key, x))
-        return [predict_run(inst, run, chunk_tokens, s, instances)
-                for run, s in zip(runs, seqs, strict=True)]
+        return [predict_run(inst, run, chunk_tokens, s, instances, v)
+                for run, s, v in zip(runs, seqs, kv, strict=True)]
 
     def data_residuals(x: Sequence[float] | np.ndarray) -> list[float]:
         return [r for run, pred in zip(runs, predictions(x), strict=True)
@@ -334,7 +374,8 @@ def fit_efficiency(instance: Instance, runs: Sequence[BenchmarkRun], chunk_token
 
     def residuals(x: np.ndarray) -> np.ndarray:
         prior = [PRIOR_WEIGHT * math.log(x[0] / x0[0]), PRIOR_WEIGHT * math.log(x[1] / x0[1]),
-                 PRIOR_WEIGHT * (x[2] - x0[2]) / max(x0[2], 1.0)]
+                 PRIOR_WEIGHT * (x[2] - x0[2]) / max(x0[2], 1.0),
+                 PRIOR_WEIGHT * (x[3] - x0[3]) / max(x0[3], 1.0)]
         return np.array(data_residuals(x) + prior)
 
     before = predictions(x0)
@@ -344,9 +385,9 @@ def fit_efficiency(instance: Instance, runs: Sequence[BenchmarkRun], chunk_token
     x = solution.x
     after = predictions(x)
     jac = np.asarray(solution.jac)[: 3 * len(runs)]
-    scale = np.array([x[0], x[1], max(x[2], 1.0)])
+    scale = np.array([x[0], x[1], max(x[2], 1.0), max(x[3], 1.0)])
     sensitivity = np.linalg.norm(jac * scale[None, :], axis=0)
-    fields = (key, "decode_bandwidth_efficiency", "step_overhead_s")
+    fields = (key, "decode_bandwidth_efficiency", "step_overhead_s", "request_overhead_s")
     constrained = {f: bool(s >= MIN_SENSITIVITY) for f, s in zip(fields, sensitivity, strict=True)}
     at_bound = {f: bool(min(v - lo, hi - v) <= 1e-6 * max(hi, 1.0))
                 for f, v, lo, hi in zip(fields, x, lower, upper, strict=True)}

@@ -38,7 +38,13 @@ from typing import Any
 import numpy as np
 
 from advisor.core.arrays import clip
-from advisor.core.instance import Instance, StackedInstances, decode_step_lines
+from advisor.core.instance import (
+    Instance,
+    StackedInstances,
+    budget_units,
+    cycle_token_budget,
+    decode_step_lines,
+)
 from advisor.core.queueing import (
     backlog_quantile_tokens,
     binomial_share_quantile,
@@ -53,6 +59,13 @@ RATE_GRID_POINTS = 24
 """Rates per pass of the rate-grid search (unchunked plans, capacity from a known goodput)."""
 GRID_PASSES = 3
 RATE_RANGE = 1e5
+"""Span of the rate-grid search's first pass: rates from the upper bound down to 1e-5 of it."""
+RATE_LOG_TOLERANCE = 1e-3
+"""The rate-grid search refines until its bracket is this narrow in log rate (1e-3 relative:
+three passes of 24 rates over a full ``RATE_RANGE`` span, 23³ ≈ 1.2e4 steps)."""
+MAX_SHIFTS = 2
+"""Spans of ``RATE_RANGE`` the rate-grid search moves down when a pass finds no rate meeting
+the targets (rates down to 1e-15 of the upper bound); below them the goodput is 0."""
 BATCH_FLOOR = 1e-4
 """Smallest decode batch of the chunked goodput search (a nearly idle instance)."""
 CHUNK_CANDIDATES = (256, 512, 1024, 2048, 4096, 8192, 16384)
@@ -115,13 +128,20 @@ def _mixed_steps(inst: Instance | StackedInstances, arrivals_per_step: np.ndarra
     ``arrivals_per_step`` is λ·τ. The share of steps carrying prompt tokens is at least the
     share needed to move λ·S̄ tokens/s in full budgets, and at least the chance that a prompt
     arrived during a step (Poisson: 1 − e^(−λτ)); each carries q_eff = λ·τ·S̄/f tokens.
+    When the budget is split over u units (``instance.budget_units``: pipeline micro-batches,
+    DP-attention ranks) a prompt advances room/u tokens a step in its unit: the prompts in
+    prefill, λτ·S̄·u/room on average, keep a step busy with probability 1 − e^(−need·u), and
+    q_eff comes in pieces of at most room/u.
     """
+    units = budget_units(inst.params)
     need = arrivals_per_step * s_mean / room
-    f = clip(np.maximum(need, -np.expm1(-arrivals_per_step)), 0.0, 1.0)
+    f = clip(np.maximum(np.maximum(need, -np.expm1(-arrivals_per_step)),
+                        -np.expm1(-need * units)), 0.0, 1.0)
     q_eff = np.minimum(room, np.divide(arrivals_per_step * s_mean, np.maximum(f, 1e-12)))
     q_eff = np.maximum(q_eff, np.minimum(s_mean, room) * (f > 0))
-    seqs = np.maximum(q_eff / s_mean, 1.0)
-    earlier = np.where(s_mean > room, (s_mean - room) / 2.0, 0.0)
+    unit_room = room / units
+    seqs = np.maximum(np.maximum(q_eff / s_mean, 1.0), q_eff / unit_room)
+    earlier = np.where(s_mean > unit_room, (s_mean - unit_room) / 2.0, 0.0)
     t_inf = inst.step_time_s(prefill_tokens=q_eff, prefill_seqs=seqs,
                              prefill_context_tokens=earlier, decode_seqs=b,
                              decode_context_tokens=ctx)
@@ -144,7 +164,8 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     s_mean, _, o_mean, ctx, _ = _phase_numbers(phase, quantile)
     chunked = chunk_tokens is not None
     lam = np.asarray(rate_rps, dtype=float)
-    c = np.asarray(chunk_tokens if chunked else 0.0, dtype=float)
+    c = (cycle_token_budget(inst.params, chunk_tokens) if chunk_tokens is not None
+         else np.asarray(0.0))
     lam, c = np.broadcast_arrays(lam, c)
     lam = lam.astype(float)
     c = c.astype(float)
@@ -207,7 +228,9 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
     # arrivals bring prompts in clusters (runs longer by (1 + c_a²)/2, the burst factor of
     # the queue), so a request's Ō gaps hold about Ō/run independent draws, not Ō.
     burst = max((1.0 + phase.burstiness**2) / 2.0, 1.0)
-    run = np.maximum(s_mean / np.maximum(c - b, 1.0), 1.0) * burst if chunked else burst
+    units = budget_units(inst.params)
+    run = (np.maximum(s_mean * units / np.maximum(c - b, 1.0), 1.0) * burst if chunked
+           else burst)
     share_q = binomial_share_quantile(o_mean / run, f, quantile)
     tpot_q = t_dec + (t_inf - t_dec) * share_q
 
@@ -217,19 +240,26 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
     split_cv = phase.burstiness / np.sqrt(np.maximum(np.asarray(instances, dtype=float), 1.0))
     if chunked:
         room = np.maximum(c - b, 1.0)
-        # a backlog drains in full budget steps: T_full/room seconds per queued token
-        token_s = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
-                                   prefill_context_tokens=np.maximum(s_mean - room, 0.0) / 2,
-                                   decode_seqs=b, decode_context_tokens=ctx) / room
+        # the budget's units (pipeline micro-batches, DP-attention ranks): a prompt and the
+        # backlog ahead of it in its unit advance room/u tokens a step
+        unit_room = room / units
+        # a backlog drains in full budget steps (every unit busy): T_full/room seconds per
+        # queued token
+        token_s = inst.step_time_s(prefill_tokens=room, prefill_seqs=units,
+                                   prefill_context_tokens=np.maximum(s_mean - unit_room, 0.0)
+                                   / 2, decode_seqs=b, decode_context_tokens=ctx) / room
         wait_mean, p_wait = gg_c_wait_s(1, lam, s_mean * token_s, split_cv, s_cv)
         with np.errstate(divide="ignore", invalid="ignore"):
             backlog = np.where(p_wait > 0, wait_mean / np.where(p_wait > 0, p_wait, 1.0), 0.0)
             backlog = np.where(np.isfinite(wait_mean), backlog / token_s, np.inf)
-        # the q-quantile of (tokens ahead + own prompt), run like one prompt of that length:
-        # its full chunks and the shorter last one
-        y = backlog_quantile_tokens(p_wait, backlog, phase.computed_prompt_tokens, quantile)
+        # the q-quantile of (tokens ahead in its unit + own prompt), run like one prompt of
+        # that length: its full chunks and the shorter last one, beside the other units'
+        # prompts (as many as the budget's prompt share keeps busy)
+        y = backlog_quantile_tokens(p_wait, backlog / units, phase.computed_prompt_tokens,
+                                    quantile)
         y = np.where(np.isfinite(y), y, 0.0)
-        own_prefill = _chunked_pass_s(inst, y, room, b, ctx)
+        pieces = clip(units * np.minimum(phi, 1.0), 1.0, units)
+        own_prefill = _chunked_pass_s(inst, y, unit_room, b, ctx, pieces)
         wait_q = np.where(np.isfinite(wait_mean), 0.0, np.inf)
         residual = _residual_quantile(t_dec, t_inf, f, quantile)
     else:
@@ -266,20 +296,22 @@ def own_prompt_prefill_s(inst: Instance | StackedInstances, phase: TrafficPhase,
     ``_metrics`` runs the backlog and the prompt in; the report's TTFT decomposition)."""
     _, s_q, _, ctx, _ = _phase_numbers(phase, quantile)
     b = np.asarray(point.batch, dtype=float)
-    room = np.maximum(float(chunk_tokens) - b, 1.0)
-    return np.asarray(_chunked_pass_s(inst, s_q, room, b, ctx), dtype=float)
+    room = np.maximum(cycle_token_budget(inst.params, float(chunk_tokens)) - b, 1.0)
+    return np.asarray(_chunked_pass_s(inst, s_q, room / budget_units(inst.params), b, ctx),
+                      dtype=float)
 
 
 def _chunked_pass_s(inst: Instance | StackedInstances, tokens: Any, room: Any, b: Any,
-                    ctx: Any) -> Any:
+                    ctx: Any, pieces: Any = 1.0) -> Any:
     """Seconds to prefill ``tokens`` in chunks of ``room`` tokens beside ``b`` decodes of
-    context ``ctx``: the full chunks and the shorter last one."""
+    context ``ctx`` (and ``pieces`` − 1 other prompts' chunks in the budget's other units):
+    the full chunks and the shorter last one."""
     full = np.floor(tokens / room)
     rest = tokens - full * room
-    t_full = inst.step_time_s(prefill_tokens=room, prefill_seqs=1.0,
+    t_full = inst.step_time_s(prefill_tokens=room * pieces, prefill_seqs=pieces,
                               prefill_context_tokens=np.maximum(tokens - room, 0.0) / 2,
                               decode_seqs=b, decode_context_tokens=ctx)
-    t_rest = inst.step_time_s(prefill_tokens=rest, prefill_seqs=1.0,
+    t_rest = inst.step_time_s(prefill_tokens=rest * pieces, prefill_seqs=pieces,
                               prefill_context_tokens=tokens - rest, decode_seqs=b,
                               decode_context_tokens=ctx)
     return full * t_full + np.where(rest > 0, t_rest, 0.0)
@@ -313,12 +345,15 @@ def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.nda
     t_pre, passes, phi, phi_c = _prefill_passes(inst, lam, s_mean)
     c1 = lam * o_mean / (1.0 - phi_c)
     cc, m0, mm, r0, rr = decode_step_lines(inst.model, inst.params, ctx)
-    t_one = np.maximum(cc, m0 + mm) + r0 + rr
+    # the lines hold from one sequence per pipeline micro-batch (B ≥ m) on; below, the step
+    # is their value at m
+    floor = np.asarray(inst.params.pipeline_microbatches, dtype=float)
+    t_one = np.maximum(cc * floor, m0 + mm * floor) + r0 + rr * floor
     slope_c, slope_m = c1 * (cc + rr), c1 * (mm + rr)
     no_fixed = (slope_c >= 1.0) | (slope_m >= 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         big = np.maximum(c1 * r0 / (1.0 - slope_c), c1 * (m0 + r0) / (1.0 - slope_m))
-    b = np.where(c1 * t_one < 1.0, c1 * t_one, big)
+    b = np.where(c1 * t_one < floor, c1 * t_one, big)
     cap = 4.0 * np.asarray(max_sequences, dtype=float) + 4.0
     b = np.where(no_fixed | ~np.isfinite(b), cap, np.minimum(b, cap))
     t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
@@ -343,7 +378,8 @@ def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.
     settles there (overload).
     """
     s_mean, _, o_mean, ctx, _ = _phase_numbers(phase, quantile)
-    b, c = np.broadcast_arrays(np.asarray(batch, float), np.asarray(chunk_tokens, float))
+    b, c = np.broadcast_arrays(np.asarray(batch, float),
+                               cycle_token_budget(inst.params, chunk_tokens))
     b, c = b.astype(float), c.astype(float)
     x = b / o_mean  # λ·τ
     t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
@@ -457,9 +493,12 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
 
     Every metric is monotone non-decreasing in the rate, so the feasible set is an interval
     from zero. It is located by nested log-spaced grids (``RATE_GRID_POINTS`` rates per pass,
-    ``GRID_PASSES`` passes, each zooming into the bracket the previous one found): relative
-    precision better than 1e-3 over a ``RATE_RANGE`` span below the upper bound (chunked plans
-    without a known feasible rate use the batch search, ``_max_rate_by_batch``).
+    each zooming into the bracket the previous one found) until the bracket is
+    ``RATE_LOG_TOLERANCE`` narrow (1e-3 relative); a pass that finds no rate meeting them
+    looks one ``RATE_RANGE`` span lower (at most ``MAX_SHIFTS`` times) without counting as a
+    refinement, so the precision is the same however far below the upper bound the goodput
+    lies (chunked plans without a known feasible rate use the batch search,
+    ``_max_rate_by_batch``).
     """
     stacked = isinstance(inst, StackedInstances)
     n_shapes = len(inst.instances) if isinstance(inst, StackedInstances) else 1
@@ -482,18 +521,18 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
                             (n_shapes, n_chunks))
     if feasible_rate is not None and feasible_rate > 0:
         lo = np.full((n_shapes, n_chunks), np.log(min(feasible_rate, float(upper.min()))))
-        passes = 2
     else:
         lo = np.log(upper) - np.log(RATE_RANGE)
-        passes = GRID_PASSES
     hi = np.log(upper).copy()
     found = np.zeros((n_shapes, n_chunks), dtype=bool)
+    done = np.zeros((n_shapes, n_chunks), dtype=bool)
+    shifts = 0
     steps = np.linspace(0.0, 1.0, RATE_GRID_POINTS)
     seqs = np.asarray(max_sequences, dtype=float).reshape(-1, 1, 1) if stacked else max_sequences
     pool_r = pool if pool.ndim == 0 else (pool.reshape(-1, 1, 1) if stacked else pool)
     rows = np.arange(n_shapes)[:, None]
     cols = np.arange(n_chunks)[None, :]
-    for _ in range(passes):
+    while not done.all():
         grid = lo[..., None] + (hi - lo)[..., None] * steps  # (shapes, chunks, points)
         c = None if chunks is None else np.broadcast_to(chunks[None, :, None], grid.shape)
         rates = np.exp(grid) if stacked else np.exp(grid[0])
@@ -502,11 +541,18 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
                        ttft_slo_s, tpot_slo_s).reshape(grid.shape)
         any_ok = ok.any(axis=-1)
         last = np.where(any_ok, RATE_GRID_POINTS - 1 - np.argmax(ok[..., ::-1], axis=-1), 0)
-        found |= any_ok
         new_lo = grid[rows, cols, last]
         new_hi = grid[rows, cols, np.minimum(last + 1, RATE_GRID_POINTS - 1)]
-        lo, hi = (np.where(any_ok, new_lo, lo - (hi - lo)),
-                  np.where(any_ok, new_hi, grid[..., 0]))
+        # found: zoom into the bracket (a zoomed grid whose points all miss, which only the
+        # fixed point's last iteration can cause, keeps the bracket); not yet found: the
+        # next span of RATE_RANGE below, which costs no refinement pass
+        zoom = ~done & any_ok
+        shift = ~done & ~found & ~any_ok
+        lo, hi = (np.where(zoom, new_lo, np.where(shift, lo - (hi - lo), lo)),
+                  np.where(zoom, new_hi, np.where(shift, grid[..., 0], hi)))
+        found |= any_ok
+        shifts += int(shift.any())
+        done |= (found & (hi - lo <= RATE_LOG_TOLERANCE)) | (~found & (shifts > MAX_SHIFTS))
     out = np.where(found, np.exp(lo), 0.0)
     if not stacked:
         out = out[0]

@@ -5,8 +5,10 @@ L_m — the smallest power of two (≥ 512) whose tokens/s reach 90 % of a 16k-t
 (Sarathi-Serve Fig. 3/4, Splitwise's 2,048 cap, DistServe's L_m; docs/sources.md#roofline).
 At rate λ the instance is busy ρ = λ · S̄ · T(L_m)/L_m; TTFT_q = prefill of the q-prompt
 (batched with ρ·L_m other tokens) + the G/G/c wait over the pool's prefill instances
-(Allen–Cunneen; a shortest-queue router) as a percentile + exposed KV transfer + request
-overhead. Its goodput is the largest λ with TTFT_q ≤ SLO and ρ < 1.
+(Allen–Cunneen; a shortest-queue router) as a percentile + the KV transfer exposed after the
+pass (as the engine's connector moves it) + the request path (the engine's per-request
+overhead, and the router's second hop to the decode instance on a sequential path). Its
+goodput is the largest λ with TTFT_q ≤ SLO and ρ < 1.
 
 Decode instance: a decode-only batch B bounded by memory/engine (``max_sequences``) and by
 the TPOT SLO (T_dec(B) ≤ SLO, by bisection on B). Capacity D = B / (Ō · T_dec(B)).
@@ -15,12 +17,19 @@ the TPOT SLO (T_dec(B) ≤ SLO, by bisection on B). Capacity D = B / (Ō · T_de
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from advisor.core.hardware import LinkSpec
-from advisor.core.instance import Instance
-from advisor.core.kv_transfer import link_utilization, transfer_seconds
+from advisor.core.instance import Instance, budget_units
+from advisor.core.kv_transfer import (
+    KvPath,
+    kv_nics,
+    link_capacity_bytes_per_s,
+    link_utilization,
+    transfer_seconds,
+)
 from advisor.core.queueing import gg_c_wait_s, wait_quantile_s
 from advisor.core.scenario import TrafficPhase
 
@@ -59,12 +68,15 @@ class DecodeCapacity:
 
 
 def saturating_tokens(inst: Instance, mean_prompt_tokens: float) -> float:
-    """Token count per prefill pass at which the instance is saturated."""
-    n = np.maximum(SATURATION_GRID / max(mean_prompt_tokens, 1.0), 1.0)
-    t = inst.prefill_time_s(SATURATION_GRID / n, n)
-    rate = SATURATION_GRID / t
+    """Token count per prefill pass at which the instance is saturated: the grid per unit of
+    its budget (``instance.budget_units``: every DP-attention rank and pipeline micro-batch
+    holds its own prompts, so a pass saturates each of them)."""
+    grid = SATURATION_GRID * float(np.max(budget_units(inst.params)))
+    n = np.maximum(grid / max(mean_prompt_tokens, 1.0), 1.0)
+    t = inst.prefill_time_s(grid / n, n)
+    rate = grid / t
     idx = int(np.argmax(rate >= SATURATION_SHARE * rate[-1]))
-    return float(max(SATURATION_GRID[idx], mean_prompt_tokens))
+    return float(max(grid[idx], mean_prompt_tokens))
 
 
 def prefill_service(inst: Instance, mean_prompt_tokens: float,
@@ -79,27 +91,53 @@ def prefill_service(inst: Instance, mean_prompt_tokens: float,
 def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quantile: float,
                  link: LinkSpec, link_utilization: np.ndarray | float = 0.0,
                  lm: float | None = None, servers: int | np.ndarray = 1,
-                 per_request: float | None = None
+                 per_request: float | None = None, path: KvPath | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(TTFT_q seconds, utilisation ρ, exposed transfer seconds) of a prefill instance.
 
     ``rate_rps`` is per instance; ``servers`` instances share the arrivals (G/G/c wait,
     Allen–Cunneen, as behind a shortest-queue router). ``lm`` and ``per_request`` are
-    :func:`prefill_service`'s, when the caller has them.
+    :func:`prefill_service`'s, when the caller has them; ``path`` the KV route to the decode
+    instances (default: :func:`kv_path` without a decode shape).
     """
     own, wait_q, exposed, rho = prefill_ttft_parts(inst, phase, rate_rps, quantile, link,
-                                                   link_utilization, lm, servers, per_request)
-    ttft = own + wait_q + exposed + inst.efficiency.request_overhead_s
+                                                   link_utilization, lm, servers, per_request,
+                                                   path)
+    ttft = own + wait_q + exposed + request_path_s(inst)
     return np.where(rho < 1.0, ttft, np.inf), rho, exposed
+
+
+def kv_path(link: LinkSpec, prefill: Instance, decode: Instance | None = None) -> KvPath:
+    """The KV route from ``prefill`` to ``decode`` over ``link`` (docs/model.md §6): the bytes
+    the decode ranks hold (their TP duplication), the prefill and decode NICs of one
+    sequence (DP attention: one rank's), the engine's transfer timing. Without ``decode``:
+    a decode instance of the prefill's own TP (the prefill pool's tables)."""
+    dec = prefill if decode is None else decode
+    return KvPath(bytes_per_token=dec.kv_bytes_per_token_wire,
+                  sender_nics=float(kv_nics(link, prefill.kv_sender_gpus)),
+                  receiver_nics=float(kv_nics(link, dec.kv_sender_gpus)),
+                  layer_wise=prefill.engine.kv_transfer.layer_wise)
+
+
+def request_path_s(inst: Instance) -> float:
+    """A disaggregated request's fixed TTFT cost: the engine's per-request overhead, plus the
+    router's second hop (the decode server's front end, after the prefill answered) on a
+    sequential P/D path (``KvTransferTerms.second_hop_s``)."""
+    overhead = inst.efficiency.request_overhead_s
+    return overhead + inst.engine.kv_transfer.second_hop_s(overhead)
 
 
 def prefill_ttft_parts(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray,
                        quantile: float, link: LinkSpec,
                        link_utilization: np.ndarray | float = 0.0, lm: float | None = None,
-                       servers: int | np.ndarray = 1, per_request: float | None = None
+                       servers: int | np.ndarray = 1, per_request: float | None = None,
+                       path: KvPath | None = None
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`prefill_ttft`'s parts: (own prefill pass, queue-wait percentile, exposed KV
-    transfer, utilisation ρ), seconds; the TTFT adds the per-request overhead."""
+    transfer, utilisation ρ), seconds; the TTFT adds :func:`request_path_s`. Without
+    ``path`` the transfer is priced as if the decode instances had this instance's TP (the
+    prefill pool's tables do not know the decode shape; a split's own route, re-sharding
+    included, is priced where the split is known)."""
     computed = phase.computed_prompt_tokens  # prefix-cache hits are not prefilled
     s_mean = computed.mean
     s_q = computed.quantile(quantile)
@@ -107,15 +145,62 @@ def prefill_ttft_parts(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray
         lm, per_request = prefill_service(inst, s_mean, lm)
     lam = np.asarray(rate_rps, dtype=float)
     rho = lam * per_request
-    extra = np.minimum(rho, 1.0) * max(lm - s_q, 0.0)
-    own = inst.step_time_s(prefill_tokens=s_q + extra, prefill_seqs=1.0 + extra / s_mean)
     wait, p_wait = gg_c_wait_s(servers, lam * servers, per_request, phase.burstiness,
                                         computed.cv)
     wait_q = wait_quantile_s(wait, p_wait, quantile)
-    bytes_q = phase.prompt_tokens.quantile(quantile) * inst.kv_bytes_per_token_wire  # all KV
-    exposed, _ = transfer_seconds(bytes_q, link, inst.kv_sender_gpus, own, inst.model.num_layers,
-                                  link_utilization)
+    units = float(np.max(budget_units(inst.params)))
+    if units > 1.0:
+        own, in_progress = _unit_passes(inst, lam, s_mean, s_q, lm, quantile)
+        wait_q = wait_q + in_progress
+    else:
+        extra = np.minimum(rho, 1.0) * max(lm - s_q, 0.0)
+        own = inst.step_time_s(prefill_tokens=s_q + extra, prefill_seqs=1.0 + extra / s_mean)
+    route = kv_path(link, inst) if path is None else path
+    bytes_q = phase.prompt_tokens.quantile(quantile) * route.bytes_per_token  # all the KV
+    exposed, _ = transfer_seconds(bytes_q, link, route.nics, own, inst.model.num_layers,
+                                  link_utilization, layer_wise=route.layer_wise)
     return own, wait_q, exposed, rho
+
+
+PASS_GRID_POINTS = 64
+"""Prompts-per-pass grid (geometric from 1 to L_m/S̄) of a prefill instance with a split
+budget: the pass time is tabulated once and the fixed point read off it."""
+
+
+@lru_cache(maxsize=256)
+def _pass_table(inst: Instance, s_mean: float, lm: float) -> tuple[np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """(prompts per pass n, pass seconds T(n), rate λ(n) = n/T(n) at which passes of n run
+    back to back) on a geometric grid of n from 1 to L_m/S̄; λ(n) made non-decreasing."""
+    n_max = max(lm / max(s_mean, 1.0), 1.0)
+    n = np.geomspace(1.0, n_max, PASS_GRID_POINTS) if n_max > 1.0 else np.ones(1)
+    t = np.asarray(inst.step_time_s(prefill_tokens=n * s_mean, prefill_seqs=n), dtype=float)
+    return n, t, np.maximum.accumulate(n / t)
+
+
+def _unit_passes(inst: Instance, lam: np.ndarray, s_mean: float, s_q: float, lm: float,
+                 quantile: float) -> tuple[np.ndarray, np.ndarray]:
+    """(own pass, q-quantile of the pass in progress) of a prefill instance whose budget is
+    split over units (DP-attention ranks, pipeline micro-batches; ``instance.budget_units``).
+
+    A pass takes every prompt waiting (up to L_m tokens), each prompt on its own unit, so a
+    pass of n ≤ units prompts costs about one prompt's: n = min(max(1, λ·T(n)), L_m/S̄), the
+    smallest fixed point — where passes of n run back to back, λ = n/T(n), read off a table
+    of n (:func:`_pass_table`). The instance is busy φ = λ·T(n)/n of the time (1 once
+    λ·T(1) ≥ 1), and a prompt first waits for the pass in progress, whose residual is uniform
+    over T(n); its own pass holds it beside n − 1 others, the pass's tokens spread over the
+    units that hold its prompts (``instance.busiest_unit_share``; the simulator prices its
+    passes the same way, and the prefill launch budget per unit holds a p95 prompt).
+    """
+    grid_n, grid_t, grid_lam = _pass_table(inst, float(s_mean), float(lm))
+    n = np.interp(lam, grid_lam, grid_n)        # 1 below λ(1), L_m/S̄ beyond the last
+    t_pass = np.interp(n, grid_n, grid_t)
+    busy = np.minimum(lam * t_pass / n, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(busy > 0, 1.0 - (1.0 - quantile) / np.where(busy > 0, busy, 1.0), 0.0)
+    in_progress = t_pass * np.maximum(share, 0.0)
+    own = inst.step_time_s(prefill_tokens=s_q + (n - 1.0) * s_mean, prefill_seqs=n)
+    return own, in_progress
 
 
 def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
@@ -165,7 +250,7 @@ def _goodputs(inst: Instance, phase: TrafficPhase, quantile: float, ttft_slo_s: 
     # link's queueing wait (as the plan's latencies at the workload's rate do), so a pool
     # carries its goodput within the SLO
     per_gpu_bytes = phase.prompt_tokens.mean * inst.kv_bytes_per_token_wire
-    capacity = inst.gpus * link.effective_bytes_per_s
+    capacity = link_capacity_bytes_per_s(link, inst.gpus)
     for _ in range(GRID_PASSES):
         rates = lo + (hi - lo) * steps
         util = link_utilization(rates * per_gpu_bytes, capacity)

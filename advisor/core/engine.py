@@ -16,7 +16,10 @@ sourced); the core only sees this frozen record. It carries (docs/model.md §3.2
   runtime memory reserve and its logits/sampler term (``max_num_seqs × vocab × bytes``),
   the CUDA-graph batch limit;
 * what the engine supports (KV-transfer backends, different TP across pools, expert
-  parallelism, DP attention).
+  parallelism, DP attention);
+* how a pipeline-parallel instance schedules (micro-batches in flight, one per stage, or one
+  batch crossing the stages at a time) and how its P/D path moves a request (the transfer
+  backend, when it ships the KV, how the router dispatches: ``KvTransferTerms``).
 
 :meth:`EngineSpec.generic` is the engine as the GPU profile alone describes it (no engine
 profile): the behaviour before engine profiles existed, kept for callers that name an engine
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 
 from advisor.core.expert_parallel import ExpertParallelTerms
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
+from advisor.core.kv_transfer import KvTransferTerms
 
 GIB = float(2**30)
 
@@ -124,6 +128,19 @@ class EngineSpec:
     supports: EngineSupport = EngineSupport()
     expert_parallel: ExpertParallelTerms | None = None
     """Expert-parallel constants (None: the engine profile gives none; no EP plans)."""
+    pipeline_microbatching: bool = False
+    """A pipeline-parallel instance keeps one micro-batch per stage in flight (each stage
+    works on another batch; throughput credit), rather than one batch crossing the stages
+    at a time. False without a profile: no credit."""
+    kv_transfer: KvTransferTerms = dataclasses.field(default_factory=KvTransferTerms)
+    """How the engine's P/D path moves a request (without a profile: the KV after the
+    prefill, a sequential router: the conservative side)."""
+
+    def can_pair(self, prefill_tensor_parallel: int, decode_tensor_parallel: int) -> bool:
+        """Whether a prefill pool of one attention TP may feed a decode pool of another
+        (``supports.different_tp_across_pools``)."""
+        return (self.supports.different_tp_across_pools
+                or prefill_tensor_parallel == decode_tensor_parallel)
 
     @property
     def label(self) -> str:

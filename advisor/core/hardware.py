@@ -17,6 +17,7 @@ __all__ = ["FP8_WEIGHTS", "EfficiencyFactors", "GpuSpec", "LinkSpec", "Precision
 FP8_WEIGHTS: frozenset[str] = frozenset({"fp8", "fp8-block"})
 """Weight formats that are FP8 (their matmuls use the FP8 tensor peak where there is one)."""
 LinkScope = Literal["scale-up", "scale-out", "host"]
+NicUnit = Literal["gpu", "node"]
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,24 @@ class LinkSpec:
     """Achievable fraction of line rate for large transfers."""
     transfer_setup_s: float = 0.001
     """Fixed software cost per KV transfer (α in t = α + bytes/(η·B))."""
+    nic_count: int = 1
+    """NICs (ports of ``bandwidth_bytes_per_s`` each) per ``nic_unit``, as the profile
+    describes the usual build (``nics:``); a workload's ``cluster.nics_per_node`` overrides."""
+    nic_unit: NicUnit = "gpu"
+    """Whether ``nic_count`` is per GPU (rail-optimised fabrics) or per node (Ethernet)."""
+    nics_per_gpu: float = 1.0
+    """NICs per GPU in the cluster at hand (``Cluster.kv_link`` sets it from
+    ``Cluster.nics_per_node``; 1 for a per-GPU link)."""
 
     @property
     def effective_bytes_per_s(self) -> float:
-        """Sustained per-direction bandwidth for large transfers."""
+        """Sustained per-direction bandwidth of one NIC (one GPU's link) for large
+        transfers."""
         return self.bandwidth_bytes_per_s * self.efficiency
+
+    def default_nics_per_node(self, gpus_per_node: int) -> int:
+        """NICs per node of the profile's usual build on nodes of ``gpus_per_node`` GPUs."""
+        return self.nic_count * (gpus_per_node if self.nic_unit == "gpu" else 1)
 
 
 @dataclass(frozen=True)

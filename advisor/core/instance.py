@@ -23,8 +23,15 @@ communication, a fixed per-step overhead and the small-batch cost of MoE layers
   memory-bound kernels one after the other: max(C, M) becomes C + M.
 * T_comm = 2 all-reduces per layer of the step's activations (ring: 2·(t−1)/t · bytes over the
   intra-node link) plus, per all-reduce, the link latency and the engine's software cost
-  (``EngineSpec.allreduce_software_s``); an instance spanning nodes runs pipeline stages over
-  the inter-node link (activations sent once per stage boundary; no pipelining credit).
+  (``EngineSpec.allreduce_software_s``).
+* Pipeline stages (TP t × PP s): a batch crosses the s stages one after the other, each on
+  its t GPUs with L/s layers, so one crossing takes the sum of the stage times — the
+  formula on t GPUs with every layer's weights and KV — plus s − 1 activation hops over the
+  inter-node link: never less than the TP-t step. An engine that micro-batches
+  (``EngineSpec.pipeline_microbatching``: vLLM V1, SGLang, TensorRT-LLM) keeps s batches in
+  flight, one per stage, so a step of B sequences is s crossings of B/s running side by
+  side (at most one micro-batch per sequence): its time per token is one crossing at B/s.
+  Without micro-batching one batch crosses at a time (no throughput credit).
 
 Every function here accepts numpy arrays and broadcasts, so candidates and design points are
 evaluated together.
@@ -90,6 +97,15 @@ class StepParams:
     """1: two micro-batches hide the all-to-all behind compute (max); 0: they add up."""
     step_scale: np.ndarray | float = 1.0
     """Expert-load imbalance: the hottest rank's step over the mean (1 without EP)."""
+    expert_compute_flops_per_s: np.ndarray | float = 0.0
+    """MoE: the FLOP/s the routed experts run at (the EP group's GPUs under expert
+    parallelism, else ``compute_flops_per_s``)."""
+    attention_ranks: np.ndarray | float = 1.0
+    """Expert parallelism: DP-attention ranks (each holds its own sequences; 1 without)."""
+    pipeline_microbatches: np.ndarray | float = 1.0
+    """Batches in flight across the pipeline stages (the stage count when the engine
+    micro-batches, else 1): a step's sequences are spread over up to this many micro-batches,
+    each crossing every stage (the step time is one crossing)."""
 
     @classmethod
     def stack(cls, params: list[StepParams], ndim: int) -> StepParams:
@@ -139,6 +155,10 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
     last bit. Returns a numpy float64 scalar, as the array path does for scalar inputs.
     """
     n = max(float(n), 1.0 if p > 0 else 0.0)
+    units = float(q.pipeline_microbatches)
+    if units != 1.0:  # the heaviest micro-batch crosses the stages (busiest_unit_share)
+        pieces = max(min(n, units), 1.0)
+        p, n, d = p / pieces, n / pieces, max(d / units, min(d, 1.0))
     tokens = p + d
     chunk = p / n if n > 0 else 0.0
 
@@ -190,10 +210,36 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     k = np.asarray(prefill_context_tokens, dtype=float)
     d = np.asarray(decode_seqs, dtype=float)
     ctx = np.asarray(decode_context_tokens, dtype=float)
+    p, n, d = busiest_unit_share(q.pipeline_microbatches, p, n, d)
+    if m.moe is not None:
+        return _moe_step_time(m, q, p, n, k, d, ctx)
     tokens = p + d
     chunk = np.divide(p, n, out=np.zeros(np.broadcast(p, n).shape), where=n > 0)
 
     attn_width = float(m.num_layers * m.attention_width)
+    pre_keys, dec_keys, k = _attended_keys(m, chunk, k, ctx)
+    gemm_flops = 2.0 * m.matmul_params_per_token * tokens
+    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d * dec_keys
+    compute_s = (gemm_flops / q.compute_flops_per_s
+                 + attention_flops / q.attention_flops_per_s)
+
+    weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
+    kv_bytes = q.kv_bytes_per_token_per_gpu * (d * dec_keys + n * k + tokens)
+    memory_s = weight_bytes / q.memory_bytes_per_s + kv_bytes / q.kv_read_bytes_per_s
+
+    act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
+    comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
+              + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
+    core_s: np.ndarray = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+                          + q.step_overhead_s)
+    return core_s
+
+
+def _attended_keys(m: ModelSpec, chunk: np.ndarray, k: np.ndarray, ctx: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keys per prefill query summed over the chunk, keys per decode query, earlier
+    tokens re-read per prefill sequence) of :func:`step_time`, sliding-window layers at
+    most W keys each."""
     pre_keys = 2.0 * chunk * k + chunk * chunk
     dec_keys = ctx
     window = m.sliding_window_tokens
@@ -205,34 +251,81 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
                     + np.maximum(k + chunk - np.maximum(k, window), 0.0) * window)
         pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
         dec_keys = full_share * ctx + win_share * np.minimum(ctx, window)
-    gemm_flops = 2.0 * m.matmul_params_per_token * tokens
-    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d * dec_keys
-    compute_s = (gemm_flops / q.compute_flops_per_s
-                 + attention_flops / q.attention_flops_per_s)
-
-    moe_s: np.ndarray | float = 0.0
-    if m.moe is not None:
-        frac = 1.0 - np.power(1.0 - m.moe.experts_per_token / m.moe.num_experts,
-                              np.maximum(tokens, 1.0))
-        weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu * frac
-        moe_s = q.moe_overhead_s * (1.0 - frac)
-    else:
-        weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
-    if window:
         k = full_share * k + win_share * np.minimum(k, window)
-    kv_bytes = q.kv_bytes_per_token_per_gpu * (d * dec_keys + n * k + tokens)
-    memory_s = weight_bytes / q.memory_bytes_per_s + kv_bytes / q.kv_read_bytes_per_s
+    return pre_keys, dec_keys, k
 
-    act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
+
+def _moe_step_time(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k: np.ndarray,
+                   d: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+    """The step of an MoE instance: the experts a step touches (weight traffic) and the
+    small-batch MoE cost (module docstring). Under expert parallelism (docs/model.md §3.4)
+    the attention and dense layers are those of the busiest attention rank (its own
+    sequences, ``busiest_unit_share``: under DP attention a prompt's attention and
+    replicated dense layers run on one rank), the routed experts those of every token over
+    the EP group, plus the all-to-all, and every rank waits at each MoE layer's barrier for
+    the slowest (the imbalance factor on the whole step). Without EP: one rank, the
+    experts on the instance's GPUs."""
+    assert m.moe is not None
+    tokens = p + d
+    p_r, n_r, d_r = busiest_unit_share(q.attention_ranks, p, n, d)
+    rank_tokens = p_r + d_r
+    chunk = np.divide(p_r, n_r, out=np.zeros(np.broadcast(p_r, n_r).shape), where=n_r > 0)
+    attn_width = float(m.num_layers * m.attention_width)
+    pre_keys, dec_keys, k = _attended_keys(m, chunk, k, ctx)
+    dense_flops = (2.0 * (m.matmul_params_per_token - m.routed_matmul_params_per_token)
+                   * rank_tokens)
+    attention_flops = n_r * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d_r * dec_keys
+    expert_flops = 2.0 * m.routed_matmul_params_per_token * tokens
+    compute_s = (dense_flops / q.compute_flops_per_s
+                 + attention_flops / q.attention_flops_per_s
+                 + expert_flops / q.expert_compute_flops_per_s)
+    frac = 1.0 - np.power(1.0 - m.moe.experts_per_token / m.moe.num_experts,
+                          np.maximum(tokens, 1.0))
+    weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu * frac
+    kv_bytes = q.kv_bytes_per_token_per_gpu * (d_r * dec_keys + n_r * k + rank_tokens)
+    memory_s = weight_bytes / q.memory_bytes_per_s + kv_bytes / q.kv_read_bytes_per_s
+    act_bytes = rank_tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
-    core_s: np.ndarray = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
-                          + q.step_overhead_s + moe_s)
-    if m.moe is None:
-        return core_s
+    core_s = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+              + q.step_overhead_s + q.moe_overhead_s * (1.0 - frac))
     a2a_s = all_to_all_seconds(q, p, d)
     step_s: np.ndarray = (core_s + a2a_s - q.a2a_overlap * np.minimum(core_s, a2a_s)) * q.step_scale
     return step_s
+
+
+def busiest_unit_share(units: np.ndarray | float, prefill_tokens: np.ndarray,
+                       prefill_seqs: np.ndarray, decode_seqs: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(prefill tokens, prefill sequences, decodes) of the busiest of ``units`` units a step's
+    sequences are spread over — pipeline micro-batches in flight, DP-attention ranks — each
+    sequence in one unit (an engine schedules no sequence in two micro-batches at once; DP
+    attention keeps a sequence on its rank): the prompt pieces over min(n, units) units, the
+    decodes evenly but at least one where there are any."""
+    if isinstance(units, _SCALAR) and units == 1.0:
+        return prefill_tokens, prefill_seqs, decode_seqs
+    pieces = np.maximum(np.minimum(prefill_seqs, units), 1.0)
+    return (prefill_tokens / pieces, prefill_seqs / pieces,
+            np.maximum(decode_seqs / units, np.minimum(decode_seqs, 1.0)))
+
+
+def cycle_token_budget(q: StepParams, chunk_tokens: np.ndarray | float) -> np.ndarray:
+    """Tokens a chunked step (one crossing of every in-flight micro-batch) may carry: the
+    engine's per-batch budget (``--max-num-batched-tokens``, ``--chunked-prefill-size``
+    apply to each scheduled micro-batch) times the micro-batches in flight."""
+    c = np.asarray(chunk_tokens, dtype=float)
+    if np.all(np.asarray(q.pipeline_microbatches) == 1.0):
+        return c
+    return c * q.pipeline_microbatches
+
+
+def budget_units(q: StepParams) -> np.ndarray | float:
+    """Units a chunked step's budget and sequences are spread over, each with its own share
+    of the budget and each prompt in one of them (docs/model.md §5): the pipeline
+    micro-batches in flight (each scheduled with the engine's budget), or the DP-attention
+    ranks (SGLang divides ``--chunked-prefill-size`` by the DP size; vLLM applies
+    ``--max-num-batched-tokens`` per DP rank); 1 otherwise."""
+    return q.pipeline_microbatches * q.attention_ranks
 
 
 def all_to_all_seconds(q: StepParams, prefill_tokens: np.ndarray | float,
@@ -256,6 +349,9 @@ def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
     :func:`step_time` for ``decode_seqs = B`` (MoE weight traffic is not linear in B). An
     engine whose compute and memory work do not overlap (``compute_memory_overlap`` 0: C + M)
     has its compute line folded into the memory line (cc = 0, mm + cc); the overlap is 0 or 1.
+    With m pipeline micro-batches the lines hold for B ≥ m (a crossing of B/m sequences:
+    slopes divided by m); below, each micro-batch holds one sequence and the step is the
+    lines' value at B = m (``StepParams.pipeline_microbatches``).
     """
     if m.moe is not None:
         raise ValueError("decode steps of MoE models are not linear in the batch")
@@ -272,7 +368,8 @@ def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
     cc, mm = cc * overlap, mm + (1.0 - overlap) * cc
     r0 = q.tp_comm_latency_s + q.pp_comm_latency_s + q.step_overhead_s
     rr = (q.tp_comm_s_per_byte + q.pp_comm_s_per_byte) * m.hidden_size * ACTIVATION_BYTES
-    return cc, m0, mm, r0, rr
+    per = q.pipeline_microbatches
+    return cc / per, m0, mm / per, r0, rr / per
 
 
 @dataclass(frozen=True)
@@ -410,16 +507,19 @@ class Instance:
         bandwidth = self.gpu.memory_bandwidth_bytes_per_s
         if self.layout is not None:
             return self._ep_params()
+        # a step crosses the stages in turn: the formula on one stage's t GPUs with every
+        # layer's weights and KV (the sum of the stage times)
+        tp = self.tensor_parallel
         return StepParams(
             gpus=float(self.gpus),
-            compute_flops_per_s=self.gpus * self.peak_flops_per_s * self.prefill_mfu,
-            attention_flops_per_s=self.gpus * self.attention_flops_per_gpu_s,
+            compute_flops_per_s=tp * self.peak_flops_per_s * self.prefill_mfu,
+            attention_flops_per_s=tp * self.attention_flops_per_gpu_s,
             memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
             kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
             dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts
-                                        - m.gathered_embedding_bytes(prec)) / self.gpus,
-            expert_weight_bytes_per_gpu=experts / self.gpus / lowbit,
-            kv_bytes_per_token_per_gpu=self.kv_bytes_per_token_per_gpu,
+                                        - m.gathered_embedding_bytes(prec)) / tp,
+            expert_weight_bytes_per_gpu=experts / tp / lowbit,
+            kv_bytes_per_token_per_gpu=self.model.kv_bytes_per_token_per_gpu(prec, tp),
             tp_comm_s_per_byte=(2.0 * m.num_layers * 2.0 * (self.tensor_parallel - 1)
                                 / self.tensor_parallel / self.intra_link.effective_bytes_per_s),
             tp_comm_latency_s=2.0 * m.num_layers * self.allreduce_latency_s,
@@ -429,13 +529,21 @@ class Instance:
             request_overhead_s=self.efficiency.request_overhead_s,
             moe_overhead_s=m.num_moe_layers * eng.moe_layer_overhead_s,
             compute_memory_overlap=eng.compute_memory_overlap,
+            expert_compute_flops_per_s=tp * self.peak_flops_per_s * self.prefill_mfu,
+            pipeline_microbatches=float(self.pipeline_microbatches),
         )
+
+    @property
+    def pipeline_microbatches(self) -> int:
+        """Micro-batches in flight: the stages when the engine micro-batches, else 1."""
+        return self.pipeline_stages if self.engine.pipeline_microbatching else 1
 
     def _ep_params(self) -> StepParams:
         """Step-time constants of an expert-parallel instance (docs/model.md §3.4): the
         non-expert weights replicated per attention rank, the experts sharded over the EP
-        group, KV split over the attention ranks, attention all-reduces within an attention
-        rank only, the all-to-all α + β per MoE layer, the imbalance factor."""
+        group, the KV and the attention all-reduces of one attention rank (the busiest rank's
+        share of a step's sequences is ``_moe_step_time``'s), the all-to-all α + β per MoE
+        layer, the imbalance factor."""
         m, prec, eng, lay = self.model, self.precision, self.engine, self.layout
         terms = eng.expert_parallel
         assert lay is not None and m.moe is not None and terms is not None
@@ -455,18 +563,19 @@ class Instance:
         imbalance = (terms.imbalance_with_balancer if terms.balancer
                      else terms.imbalance_without_balancer)
         sm_share = 1.0 - (terms.comm_sm_fraction if terms.two_batch_overlap else 0.0)
+        flops_per_gpu = self.peak_flops_per_s * self.prefill_mfu * sm_share
         return StepParams(
             gpus=float(self.gpus),
-            compute_flops_per_s=(self.gpus * self.peak_flops_per_s * self.prefill_mfu
-                                 * sm_share),
-            attention_flops_per_s=self.gpus * self.attention_flops_per_gpu_s * sm_share,
+            # the busiest attention rank's t GPUs run its attention and dense layers
+            compute_flops_per_s=tp * flops_per_gpu,
+            attention_flops_per_s=tp * self.attention_flops_per_gpu_s * sm_share,
             memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
             kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
             dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts
                                         - m.gathered_embedding_bytes(prec)) / tp,
             expert_weight_bytes_per_gpu=self.expert_bytes_per_gpu / lowbit,
-            kv_bytes_per_token_per_gpu=self.kv_bytes_per_token_per_gpu,
-            tp_comm_s_per_byte=(2.0 * m.num_layers * 2.0 * (tp - 1) / tp / ranks
+            kv_bytes_per_token_per_gpu=m.kv_bytes_per_token_per_gpu(prec, tp),
+            tp_comm_s_per_byte=(2.0 * m.num_layers * 2.0 * (tp - 1) / tp
                                 / self.intra_link.effective_bytes_per_s),
             tp_comm_latency_s=2.0 * m.num_layers * self.allreduce_latency_s,
             pp_comm_s_per_byte=0.0,
@@ -480,6 +589,8 @@ class Instance:
             a2a_s_per_decode_token=layers * cost.decode_s_per_token_per_layer,
             a2a_overlap=1.0 if terms.two_batch_overlap else 0.0,
             step_scale=imbalance,
+            expert_compute_flops_per_s=self.gpus * flops_per_gpu,
+            attention_ranks=float(ranks),
         )
 
     def all_to_all_share(self, prefill_tokens: float = 0.0, prefill_seqs: float = 0.0,

@@ -10,7 +10,7 @@ counted at half the prompt, its mean).
 
 from __future__ import annotations
 
-from advisor.core.instance import Instance
+from advisor.core.instance import Instance, budget_units, cycle_token_budget
 
 
 def tpot_inflation(inst: Instance, batch: float, context_tokens: float, prompt_tokens: float,
@@ -19,7 +19,9 @@ def tpot_inflation(inst: Instance, batch: float, context_tokens: float, prompt_t
     b = max(batch, 1.0)
     t_dec = float(inst.decode_step_s(b, context_tokens))
     t_pre = float(inst.prefill_time_s(prompt_tokens))
-    room = max(chunk_tokens - b, 1.0)
+    # one prompt's chunk: its unit's share of the budget (pipeline micro-batch, DP rank)
+    room = max(float(cycle_token_budget(inst.params, chunk_tokens)) - b, 1.0) / float(
+        budget_units(inst.params))
     t_mix = float(inst.step_time_s(prefill_tokens=min(room, prompt_tokens), prefill_seqs=1.0,
                                    prefill_context_tokens=max(prompt_tokens - room, 0.0) / 2.0,
                                    decode_seqs=b, decode_context_tokens=context_tokens))

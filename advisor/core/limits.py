@@ -17,6 +17,11 @@ integer prefill:decode split scales with the GPU count: 100,000 GPUs take ~3 s a
 in a sweep of every count, a million ~20 s and ~2 GB, and int64 arithmetic overflows long
 before 10**30."""
 
+MAX_NICS_PER_UNIT = 64
+"""Most NICs one GPU or one node may have (``cluster.nics_per_node``, an interconnect
+profile's ``nics.count``): AWS p5 nodes have 32 EFA devices, the largest build known; more
+is a typo, not a cluster."""
+
 MIN_RATE_RPS = 1e-6
 """Smallest arrival rate accepted, requests/s (one request every 12 days). The workload
 format checks it apart from its "must be greater than 0", so zero and negative rates keep
@@ -71,6 +76,8 @@ MAX_PRICE_PER_GPU_HOUR = 10_000.0
 """Largest ``cluster.price_per_gpu_hour`` accepted, USD (list prices are 0.3-15 USD)."""
 
 MAX_CONCURRENCY = 10_000_000
+MAX_BATCH_REQUESTS = 10_000_000
+"""Requests of a finite batch (``traffic.requests``): the simulator's ceiling too."""
 """Largest closed-loop client count (``traffic.concurrency``) accepted: workload and sweeps."""
 
 MAX_CONFIG_COUNT = 100_000_000

@@ -202,6 +202,14 @@ class ModelSpec:
             self.learned_position_embeddings * self.hidden_size)
         return self.active_params - embed_gather
 
+    @cached_property
+    def routed_matmul_params_per_token(self) -> float:
+        """The top-k routed experts' parameters one token multiplies (0 for dense models):
+        the part of :attr:`matmul_params_per_token` expert parallelism shards."""
+        if self.moe is None:
+            return 0.0
+        return float(self.num_moe_layers * self.moe.experts_per_token * self._expert_params())
+
     @property
     def attention_width(self) -> int:
         """Query heads × head dim (the width of QK^T and AV matmuls)."""

@@ -43,6 +43,9 @@ class Cluster:
     price_per_gpu_hour: float | None = None
     """The workload's own GPU-hour price, USD (``cluster.price_per_gpu_hour``); None: the GPU
     profile's reference price, if any."""
+    nics_per_node: int | None = None
+    """NICs of the inter-node link per node (``cluster.nics_per_node``, else the interconnect
+    profile's usual build); None: the link's own default (or no inter-node link)."""
 
     @property
     def usd_per_gpu_hour(self) -> float | None:
@@ -74,11 +77,25 @@ class Cluster:
         return self.inter_node is not None and not self.single_node
 
     @property
+    def inter_nics_per_node(self) -> int | None:
+        """NICs per node of the inter-node link in force (None without one)."""
+        if self.inter_node is None:
+            return None
+        if self.nics_per_node is not None:
+            return self.nics_per_node
+        return self.inter_node.default_nics_per_node(self.gpus_per_node)
+
+    @property
     def kv_link(self) -> LinkSpec:
         """The link the KV cache crosses from prefill to decode instances: the intra-node
         link while the cluster is one node (or has no inter-node link), else the
-        inter-node NIC."""
-        return pool_link(self.intra_node, self.inter_node, self.single_node)
+        inter-node NICs, ``nics_per_node / gpus_per_node`` per GPU."""
+        link = pool_link(self.intra_node, self.inter_node, self.single_node)
+        nics = self.inter_nics_per_node
+        if link is self.intra_node or nics is None:
+            return link
+        share = nics / self.gpus_per_node
+        return link if share == link.nics_per_gpu else replace(link, nics_per_gpu=share)
 
     def instances_of(self, instance_gpus: int) -> int:
         """Whole instances of ``instance_gpus`` GPUs the cluster holds
@@ -126,6 +143,31 @@ class ClosedLoop:
     """``deployed``, ``colocated`` or ``disaggregated``: whose latencies were used."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class BatchPlanFigures:
+    """A finite batch on one plan: its makespan and the batch's percentiles."""
+
+    plan: str
+    """``colocated`` or ``disaggregated`` (the best plan of that architecture)."""
+    makespan_s: float
+    throughput_rps: float
+    ttft_ms: tuple[float, float, float]
+    """p50, p95, p99."""
+    tpot_ms: tuple[float, float, float]
+    ttft_at_slo_ms: float
+    tpot_at_slo_ms: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class FiniteBatch:
+    """How a finite batch was evaluated (``core.plan.batch``)."""
+
+    requests: int
+    plan: str
+    """The plan whose throughput is the phase's rate: the one with the shorter makespan."""
+    plans: tuple[BatchPlanFigures, ...]
+
+
 @dataclass(frozen=True)
 class TrafficPhase:
     """One segment of the daily mix (or the whole traffic when there are no phases)."""
@@ -145,6 +187,11 @@ class TrafficPhase:
     rate solved by ``core.plan.closed_loop``); None: an open-loop rate."""
     closed_loop: ClosedLoop | None = None
     """How the equivalent rate was solved (None until :func:`solve_closed_loop` ran)."""
+    batch_requests: int | None = None
+    """A finite batch: this many requests at t = 0 (``rate_rps`` is then requests / makespan,
+    solved by ``core.plan.batch``); None: open or closed loop."""
+    finite_batch: FiniteBatch | None = None
+    """The batch's figures on both architectures (None until solved)."""
 
     @property
     def computed_prompt_tokens(self) -> LengthDistribution:

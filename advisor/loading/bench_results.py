@@ -50,6 +50,14 @@ from advisor.core.limits import (
     MAX_RATE_RPS,
     MAX_TOKENS,
 )
+from advisor.loading.bench_formats import (
+    FORMAT_NAMES,
+    PARSERS,
+    ReportError,
+    aiperf_config,
+    llmd_deployment,
+    report_format,
+)
 from advisor.loading.input_file import InputTooLarge, UnreadableFileError, read_input, sha256_hex
 
 ResultFormat = Literal["vllm", "sglang"]
@@ -143,8 +151,17 @@ def parse_file(text: str, source: str, limit: int = MAX_BENCHMARK_RUNS, before: 
     for index, obj in enumerate(objects, 1):
         label = source if len(objects) == 1 else f"{source}#{index}"
         try:
-            runs.append(parse_run(obj, label))
-            records.append(run_provenance(obj, label))
+            report = report_format(obj)
+            if report is None:
+                runs.append(parse_run(obj, label))
+                records.append(run_provenance(obj, label))
+            else:
+                try:
+                    runs.extend(PARSERS[report](obj, label))
+                except ReportError as exc:
+                    raise BenchResultError(label, f"{FORMAT_NAMES[report]}: "
+                                                  f"{exc.message}") from None
+                records.extend(report_provenance(obj, label))
         except BenchResultError as exc:
             start = starts[index - 1]
             end = starts[index] if index < len(starts) else len(text)
@@ -476,6 +493,11 @@ class RunProvenance:
     tensor_parallel: int | None
     gpus: int | None
     gpu: str | None
+    replicas: int | None = None
+    """Engine instances behind the endpoint, when the file says (llm-d report, or the
+    ``prefill_replicas``/``decode_replicas`` keys llm-d benchmark automation adds)."""
+    disaggregated: bool = False
+    """The file says prefill and decode ran on separate replicas."""
 
 
 def _text(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, str] | None:
@@ -506,8 +528,50 @@ def _count(obj: dict[str, Any], keys: tuple[str, ...], label: str) -> int | None
     return None
 
 
+_GPU_COUNT = re.compile(r"^\s*(\d+)\s*[x×]\s*(\S.*)$")
+
+
+def _replicas(obj: dict[str, Any]) -> tuple[int | None, bool]:
+    """Replicas from ``prefill_replicas`` + ``decode_replicas`` (strings or numbers)."""
+    counts = {}
+    for key in ("prefill_replicas", "decode_replicas"):
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            counts[key] = value
+    if not counts:
+        return None, False
+    prefill = counts.get("prefill_replicas", 0)
+    return prefill + counts.get("decode_replicas", 0) or None, prefill > 0
+
+
+def report_provenance(obj: dict[str, Any], label: str) -> list[RunProvenance]:
+    """Provenance of the runs of an llm-d, GuideLLM, inference-perf or AIPerf report."""
+    fmt = report_format(obj)
+    if fmt == "llm-d":
+        dep = llmd_deployment(obj)
+        roles = dep["roles"]
+        replicas = sum(roles.values()) or None
+        gpus = replicas * dep["gpus_per_replica"] if replicas and dep["gpus_per_replica"] \
+            else None
+        return [RunProvenance(label=label, model=dep["model"], engine="vllm",
+                              engine_key="scenario.stack (llm-d, vLLM)",
+                              tensor_parallel=dep["tp"], gpus=gpus, gpu=dep["gpu"],
+                              replicas=replicas, disaggregated=roles.get("prefill", 0) > 0)]
+    if fmt == "aiperf":
+        _c, _r, model = aiperf_config(obj)
+        return [RunProvenance(label, model if isinstance(model, str) else None, None, None,
+                              None, None, None)]
+    if fmt == "guidellm":
+        count = len(obj.get("benchmarks") or [])
+        return [RunProvenance(f"{label}[{i}]", None, None, None, None, None, None)
+                for i in range(count)]
+    return [RunProvenance(label, None, None, None, None, None, None)]
+
+
 def run_provenance(obj: dict[str, Any], label: str) -> RunProvenance:
-    """The model, engine, TP, GPU count and GPU one run object records."""
+    """The model, engine, TP, GPU count, GPU and replicas one run object records."""
     model = _text(obj, MODEL_KEYS)
     engine = _text(obj, ENGINE_KEYS)
     engine_name = engine[1].lower() if engine else None
@@ -519,9 +583,15 @@ def run_provenance(obj: dict[str, Any], label: str) -> RunProvenance:
     else:
         engine_name = ENGINE_OF_BACKEND.get(engine_name, engine_name)
     gpu = _text(obj, GPU_KEYS)
+    gpu_name = gpu[1] if gpu else None
+    gpus = _count(obj, GPUS_KEYS, label)
+    if gpu_name is not None and (m := _GPU_COUNT.match(gpu_name)):  # "4xNVIDIA_L40S"
+        gpus = gpus or int(m.group(1))
+        gpu_name = m.group(2)
+    replicas, split = _replicas(obj)
     return RunProvenance(label=label, model=model[1] if model else None, engine=engine_name,
                          engine_key=engine_key, tensor_parallel=_count(obj, TP_KEYS, label),
-                         gpus=_count(obj, GPUS_KEYS, label), gpu=gpu[1] if gpu else None)
+                         gpus=gpus, gpu=gpu_name, replicas=replicas, disaggregated=split)
 
 
 def load_provenance(path: Path, text: str | None = None) -> list[RunProvenance]:

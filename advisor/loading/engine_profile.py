@@ -18,6 +18,7 @@ from pydantic import Field, StrictBool, field_validator, model_validator
 
 from advisor.core.engine import GIB, EngineSpec, EngineSupport, TokenBudgetTier
 from advisor.core.expert_parallel import ExpertParallelTerms
+from advisor.core.kv_transfer import KvTransferTerms, RequestPath, TransferTiming
 from advisor.loading.profile_schema import (
     NonEmptyStr,
     PositiveInt,
@@ -155,6 +156,36 @@ class Supports(StrictModel):
     dp_attention: StrictBool
 
 
+class PipelineParallel(StrictModel):
+    """How a pipeline-parallel instance schedules (docs/model.md §3)."""
+
+    microbatching: SourcedNumber
+    """1: one micro-batch per stage in flight (throughput credit); 0: one batch crosses the
+    stages at a time."""
+
+    @field_validator("microbatching")
+    @classmethod
+    def _zero_or_one(cls, value: SourcedNumber) -> SourcedNumber:
+        if value.value not in (0.0, 1.0):
+            raise ValueError("microbatching must be 1 (micro-batches in flight) or 0 (one "
+                             "batch at a time)")
+        return value
+
+
+class KvTransferPath(StrictModel):
+    """How the engine's P/D path moves a request (docs/model.md §6)."""
+
+    source: NonEmptyStr
+    kind: ValueKind
+    backend: NonEmptyStr
+    """The transfer backend plans assume (one of ``supports.pd_transfer_backends``)."""
+    timing: dict[NonEmptyStr, TransferTiming]
+    """When each backend moves the KV: ``layer-wise``, ``per-chunk`` or ``after-prefill``."""
+    request_path: RequestPath
+    """``sequential``: the router sends the request to the decode instance once the prefill
+    answered; ``parallel``: to both at once."""
+
+
 class EngineProfile(StrictModel):
     """An engine profile file (``profiles/engines/<id>.yaml``)."""
 
@@ -175,6 +206,10 @@ class EngineProfile(StrictModel):
     cuda_graph_max_batch: SourcedCount | None = None
     memory: MemoryTerms
     supports: Supports
+    pipeline_parallel: PipelineParallel | None = None
+    """Omitted: no micro-batching credit."""
+    kv_transfer: KvTransferPath | None = None
+    """Omitted: the KV after the prefill, a sequential router (the conservative side)."""
 
     @field_validator("compute_memory_overlap")
     @classmethod
@@ -189,6 +224,23 @@ class EngineProfile(StrictModel):
     def _versions(cls, value: str) -> str:
         parse_versions(value)
         return value
+
+    @model_validator(mode="after")
+    def _kv_transfer_backends(self) -> EngineProfile:
+        backends = list(self.supports.pd_transfer_backends)
+        kv = self.kv_transfer
+        if kv is None:
+            return self
+        if kv.backend not in backends:
+            raise ValueError(f"kv_transfer.backend '{kv.backend}' is not one of "
+                             f"supports.pd_transfer_backends {backends}")
+        missing = [b for b in backends if b not in kv.timing]
+        extra = [b for b in kv.timing if b not in backends]
+        if missing or extra:
+            raise ValueError("kv_transfer.timing must name every backend of "
+                             f"supports.pd_transfer_backends once (missing {missing}, "
+                             f"not listed there {extra})")
+        return self
 
     @model_validator(mode="after")
     def _engine_default_id(self) -> EngineProfile:
@@ -240,6 +292,12 @@ class EngineProfile(StrictModel):
                 expert_parallel=self.supports.expert_parallel,
                 dp_attention=self.supports.dp_attention),
             expert_parallel=self._ep_terms(),
+            pipeline_microbatching=(self.pipeline_parallel is not None
+                                    and self.pipeline_parallel.microbatching.value == 1.0),
+            kv_transfer=(KvTransferTerms() if self.kv_transfer is None else KvTransferTerms(
+                backend=self.kv_transfer.backend,
+                timing=self.kv_transfer.timing[self.kv_transfer.backend],
+                request_path=self.kv_transfer.request_path)),
         )
 
     def _ep_terms(self) -> ExpertParallelTerms | None:

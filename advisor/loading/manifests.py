@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from advisor.core.router_names import model_policy
 from advisor.loading import manifest_kinds as mk
 from advisor.loading import manifest_plan as mp
 from advisor.loading.errors import InputError, InputProblem
@@ -326,6 +327,15 @@ def as_deployment(plan: DeployedPlan) -> ManifestDeployment:
             _degree(data, where, pool, f"{role}_")
         limited = [pools["prefill"], pools["decode"]]
         seq_pool = pools["decode"]
+    policy = plan.facts.get("router_policy")
+    if policy is not None:
+        reading = model_policy(str(policy.value))
+        if reading.policy is not None:
+            data["router"] = reading.policy
+            where["deployment.router"] = policy.where
+        if reading.note is not None:
+            notes.append(mp.Gap(what="router policy", where=policy.where, why=(
+                f"{policy.value} ({policy.source}): {reading.note}")))
     seqs = seq_pool.facts.get("max_num_seqs")
     if seqs is not None:
         value = int(seqs.value)

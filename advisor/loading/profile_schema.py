@@ -27,6 +27,7 @@ from advisor.core.limits import (
     LINK_BANDWIDTH_RANGE,
     MAX_GPUS,
     MAX_MODEL_LAYERS,
+    MAX_NICS_PER_UNIT,
     MAX_OVERHEAD_S,
 )
 from advisor.core.model_arch import MlaSpec, ModelSpec, MoeSpec
@@ -292,10 +293,21 @@ class GpuProfile(_Strict):
 
 
 # ---- interconnects ------------------------------------------------------------------------
+class NicLayout(_Strict):
+    """How many NICs (ports of the profile's bandwidth each) the usual build has: per GPU
+    (rail-optimised RDMA fabrics) or per node (Ethernet)."""
+
+    per: Literal["gpu", "node"]
+    count: Annotated[int, Field(strict=True, gt=0, le=MAX_NICS_PER_UNIT)]
+    kind: ValueKind
+    source: NonEmptyStr
+
+
 class LinkProfile(_Strict):
     """An interconnect profile file (``profiles/interconnects/<id>.yaml``).
 
-    Bandwidth is per direction and per GPU (or per NIC when one NIC serves one GPU).
+    Bandwidth is per direction and per NIC (per GPU for a scale-up link); ``nics`` says how
+    many NICs a node has (default: one per GPU).
     """
 
     id: ProfileId
@@ -305,11 +317,14 @@ class LinkProfile(_Strict):
     latency_s: SourcedOverhead
     efficiency: SourcedFraction
     transfer_setup_s: SourcedNonNegative | None = None
+    nics: NicLayout | None = None
 
     def to_spec(self) -> LinkSpec:
         """The plain :class:`LinkSpec` the core uses."""
-        extra = ({} if self.transfer_setup_s is None
-                 else {"transfer_setup_s": self.transfer_setup_s.value})
+        extra: dict[str, Any] = ({} if self.transfer_setup_s is None
+                                 else {"transfer_setup_s": self.transfer_setup_s.value})
+        if self.nics is not None:
+            extra.update(nic_count=self.nics.count, nic_unit=self.nics.per)
         return LinkSpec(
             id=self.id,
             name=self.name,

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
+from advisor.core.plan.batch import FiniteBatchError, solve_finite_batch
 from advisor.core.plan.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
@@ -188,8 +189,8 @@ def _load(path: Path, catalog: ProfileCatalog, document: YamlDocument
     # WorkloadV1.
     scenario = _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]
     try:
-        scenario = solve_closed_loop(scenario)
-    except ClosedLoopError as exc:
+        scenario = solve_finite_batch(solve_closed_loop(scenario))
+    except (ClosedLoopError, FiniteBatchError) as exc:
         line, col = document.locate(("traffic",))
         raise InputError([InputProblem(document.path, line, col, "traffic", str(exc))]) from None
     return scenario, document
@@ -433,6 +434,10 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
             at(("cluster", "gpus"), f"{cluster.gpus} GPUs span {nodes} nodes of {per_node}, but "
                                     "cluster.inter_node is not set; name the per-GPU NIC "
                                     f"(e.g. ib-ndr-400) or use at most {per_node} GPUs")
+    if cluster is not None and cluster.nics_per_node is not None and cluster.inter_node is None:
+        at(("cluster", "nics_per_node"), "counts the NICs of cluster.inter_node, which is not "
+                                         "set; name the inter-node link (e.g. eth-25) or drop "
+                                         "nics_per_node")
     if deployment is not None and cluster is not None:
         tp = deployment.tensor_parallel
         if deployment.mode == "colocated" and tp is not None and wf.is_power_of_two(tp):
@@ -455,6 +460,15 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
             if tp is not None and wf.is_power_of_two(tp) and heads % tp:
                 at(("deployment", name), f"{tp} does not divide the model's {heads} attention "
                                          "heads")
+    if (deployment is not None and deployment.mode == "disaggregated"
+            and profiles.engine is not None):
+        ptp = deployment.prefill_tensor_parallel or deployment.tensor_parallel
+        dtp = deployment.decode_tensor_parallel or deployment.tensor_parallel
+        if ptp is not None and dtp is not None and not profiles.engine.can_pair(ptp, dtp):
+            at(("deployment", "decode_tensor_parallel"),
+               f"{dtp} differs from the prefill pool's TP {ptp}, which "
+               f"{profiles.engine.label} cannot transfer KV between (its profile's "
+               "supports.different_tp_across_pools is false); use the same TP on both pools")
     if deployment is not None:
         issues += [ws.SchemaIssue(loc, ws.dotted(loc), message)
                    for loc, message in expert_parallel_issues(deployment, cluster, profiles)]
@@ -553,6 +567,11 @@ def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
     return 0.0
 
 
+def _batch(traffic: ws.Traffic) -> int | None:
+    """The finite batch's requests (``core.plan.batch`` solves its rate)."""
+    return None if traffic.requests is None else int(traffic.requests)
+
+
 def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
     """(rate, concurrency) of a phase: its own arrival key replaces the traffic's. A closed
     loop's rate is solved from its concurrency by ``core.plan.closed_loop.solve_closed_loop``,
@@ -562,6 +581,8 @@ def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
                                               or own.concurrency is not None) else traffic
     if source.concurrency is not None:
         return 1.0, int(source.concurrency)
+    if source.rate_rps is None:  # a finite batch: its rate is solved from the makespan
+        return 1.0, None
     return float(source.rate_rps), None  # validated: one of the two is set
 
 
@@ -575,7 +596,8 @@ def _phases(traffic: ws.Traffic) -> tuple[core.TrafficPhase, ...]:
             burstiness=float(traffic.burstiness),
             prompt_tokens=prompt_dist,
             output_tokens=_length(traffic.output_tokens),
-            prefix_cache_hit_rate=_hit_rate(traffic, prompt_dist), concurrency=clients),)
+            prefix_cache_hit_rate=_hit_rate(traffic, prompt_dist), concurrency=clients,
+            batch_requests=_batch(traffic)),)
     phases = []
     for phase in traffic.phases:
         rate, clients = _arrivals(phase, traffic)
@@ -633,6 +655,7 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
             intra_node=profiles.intra_node,
             inter_node=profiles.inter_node,
             price_per_gpu_hour=cluster.price_per_gpu_hour,
+            nics_per_node=cluster.nics_per_node,
         ),
         phases=phases,
         slo=core.Slo(ttft_ms=model.slo.ttft_ms, tpot_ms=model.slo.tpot_ms,

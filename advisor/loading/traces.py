@@ -61,6 +61,9 @@ MAX_PROBLEMS = 20
 MOONCAKE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (Mooncake FAST '25 trace release)."""
 MIN_REQUESTS = 2
+TIME_UNIT_S: dict[str, float | None] = {"mooncake": 0.001, "azure": None, "burstgpt": 1.0,
+                                        "vllm-bench": 1.0}
+"""The unit of each format's time field (azure: a date and time)."""
 _HASH_FLUSH = 1 << 20
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -82,8 +85,9 @@ class RequestLog:
     block_tokens: int | None
     start_epoch_s: float | None
     """Absolute time of the first request (UTC seconds) when the format has one (azure)."""
-    timestamp_step_s: float | None
-    """The timestamps' resolution when coarse (whole seconds: 1.0; else None)."""
+    time_unit_s: float | None
+    """The unit of the format's time field (0.001: Mooncake's milliseconds; None: a date and
+    time, or logs of several units joined)."""
     time_scale: float
 
     @property
@@ -575,8 +579,8 @@ def sniff_format(source: Path | bytes) -> str | None:
         return "mooncake" if isinstance(obj, dict) else None
     try:
         header = next(csv.reader(io.StringIO(first)), [])
-    except csv.Error:
-        return None
+    except csv.Error:  # e.g. a lone carriage return inside the first line: not a CSV header
+        header = []
     names = {h.strip() for h in header}
     if {"ContextTokens", "GeneratedTokens"} <= names:
         return "azure"
@@ -627,13 +631,12 @@ def load_trace(path: Path, fmt: str = "auto", time_scale: float = 1.0) -> Reques
         hashes.flush()
         hits = np.frombuffer(hashes.hits, dtype=np.int64).copy()
         blocks = np.frombuffer(hashes.blocks, dtype=np.int64).copy()
-    whole = bool(np.all(np.mod(t - t0, 1.0) == 0.0)) and fmt in ("burstgpt", "azure")
     return RequestLog(paths=(shown,), format=fmt, arrival_s=arrival,
                       prompt_tokens=np.frombuffer(rows.p, dtype=np.int64).copy(),
                       output_tokens=np.frombuffer(rows.o, dtype=np.int64).copy(),
                       prefix_hit_blocks=hits, prefix_blocks=blocks,
                       block_tokens=MOONCAKE_BLOCK_TOKENS if hits is not None else None,
-                      start_epoch_s=start_abs, timestamp_step_s=time_scale if whole else None,
+                      start_epoch_s=start_abs, time_unit_s=TIME_UNIT_S[fmt],
                       time_scale=time_scale)
 
 
@@ -678,6 +681,6 @@ def load_traces(paths: list[Path], fmt: str = "auto", time_scale: float = 1.0) -
         prefix_blocks=cat("prefix_blocks") if with_hits else None,
         block_tokens=MOONCAKE_BLOCK_TOKENS if with_hits else None,
         start_epoch_s=base if absolute else None,
-        timestamp_step_s=max((log.timestamp_step_s for log in logs
-                              if log.timestamp_step_s is not None), default=None),
+        time_unit_s=units.pop() if len(units := {log.time_unit_s for log in logs}) == 1
+        else None,
         time_scale=time_scale)

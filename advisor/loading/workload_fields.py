@@ -12,7 +12,14 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
 
-from advisor.core.limits import MAX_CONCURRENCY, MAX_PRICE_PER_GPU_HOUR, MAX_TOKENS
+from advisor.core.limits import (
+    MAX_BATCH_REQUESTS,
+    MAX_CONCURRENCY,
+    MAX_NICS_PER_UNIT,
+    MAX_PRICE_PER_GPU_HOUR,
+    MAX_RATE_RPS,
+    MAX_TOKENS,
+)
 from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
 from advisor.core.scenario import DEFAULT_ROUTER, ROUTER_POLICIES
 
@@ -76,11 +83,23 @@ def precision_pair(value: Any) -> tuple[str, str]:
 
 
 # ---- traffic ---------------------------------------------------------------------------------
+TrafficRate = Annotated[float | None, Field(
+    None, gt=0, le=MAX_RATE_RPS, description="Mean arrival rate, requests/s. Required (or "
+    "concurrency, or a finite batch) unless every phase gives its own.")]
 Concurrency = Annotated[StrictInt | None, Field(
     None, ge=1, le=MAX_CONCURRENCY,
     description="Closed-loop load: clients that each send a request, wait for the whole "
     "answer and send the next (benchmark --max-concurrency). Exactly one of rate_rps and "
     "concurrency; the report shows the equivalent rate (Little's law).")]
+BatchRequests = Annotated[StrictInt | None, Field(
+    None, ge=1, le=MAX_BATCH_REQUESTS,
+    description="A finite batch: this many requests sent at once (with arrival: all-at-once), "
+    "as a benchmark at --request-rate inf or a batch job sends them; evaluated as a makespan "
+    "(throughput = requests / makespan) with the batch's TTFT and TPOT percentiles. Instead of "
+    "rate_rps or concurrency.")]
+Arrival = Annotated[Literal["all-at-once"] | None, Field(
+    None, description="How a finite batch's requests arrive: all-at-once (every request at "
+    "t = 0). Given with requests.")]
 PrefixHitRate = Annotated[float | None, Field(
     None, ge=0, lt=1, description="Share of prompt tokens served from the prefix cache "
     "(0 <= x < 1); prefill computes only the rest. Alternative to shared_prefix_tokens.")]
@@ -93,6 +112,16 @@ SharedPrefixTokens = Annotated[StrictInt | None, Field(
 def traffic_issues(traffic: Any, loc: Loc) -> list[tuple[Loc, str]]:
     """Exactly one of rate_rps / concurrency per phase (after inheritance); one prefix form."""
     issues: list[tuple[Loc, str]] = []
+    if (traffic.requests is None) != (traffic.arrival is None):
+        key = "arrival" if traffic.arrival is None else "requests"
+        issues.append(((*loc, key), "a finite batch gives both requests (how many) and "
+                                    "arrival: all-at-once"))
+    if traffic.requests is not None and (traffic.rate_rps is not None
+                                         or traffic.concurrency is not None):
+        issues.append(((*loc, "requests"), "give either a finite batch (requests, arrival) or "
+                                           "rate_rps / concurrency, not both"))
+    if traffic.requests is not None and traffic.phases:
+        issues.append(((*loc, "phases"), "a finite batch is one batch: it has no phases"))
     if traffic.rate_rps is not None and traffic.concurrency is not None:
         issues.append(((*loc, "concurrency"), "give either rate_rps (open loop) or concurrency "
                                               "(closed loop), not both"))
@@ -108,7 +137,7 @@ def traffic_issues(traffic: Any, loc: Loc) -> list[tuple[Loc, str]]:
 
 def missing_arrivals(traffic: Any) -> bool:
     """Whether the traffic section gives neither arrival form (phases may still give them)."""
-    return traffic.rate_rps is None and traffic.concurrency is None
+    return traffic.rate_rps is None and traffic.concurrency is None and traffic.requests is None
 
 
 def phase_arrivals_missing(phase: Any, traffic: Any) -> bool:
@@ -172,3 +201,10 @@ PricePerGpuHour = Annotated[float | None, Field(
     None, gt=0, le=MAX_PRICE_PER_GPU_HOUR, description="What one GPU-hour costs you, USD; "
     "overrides the GPU profile's public reference price (used for usd_per_hour and "
     "usd_per_million_output_tokens).")]
+
+NicsPerNode = Annotated[StrictInt | None, Field(
+    None, ge=1, le=MAX_NICS_PER_UNIT, description="NICs of the inter_node link per node "
+    "(each at the profile's bandwidth): they carry the KV cache from prefill to decode "
+    "GPUs. Default from the interconnect profile: one per GPU for InfiniBand/RoCE "
+    "rail-optimised fabrics, per node for plain Ethernet (eth-25: one, DistServe's "
+    "testbed); needs inter_node.")]

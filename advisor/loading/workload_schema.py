@@ -171,6 +171,7 @@ class Cluster(_Model):
     inter_node: str | None = Field(
         None, min_length=1, description="Per-GPU NIC between nodes (e.g. ib-ndr-400). "
         "Omitted means the deployment must fit on one node.")
+    nics_per_node: wf.NicsPerNode = None
     price_per_gpu_hour: wf.PricePerGpuHour = None
 
 
@@ -196,10 +197,10 @@ class TrafficPhase(_Model):
 class Traffic(_Model):
     """Arrivals and request lengths; `phases` describes a mix that shifts over the day."""
 
-    rate_rps: float | None = Field(None, gt=0, le=MAX_RATE_RPS,
-                                   description="Mean arrival rate, requests/s. "
-                                   "Required (or concurrency) unless every phase gives its own.")
+    rate_rps: wf.TrafficRate = None
     concurrency: wf.Concurrency = None
+    requests: wf.BatchRequests = None
+    arrival: wf.Arrival = None
     prefix_cache_hit_rate: wf.PrefixHitRate = None
     shared_prefix_tokens: wf.SharedPrefixTokens = None
     burstiness: float = Field(1.0, ge=0, le=MAX_BURSTINESS,

@@ -199,10 +199,12 @@ def measure_next(sc: Scenario, d: Decision) -> tuple[str, ...]:
                           f"{n.rps(c.rate_rps)}: the model predicts {tpot}{slo}")
     if d.verdict == "disaggregate" and dis is not None:
         if dis.ttft_ms is not None and dis.kv_transfer is not None:
-            prefill_ms = dis.ttft_ms - dis.kv_transfer.transfer_ms
+            kv = dis.kv_transfer
+            prefill_ms = dis.ttft_ms - kv.transfer_ms - kv.second_hop_ms
+            hop = f", router hop {n.ms(kv.second_hop_ms)}" if kv.second_hop_ms > 0 else ""
             out.append(f"prefill share of TTFT: the model predicts {n.ms(prefill_ms)} of "
                        f"prefill and queueing in a {pct} TTFT of {n.ms(dis.ttft_ms)} "
-                       f"(KV transfer {n.ms(dis.kv_transfer.transfer_ms)})")
+                       f"(KV transfer {n.ms(kv.transfer_ms)}{hop})")
         if dis.kv_transfer is not None:
             kv = dis.kv_transfer
             k = max(round(kv.concurrent_transfers), 1)

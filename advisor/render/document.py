@@ -18,35 +18,23 @@ mixture-of-experts plans are present for MoE models only (``NotRequired``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-
-class Js:
-    """JSON-Schema keywords added to an annotated type when the schema is generated."""
-
-    def __init__(self, **keywords: Any) -> None:
-        self.keywords = keywords
-
-    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
-        schema = handler(core_schema)
-        schema.update(self.keywords)
-        return schema
-
-
-NonNeg = Annotated[float, Js(minimum=0)]
-Fraction = Annotated[float, Js(minimum=0, maximum=1)]
-Count = Annotated[int, Js(minimum=0)]
-Position = Annotated[int, Js(minimum=1)]
-Sha256 = Annotated[str, Js(pattern="^[0-9a-f]{64}$")]
-
-Verdict = Literal["chunked-prefill", "disaggregate"]
-PlanKind = Literal["colocated", "unchunked", "disaggregated"]
-GateCheck = Literal["slo-achievable", "mode", "preconditions", "deployment-slo", "split"]
-DecidingRule = Literal["gain", "gpu-scale", "kv-bandwidth", "traffic-mix", "not-applicable",
-                       "no-split", "meets-slo"]
-PreconditionId = Literal["gpu-scale", "kv-bandwidth", "traffic-mix"]
+from advisor.render.document_fields import (
+    Count,
+    DecidingRule,
+    Fraction,
+    GateCheck,
+    NonNeg,
+    PlanKind,
+    Position,
+    PreconditionId,
+    Quantiles,
+    Sha256,
+    Verdict,
+)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -130,6 +118,25 @@ class ClosedLoop(TypedDict):
     plan: Literal["deployed", "colocated", "disaggregated"]
 
 
+class FiniteBatchPlan(TypedDict):
+    plan: Literal["colocated", "disaggregated"]
+    makespan_s: NonNeg
+    throughput_rps: NonNeg
+    ttft_ms: Quantiles
+    tpot_ms: Quantiles
+    ttft_ms_at_slo: NonNeg
+    tpot_ms_at_slo: NonNeg
+
+
+class FiniteBatch(TypedDict):
+    """A finite batch (requests at t = 0): its makespan and percentiles on the best plan of
+    each architecture; rate_rps = requests / makespan of `plan`."""
+
+    requests: Count
+    plan: Literal["colocated", "disaggregated"]
+    plans: list[FiniteBatchPlan]
+
+
 class Traffic(TypedDict):
     name: str
     share: Fraction
@@ -141,6 +148,7 @@ class Traffic(TypedDict):
     concurrency: Count | None
     """Closed-loop clients; rate_rps is then the equivalent rate (Little's law)."""
     closed_loop: ClosedLoop | None
+    finite_batch: FiniteBatch | None
 
 
 class Slo(TypedDict):
@@ -198,7 +206,7 @@ class FittedOn(TypedDict):
     model: str | None
     engine: Literal["vllm", "sglang", "trtllm"]
     gpu: str
-    tensor_parallel: Annotated[int, Js(minimum=1)] | None
+    tensor_parallel: Position | None
     precision: Literal["bf16", "fp8", "fp8-block"] | None
     files: list[CalibrationFile]
 
@@ -250,8 +258,7 @@ class Colocated(TypedDict):
     max_running_sequences: Count
     phase: str | None
     usd_per_hour: NonNeg | None
-    """Every cluster GPU billed at the price in force (inputs.cluster.usd_per_gpu_hour);
-    null without a price."""
+    """Every cluster GPU at the price in force (inputs.cluster.usd_per_gpu_hour); or null."""
     usd_per_million_output_tokens: NonNeg | None
     """usd_per_hour over the output tokens an hour carries at max_goodput_rps; null without
     a price or without goodput."""
@@ -286,8 +293,7 @@ class Allocation(TypedDict):
 
 
 class Disaggregated(TypedDict):
-    """Prefill and decode pools with the best integer split (null fields when no split
-    exists)."""
+    """Prefill and decode pools with the best integer split (null fields without one)."""
 
     prefill_expert_parallel: NotRequired[Count]
     decode_expert_parallel: NotRequired[Count]
@@ -333,26 +339,33 @@ class Disaggregated(TypedDict):
 
 
 class KvTransfer(TypedDict):
-    """KV-cache transfer of the disaggregated plan at the rate it carries (`rate_rps`: the
-    workload's, or the plan's goodput when the rate is beyond it, `at_carried_rate` true)."""
+    """KV transfer of the split (descriptions: docs/model.md §6, the report schema's)."""
 
     link_id: str
     bytes_per_token: NonNeg
     bytes_per_request_mean: NonNeg
     bytes_per_request_p95: NonNeg
     demand_bytes_per_s: NonNeg
+    offered_demand_bytes_per_s: NonNeg
     link_bytes_per_s: NonNeg
     utilization: NonNeg
+    offered_utilization: NonNeg
     transfer_ms: NonNeg
     serialized_transfer_ms: NonNeg
     concurrent_transfers: NonNeg
     rate_rps: NonNeg
     at_carried_rate: bool
+    backend: str
+    timing: Literal["layer-wise", "per-chunk", "after-prefill"]
+    request_path: Literal["sequential", "parallel"]
+    second_hop_ms: NonNeg | None
+    nics_per_node: NonNeg
+    sender_nics: NonNeg
+    receiver_nics: NonNeg
 
 
 class SplitVariant(TypedDict):
-    """One integer split under one mix: its goodput, the best split's under the same mix,
-    and the loss between them."""
+    """One integer split under one mix: its goodput, the best split's, the loss between."""
 
     label: str
     prefill_gpus: Count
@@ -499,8 +512,7 @@ class PhasePlans(TypedDict):
     colocated: Colocated | None
     unchunked: Colocated | None
     disaggregated: Disaggregated | None
-    """The split the verdict judges here (the static one when pools are static across
-    phases)."""
+    """The split the verdict judges here (the static one when pools are static)."""
     best_split: Disaggregated | None
     """This phase's own best split when it differs from `disaggregated` (static pools)."""
 

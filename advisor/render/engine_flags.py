@@ -17,7 +17,9 @@ P/D, vLLM's expert-parallel deployment guide) and SGLang's "PD disaggregation" p
 from __future__ import annotations
 
 import json
+from typing import cast
 
+from advisor.core.router_names import RouterKind, Stage, router_note, router_policy
 from advisor.render.ep_flags import per_rank, sglang_ep_flags, vllm_ep_flags
 from advisor.render.formats import EmitEngine
 from advisor.render.launch_plan import LaunchPlan, Pool
@@ -104,23 +106,31 @@ def _sglang(plan: LaunchPlan, pool: Pool) -> list[str]:
 
 
 # --------------------------------------------------------------------------- routers
-def stage_policy(policy: str, workers: int) -> str:
-    """A router policy valid for ``workers`` workers in its stage: the vLLM Router's
-    ``power_of_two`` needs at least two ("Without service discovery, power_of_two requires at
-    least two workers. A PD stage using an explicit power-of-two policy needs two workers for
-    that stage", vllm-project/router ``docs/cli_reference.md``); with one worker every policy
-    picks it, so round_robin stands in."""
-    return "round_robin" if policy == "power_of_two" and workers < 2 else policy
+def _router_kind(plan: LaunchPlan) -> RouterKind:
+    return "vllm-router" if plan.engine is EmitEngine.vllm else "sglang-router"
+
+
+def stage_policies(plan: LaunchPlan, kind: RouterKind) -> dict[str, str]:
+    """Each stage's router policy (stage -> the router's name for it) for the policy the
+    model evaluated (:func:`advisor.core.router_names.router_policy`)."""
+    return {p.role: router_policy(kind, plan.router, cast(Stage, p.role), p.instances)
+            for p in plan.pools}
 
 
 def router_policy_flags(plan: LaunchPlan) -> list[str]:
     """The policy options of the plan's router (vLLM Router or SGLang Model Gateway)."""
-    pools = {p.role: p for p in plan.pools}
-    if plan.engine is EmitEngine.vllm:
-        if plan.mode == "colocated":
-            return ["--policy", stage_policy("power_of_two", pools["colocated"].instances)]
-        return ["--prefill-policy", "cache_aware",
-                "--decode-policy", stage_policy("power_of_two", pools["decode"].instances)]
+    chosen = stage_policies(plan, _router_kind(plan))
     if plan.mode == "colocated":
-        return ["--policy", "cache_aware"]
-    return []
+        return ["--policy", chosen["colocated"]]
+    if plan.engine is not EmitEngine.vllm and chosen["prefill"] == chosen["decode"]:
+        # the gateway's own default (cache_aware) needs no flag
+        return [] if chosen["prefill"] == "cache_aware" else ["--policy", chosen["prefill"]]
+    return ["--prefill-policy", chosen["prefill"], "--decode-policy", chosen["decode"]]
+
+
+def router_notes(plan: LaunchPlan) -> list[str]:
+    """What the emitted vLLM Router / SGLang Model Gateway runs when it is not the policy the
+    model evaluated."""
+    kind = _router_kind(plan)
+    note = router_note(kind, plan.router, stage_policies(plan, kind))
+    return [] if note is None else [note]

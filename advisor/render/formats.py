@@ -46,7 +46,8 @@ class Figure:
     svg: str | None = None
     """The ``<svg>`` element the HTML report inlines."""
     path: str | None = None
-    """Where ``--plot`` wrote the image (the markdown report links it)."""
+    """Where ``--plot`` wrote the image, relative to the report's directory (the markdown
+    report links it)."""
     note: str | None = None
     """Shown by the HTML report in place of a missing SVG (why it is missing)."""
 

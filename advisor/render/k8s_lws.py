@@ -24,7 +24,7 @@ from typing import Any
 
 from advisor.escaping import sh_word
 from advisor.render import k8s_common as kc
-from advisor.render.engine_flags import router_policy_flags
+from advisor.render.engine_flags import router_notes, router_policy_flags
 from advisor.render.ep_flags import DP_RPC_PORT
 from advisor.render.formats import EmitEngine
 from advisor.render.launch_plan import LaunchPlan, Pool
@@ -45,6 +45,7 @@ def render_lws(plan: LaunchPlan) -> str:
     notes: list[str] = []
     if plan.mode == "disaggregated" or plan.pools[0].instances > 1:
         docs += router_documents(plan, kc.base_name(plan))
+        notes += router_notes(plan)
         if plan.engine is EmitEngine.vllm:
             notes.append("The vLLM Router has no published image: build one (pip install "
                          "vllm-router) and replace your-registry/vllm-router:latest.")

@@ -27,8 +27,9 @@ an LLM-serving operator, with the upstream field names of the versions named her
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from advisor.core.router_names import Stage, router_note, router_policy
 from advisor.render import k8s_common as kc
 from advisor.render.engine_flags import server_flags
 from advisor.render.formats import EmitEngine
@@ -41,20 +42,21 @@ LLMD_CHART = "llm-d-modelservice chart v0.4.12"
 LLMD_VLLM_PORT = 8200
 """Where the chart starts vLLM on a decode pod behind the routing sidecar
 (``routing.proxy.targetPort``'s default)."""
-DYNAMO_ROUTER_MODES = {"round_robin": "round-robin", "random": "random",
-                       "power_of_two": "kv", "cache_aware": "kv"}
-"""Dynamo frontend ``--router-mode`` per router policy: round-robin and random as such; the
-load-aware policies as ``kv`` (KV-aware routing: prefix overlap and load), the frontend's only
-load-aware mode (ai-dynamo/dynamo ``components/src/dynamo/frontend/frontend_args.py``:
-round-robin, random, kv, direct)."""
 
 
 # --------------------------------------------------------------------------- Dynamo
-def render_dynamo(plan: LaunchPlan, router_policy: str = "round_robin") -> str:
+def dynamo_router_mode(plan: LaunchPlan) -> str:
+    """The frontend's ``--router-mode`` for the policy the model evaluated: the decode
+    workers' (or the colocated ones'), which the frontend routes to."""
+    workers = next(p for p in plan.pools if p.role in ("decode", "colocated"))
+    return router_policy("dynamo", plan.router, cast(Stage, workers.role), workers.instances)
+
+
+def render_dynamo(plan: LaunchPlan) -> str:
     """The ``DynamoGraphDeployment`` of the plan."""
     engine = plan.engine.value
     runtime = f"nvcr.io/nvidia/ai-dynamo/{engine}-runtime:{DYNAMO_RELEASE}"
-    mode = DYNAMO_ROUTER_MODES.get(router_policy, "round-robin")
+    mode = dynamo_router_mode(plan)
     components: list[dict[str, Any]] = [{
         "name": "Frontend", "type": "frontend", "replicas": 1,
         "podTemplate": {"spec": {"containers": [{
@@ -84,7 +86,11 @@ def render_dynamo(plan: LaunchPlan, router_policy: str = "round_robin") -> str:
     doc = {"apiVersion": DYNAMO_API, "kind": "DynamoGraphDeployment",
            "metadata": {"name": kc.base_name(plan)},
            "spec": {"backendFramework": engine, "components": components}}
-    notes = [f"Router: the Dynamo frontend, --router-mode {mode} (the plan's {router_policy})."]
+    notes = [f"Router: the Dynamo frontend, --router-mode {mode} (the model evaluated "
+             f"{plan.router} dispatch)."]
+    differs = router_note("dynamo", plan.router, {"decode": mode})
+    if differs is not None and plan.router != "least-loaded":
+        notes.append(differs)
     return kc.dump([doc], kc.header(plan, f"DynamoGraphDeployment {DYNAMO_API} (ai-dynamo/"
                                           f"dynamo cdf9267d), Dynamo {DYNAMO_RELEASE} "
                                           "runtime images", notes))

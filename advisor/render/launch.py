@@ -38,7 +38,7 @@ import textwrap
 from dataclasses import dataclass
 
 from advisor.escaping import shell_word, visible
-from advisor.render.engine_flags import router_policy_flags, server_flags
+from advisor.render.engine_flags import router_notes, router_policy_flags, server_flags
 from advisor.render.ep_flags import DP_RPC_PORT
 from advisor.render.formats import EmitEngine
 from advisor.render.launch_plan import LaunchPlan, Pool, Slot
@@ -262,7 +262,8 @@ class _Script:
                               "GPUs.")
         for warning in plan.warnings:
             lines += _comment(f"WARNING: {warning}")
-        for note in plan.notes:
+        routed = plan.mode == "disaggregated" or plan.pools[0].instances > 1
+        for note in (*plan.notes, *(router_notes(plan) if routed else ())):
             lines += _comment(f"NOTE: {note}")
         return lines
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.core.scenario import DEFAULT_ROUTER, RouterPolicy
 from advisor.render.formats import EmitEngine
 
 
@@ -107,3 +108,7 @@ class LaunchPlan:
     """Caveats the commands carry (another engine's plan, ...)."""
     gpu_name: str = ""
     """The GPU's board name (the profile's ``name``)."""
+    router: RouterPolicy = DEFAULT_ROUTER
+    """The dispatch policy the model evaluated (``operations.router`` /
+    ``deployment.router``); the emitted routers run the closest they have
+    (:mod:`advisor.core.router_names`)."""

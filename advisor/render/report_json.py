@@ -50,13 +50,14 @@ from advisor.escaping import json_escaped
 
 if TYPE_CHECKING:
     from advisor.render import document as doc_t
+    from advisor.render import document_fields as fields_t
 
 SCHEMA_VERSION: Literal[1] = 1
 """Version of both JSON documents; bumped only when a key is renamed or removed."""
 
 TOOL_NAME: Literal["pd-advisor"] = "pd-advisor"
 
-GATE_CHECKS: tuple[doc_t.GateCheck, ...] = ("slo-achievable", "mode", "preconditions",
+GATE_CHECKS: tuple[fields_t.GateCheck, ...] = ("slo-achievable", "mode", "preconditions",
                                             "deployment-slo", "split")
 """The checks ``check`` runs on each file (one JUnit test case each)."""
 
@@ -120,7 +121,7 @@ def json_text(doc: Any) -> str:
                                    allow_nan=False)) + "\n"
 
 
-def finding_check(finding_id: str) -> doc_t.GateCheck:
+def finding_check(finding_id: str) -> fields_t.GateCheck:
     """The gate check (one of :data:`GATE_CHECKS`) a finding id belongs to."""
     if finding_id == "slo-unmet":
         return "slo-achievable"
@@ -141,6 +142,19 @@ def _closed_loop(phase: TrafficPhase) -> doc_t.ClosedLoop | None:
         "concurrency": loop.concurrency, "equivalent_rate_rps": loop.rate_rps,
         "ttft_ms_p50": loop.ttft_ms, "tpot_ms_p50": loop.tpot_ms, "e2e_s": loop.e2e_s,
         "plan": loop.plan})
+
+
+def _finite_batch(phase: TrafficPhase) -> doc_t.FiniteBatch | None:
+    batch = phase.finite_batch
+    if batch is None:
+        return None
+    return cast("doc_t.FiniteBatch", {  # plan: one of the two architectures
+        "requests": batch.requests, "plan": batch.plan, "plans": [
+            {"plan": f.plan, "makespan_s": f.makespan_s, "throughput_rps": f.throughput_rps,
+             "ttft_ms": dict(zip(("p50", "p95", "p99"), f.ttft_ms, strict=True)),
+             "tpot_ms": dict(zip(("p50", "p95", "p99"), f.tpot_ms, strict=True)),
+             "ttft_ms_at_slo": f.ttft_at_slo_ms, "tpot_ms_at_slo": f.tpot_at_slo_ms}
+            for f in batch.plans]})
 
 
 def _length(dist: LengthDistribution) -> doc_t.Lengths:
@@ -194,7 +208,8 @@ def _inputs(sc: Scenario) -> doc_t.Inputs:
                      "output_tokens": _length(p.output_tokens),
                      "prefix_cache_hit_rate": p.prefix_cache_hit_rate,
                      "concurrency": p.concurrency,
-                     "closed_loop": _closed_loop(p)} for p in sc.phases],
+                     "closed_loop": _closed_loop(p),
+                     "finite_batch": _finite_batch(p)} for p in sc.phases],
         "slo": {"ttft_ms": sc.slo.ttft_ms, "tpot_ms": sc.slo.tpot_ms,
                 "percentile": sc.slo.percentile},
         "autoscaling": sc.autoscaling,
@@ -324,10 +339,15 @@ def _kv(kv: KvTransfer | None) -> doc_t.KvTransfer | None:
             "bytes_per_request_mean": kv.bytes_per_request_mean,
             "bytes_per_request_p95": kv.bytes_per_request_p95,
             "demand_bytes_per_s": kv.demand_bytes_per_s,
+            "offered_demand_bytes_per_s": kv.offered_demand_bytes_per_s,
             "link_bytes_per_s": kv.link_bytes_per_s, "utilization": kv.utilization,
+            "offered_utilization": kv.offered_utilization,
             "transfer_ms": kv.transfer_ms, "serialized_transfer_ms": kv.serialized_transfer_ms,
             "concurrent_transfers": kv.concurrent_transfers, "rate_rps": kv.rate_rps,
-            "at_carried_rate": kv.at_carried_rate}
+            "at_carried_rate": kv.at_carried_rate, "backend": kv.backend, "timing": kv.timing,
+            "request_path": kv.request_path, "second_hop_ms": kv.second_hop_ms or None,
+            "nics_per_node": kv.nics_per_node, "sender_nics": kv.sender_nics,
+            "receiver_nics": kv.receiver_nics}
 
 
 def _variant(v: SplitVariant) -> doc_t.SplitVariant:
@@ -414,7 +434,7 @@ def _policy_files(sc: Scenario) -> list[doc_t.PolicyFile]:
 def _boundary(b: Boundary) -> doc_t.Boundary:
     out: doc_t.Boundary = {
         "key": b.key, "current": b.current, "flips_at": b.flips_at, "direction": b.direction,
-        "kind": b.kind, "to": cast("doc_t.Verdict | None", b.to), "description": b.description}
+        "kind": b.kind, "to": cast("fields_t.Verdict | None", b.to), "description": b.description}
     return out
 
 

@@ -186,7 +186,8 @@ def _diff(c: Compared | None) -> str:
     return f"{c.relative_diff * 100:+.0f} %"
 
 
-def _plan_text(res: SimulationResult) -> str:
+def plan_text(res: SimulationResult) -> str:
+    """The simulated plan in a few words (`8 × TP1, chunk 4,096 tokens`)."""
     p = res.plan
     if isinstance(p, ColocatedSimPlan):
         shape = f"TP{p.tensor_parallel}" + (f"×PP{p.pipeline_stages}" if p.pipeline_stages > 1
@@ -296,7 +297,7 @@ def _summary_table(res: SimulationResult) -> Table:
 def result_renderables(res: SimulationResult) -> list[Any]:
     """The rich renderables of one simulated mode."""
     head = Text.assemble((f"{res.mode}", "bold underline"),
-                         f" — {MODE_TITLES.get(res.mode, res.mode)}: {_plan_text(res)} "
+                         f" — {MODE_TITLES.get(res.mode, res.mode)}: {plan_text(res)} "
                          f"({res.gpus} GPUs)")
     parts: list[Any] = [head]
     for ph in res.phases:

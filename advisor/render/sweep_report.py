@@ -22,13 +22,13 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.core.analysis.sweep import SweepResult
-from advisor.core.verdict.rules import VERDICTS
+from advisor.core.verdict.rules import RULES, VERDICTS, ok_field
 
 SCHEMA_VERSION = 1
 COLUMNS = ("verdict", "deciding_rule", "colocated_goodput_per_gpu",
            "disaggregated_goodput_per_gpu", "gain", "ideal_gain", "rounding_loss", "mix_loss",
            "kv_utilization", "kv_transfer_share_of_ttft", "static_mix_loss",
-           "gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok", "failing", "prefill_gpus",
+           *(ok_field(r.id) for r in RULES), "failing", "prefill_gpus",
            "decode_gpus", "colocated_tensor_parallel", "colocated_instances",
            "colocated_chunk_tokens")
 DEFAULT_MAX_ROWS = 40
@@ -347,7 +347,7 @@ def _point_table(console: Console, result: SweepResult, keep: Sequence[int],
                       _fmt(m["rounding_loss"][idx], "pct"),
                       _fmt(m["kv_utilization"][idx], "pct"),
                       f"{pg:,}:{dg:,}" if pg or dg else "—",
-                      " ".join(SHORT[f] for f in result.failing(idx)) or "—")
+                      " ".join(SHORT.get(f, f) for f in result.failing(idx)) or "—")
         last = i
     console.print(table)
     if len(rows) < len(ax):

@@ -234,6 +234,13 @@ def input_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
                     f"law on the {loop['plan']} plan's median TTFT {n.ms(loop['ttft_ms_p50'])}, "
                     f"TPOT {n.ms(loop['tpot_ms_p50'])}: {n.seconds(loop['e2e_s'])} per "
                     "request)")
+        batch = p.get("finite_batch")
+        if batch is not None:
+            rate = (f"a batch of {n.counted(batch['requests'], 'request')} at once ≙ {rate} ("
+                    + "; ".join(f"{b['plan']}: makespan {n.seconds(b['makespan_s'])}, TTFT "
+                                f"p50/p95 {n.ms(b['ttft_ms']['p50'])}/"
+                                f"{n.ms(b['ttft_ms']['p95'])}, TPOT p50 "
+                                f"{n.ms(b['tpot_ms']['p50'])}" for b in batch["plans"]) + ")")
         cached = p.get("prefix_cache_hit_rate") or 0.0
         hits = f", {n.pct(cached)} of prompt tokens from the prefix cache" if cached else ""
         rows.append((label, f"{share}{rate}, prompt {length_text(p['prompt_tokens'])}, output "

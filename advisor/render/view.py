@@ -22,10 +22,10 @@ if TYPE_CHECKING:
         Colocated,
         Disaggregated,
         PhasePlans,
-        PlanKind,
         Precondition,
         Recommendation,
     )
+    from advisor.render.document_fields import PlanKind
 
 
 class Mark(NamedTuple):
@@ -416,22 +416,42 @@ def _fragility(doc: Recommendation) -> Section | None:
         Items(tuple(out), "dot")), details=True)
 
 
+_TIMING = {"layer-wise": "layer by layer during the prefill pass",
+           "per-chunk": "after each prefill chunk, the last one after the pass",
+           "after-prefill": "after the prefill pass"}
+
+
 def _kv(doc: Recommendation) -> Section | None:
+    """Link and NICs, bytes, carried and offered demand, the exposed transfer as the engine's
+    connector moves it, and the router's second hop."""
     kv = doc["kv_transfer"]
     if kv is None:
         return None
-    at = (f" at the {n.rps(kv['rate_rps'])} the split carries" if kv["at_carried_rate"] else "")
-    rows = (("link", f"{kv['link_id']}, {n.gb_per_s(kv['link_bytes_per_s'])} usable from the "
-                     "prefill GPUs"),
+    demand = f"{n.gb_per_s(kv['demand_bytes_per_s'])} = {n.pct(kv['utilization'])} of the link"
+    if kv["at_carried_rate"]:
+        demand += (f" at the {n.rps(kv['rate_rps'])} the split carries; the workload offers "
+                   f"{n.gb_per_s(kv['offered_demand_bytes_per_s'])} = "
+                   f"{n.pct(kv['offered_utilization'])}")
+    nics = min(kv["sender_nics"], kv["receiver_nics"])
+    reshard = ("" if kv["sender_nics"] == kv["receiver_nics"] else
+               f" (the narrower of {n.num(kv['sender_nics'])} sending and "
+               f"{n.num(kv['receiver_nics'])} receiving)")
+    hop = (f"the router sends the request to decode after the prefill answered: its front end "
+           f"adds {n.ms(kv['second_hop_ms'])} to the TTFT" if kv["request_path"] == "sequential"
+           else "the router sends the request to both pools at once (no second hop)")
+    rows = (("link", f"{kv['link_id']}, {n.num(kv['nics_per_node'])} ports per node, "
+                     f"{n.gb_per_s(kv['link_bytes_per_s'])} usable from the prefill GPUs"),
             ("per request", f"{n.megabytes(kv['bytes_per_request_mean'])} mean, "
                             f"{n.megabytes(kv['bytes_per_request_p95'])} p95 "
                             f"({n.kilobytes(kv['bytes_per_token'])} per token)"),
-            ("demand", f"{n.gb_per_s(kv['demand_bytes_per_s'])}{at} = "
-                       f"{n.pct(kv['utilization'])} of the link"),
-            ("transfer", f"{n.ms(kv['transfer_ms'])} exposed for a p95 prompt "
-                         f"({n.ms(kv['serialized_transfer_ms'])} without layer overlap); "
-                         f"{n.counted(kv['concurrent_transfers'], 'KV transfer')} in flight on "
-                         "average"))
+            ("demand", demand),
+            ("transfer", f"{n.ms(kv['transfer_ms'])} exposed for a p95 prompt over "
+                         f"{n.counted(nics, 'port')}{reshard}: "
+                         f"{kv['backend'] or 'the connector'} moves the KV "
+                         f"{_TIMING[kv['timing']]} ({n.ms(kv['serialized_transfer_ms'])} "
+                         f"serialized); {n.counted(kv['concurrent_transfers'], 'KV transfer')} "
+                         "in flight on average"),
+            ("router", hop))
     return Section("kv-transfer", "KV transfer", (Pairs(rows),), details=True)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from advisor.core.calibration import BenchmarkRun, CalibrationResult
+    from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
     from advisor.core.instance import Instance
     from advisor.core.scenario import Scenario
     from advisor.loading.bench_results import RunProvenance
@@ -81,12 +81,58 @@ def gpu_matches(recorded: str, scenario: Scenario) -> bool:
     return not models or bool(models & (_gpu_models(gpu.id) | _gpu_models(gpu.name)))
 
 
+def served_model_note(records: Sequence[RunProvenance], config_name: str | None,
+                      config_file: str | None) -> tuple[bool, str]:
+    """Whether the workload's model has a name the files can be checked against, and what
+    was assumed. A model read from a ``config.json`` is named by its ``_name_or_path``
+    (``config_name``); without one its folder names nothing, so the model the result files
+    record is taken as the one served (when they agree), and said so."""
+    if config_file is None or config_name is not None:
+        return True, ""
+    named = sorted({r.model for r in records if r.model})
+    if len(named) == 1:
+        return False, (f"the model: {config_file} has no _name_or_path, so its folder names "
+                       f"nothing; the result files record '{named[0]}', taken as the model "
+                       "served (its architecture is the config's)")
+    return False, (f"the model: {config_file} has no _name_or_path and the result files "
+                   + ("record none" if not named else "record several: " + ", ".join(named))
+                   + "; the runs are taken to serve the config's model")
+
+
+def instances_from(records: Sequence[RunProvenance], given: int | None
+                   ) -> tuple[int, str, list[str]]:
+    """(instances behind the endpoint, the assumption in words, problems): ``given``
+    (``--instances``), else the replicas the files record (llm-d report, or llm-d automation
+    keys), else 1 — said so."""
+    recorded = sorted({r.replicas for r in records if r.replicas})
+    problems = [f"{r.label}: the run had separate prefill and decode replicas; calibrate fits "
+                "one colocated pool (calibrate the decode side from a colocated run)"
+                for r in records if r.disaggregated]
+    if given is not None:
+        for r in records:
+            if r.replicas and r.replicas != given:
+                problems.append(f"{r.label}: the file records {r.replicas} replicas, but "
+                                f"--instances says {given}")
+        return given, f"{given} instance{'s' * (given != 1)} (--instances)", problems
+    if len(recorded) == 1:
+        files = ", ".join(r.label for r in records if r.replicas)
+        return recorded[0], f"{recorded[0]} instances (recorded in {files})", problems
+    if len(recorded) > 1:
+        problems.append("the files record different replica counts ("
+                        + ", ".join(str(x) for x in recorded) + "); calibrate each "
+                        "deployment separately or pass --instances")
+        return recorded[0], "", problems
+    return 1, ("1 instance behind the endpoint (assumed: the files do not say; pass "
+               "--instances N for N replicas behind a router)"), problems
+
+
 def provenance_mismatches(scenario: Scenario, records: Sequence[RunProvenance],
-                          workload: str, tensor_parallel: int | None, instances: int
-                          ) -> tuple[list[str], int | None]:
+                          workload: str, tensor_parallel: int | None, instances: int,
+                          model_named: bool = True) -> tuple[list[str], int | None]:
     """Every difference between what the result files record and the workload (one message
     per file and key, naming both sides), and the TP to fit at when only the files give one.
-    ``tensor_parallel`` is the TP given, else the deployment's (None: neither)."""
+    ``tensor_parallel`` is the TP given, else the deployment's (None: neither);
+    ``model_named`` False: the workload's model has no name to compare (``served_model_note``)."""
     problems: list[str] = []
     engine = scenario.engine.name
     model = scenario.model
@@ -99,7 +145,7 @@ def provenance_mismatches(scenario: Scenario, records: Sequence[RunProvenance],
                         + ", ".join(f"TP{tp}" for tp in recorded_tps) + "); calibrate each "
                         "TP separately or pass --tensor-parallel")
     for r in records:
-        if r.model is not None and not model_matches(r.model, scenario):
+        if model_named and r.model is not None and not model_matches(r.model, scenario):
             problems.append(f"{r.label}: the run served model '{r.model}', but {workload} "
                             f"serves '{model.id}' ({model.name})")
         if r.engine is not None and r.engine != engine:
@@ -128,6 +174,75 @@ def physical_problems(result: CalibrationResult, kept: dict[str, float]) -> list
             for name, value in kept.items()
             if name in result.fitted_fields and not name.endswith("_s")
             and value >= top * 0.999]
+
+
+def file_of(label: str) -> str:
+    """The file a run label names (``a.json``, ``a.jsonl#3`` and ``a.json[2]`` → ``a…``)."""
+    return re.sub(r"(#\d+|\[\d+\])$", "", label)
+
+
+def file_of_runs(runs: Sequence[BenchmarkRun]) -> list[str]:
+    """The files of ``runs``, in order."""
+    return list(dict.fromkeys(file_of(r.label) for r in runs))
+
+
+def _rms(values: list[float]) -> float:
+    import math
+
+    return math.sqrt(sum(v * v for v in values) / len(values)) if values else 0.0
+
+
+def file_errors(result: CalibrationResult) -> dict[str, tuple[float, float]]:
+    """Per file: (RMS log error before, after) over its runs' compared metrics."""
+    from advisor.core.calibration import run_residuals
+
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    for run, before, after in zip(result.runs, result.predictions_before,
+                                  result.predictions_after, strict=True):
+        b, a = out.setdefault(file_of(run.label), ([], []))
+        rb, ra = run_residuals(run, before), run_residuals(run, after)
+        keep = [i for i in range(len(rb)) if rb[i] != 0.0 or ra[i] != 0.0]
+        b += [rb[i] for i in keep]
+        a += [ra[i] for i in keep]
+    return {f: (_rms(b), _rms(a)) for f, (b, a) in out.items()}
+
+
+def files_made_worse(result: CalibrationResult, tolerance: float = 0.005) -> list[str]:
+    """Files whose RMS log error the fit raised by more than ``tolerance`` (0.5 points)."""
+    return [f"{name}: RMS log error {b * 100:.1f} % → {a * 100:.1f} %"
+            for name, (b, a) in file_errors(result).items() if a > b + tolerance]
+
+
+def disagreeing_file(instance: Instance, runs: Sequence[BenchmarkRun], budget: int,
+                     memory_fraction: float, instances: int, full: CalibrationResult
+                     ) -> Disagreement:
+    """The file the refused fit leaves worst, and the fit of the others without it: when
+    that fit (on at least two files) is within the physical bounds and lowers every file's
+    residual, the others agree and this file is the one that disagrees (``accepted``)."""
+    from advisor.core.calibration import (
+        fit_efficiency,
+        kv_tokens_for,
+        max_sequences_for,
+        predict_run,
+        with_factors,
+    )
+
+    errors = file_errors(full)
+    name = max(errors, key=lambda f: errors[f][1])
+    rest = [r for r in runs if file_of(r.label) != name]
+    mine = tuple(r for r in runs if file_of(r.label) == name)
+    others = tuple(file_of_runs(rest))
+    fit = fit_efficiency(instance, rest, budget, memory_fraction, instances)
+    kept = {f: getattr(fit.after, f) for f in fit.fitted_fields if fit.constrained[f]}
+    problems = physical_problems(fit, kept) + files_made_worse(fit)
+    inst = with_factors(instance, fit.after)
+    preds = tuple(predict_run(inst, r, budget, max_sequences_for(instance, r, memory_fraction),
+                              instances, kv_tokens_for(instance, r, memory_fraction))
+                  for r in mine)
+    full_preds = tuple(p for r, p in zip(full.runs, full.predictions_after, strict=True)
+                       if file_of(r.label) == name)
+    return Disagreement(name, others, fit, preds, mine, len(others) >= 2 and not problems,
+                        tuple(problems), full_preds)
 
 
 def serving_instance(scenario: Scenario, runs: Sequence[BenchmarkRun],
@@ -196,6 +311,33 @@ class Calibration:
     """The calibration overlay YAML (empty when nothing is written)."""
     impossible: list[str] = dataclasses.field(default_factory=list)
     """Fitted factors outside physical bounds (then ``overlay`` is empty: refused)."""
+    worse: list[str] = dataclasses.field(default_factory=list)
+    """Files whose residual the fit raised (then refused too)."""
+    disagreement: Disagreement | None = None
+    """The file that disagrees with the others, when one does."""
+
+    @property
+    def refused(self) -> bool:
+        """Whether the fit was refused (nothing written)."""
+        return bool(self.impossible or self.worse)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """The file a refused fit misses most, and the fit of the other files without it."""
+
+    file: str
+    others: tuple[str, ...]
+    result: CalibrationResult
+    """The fit without it (its own runs predicted at those factors: ``predictions``)."""
+    predictions: tuple[RunPrediction, ...]
+    runs: tuple[BenchmarkRun, ...]
+    accepted: bool
+    """The others (two files or more) fit within the bounds without it: it disagrees."""
+    problems: tuple[str, ...]
+    """Why the fit without it is refused too (when not ``accepted``)."""
+    full_predictions: tuple[RunPrediction, ...]
+    """Its runs at the refused fit of every file."""
 
 
 def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[Path],
@@ -220,8 +362,11 @@ def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[
         kept["kv_bandwidth_efficiency"] = result.after.kv_bandwidth_efficiency
     dropped = [f for f in result.fitted_fields if not result.constrained[f]]
     impossible = physical_problems(result, kept)
-    if impossible:
-        return Calibration(inst, budget, result, kept, dropped, "", impossible)
+    worse = files_made_worse(result)
+    if impossible or worse:
+        found = disagreeing_file(inst, runs, budget, scenario.policy.memory_fraction, instances,
+                                 result) if len(file_of_runs(runs)) > 1 else None
+        return Calibration(inst, budget, result, kept, dropped, "", impossible, worse, found)
     overlay = ""
     if kept:
         names = ", ".join(p.name for p in files[:4]) + (", ..." if len(files) > 4 else "")

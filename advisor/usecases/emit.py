@@ -68,10 +68,7 @@ def emit_text(report: Mapping[str, Any], emit: Emit, model_ref: Any, workload: P
     from advisor.render import k8s_operators as ko
 
     if emit is Emit.dynamo:
-        from advisor.render.engine_flags import stage_policy
-
-        decode = next(p for p in plan.pools if p.role in ("decode", "colocated"))
-        return ko.render_dynamo(plan, stage_policy("power_of_two", decode.instances))
+        return ko.render_dynamo(plan)
     if emit is Emit.kserve:
         return ko.render_kserve(plan)
     return ko.render_llmd(plan)

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.memory import build_instance, launch_memory_problem, longest_sequence_tokens
+from advisor.core.scenario import DEFAULT_ROUTER, ROUTER_POLICIES, RouterPolicy
 from advisor.escaping import path_argument
 from advisor.loading.model_ids import HF_IDS, looks_like_repo_id
 from advisor.render.ep_flags import per_rank
@@ -204,7 +205,14 @@ def plan_launch(report: Mapping[str, Any], engine: EmitEngine | str, memory: Lau
         nodes=len({node for s in slots for node in s.nodes}),
         kv_link=kv.get("link_id") if chosen == "disaggregated" else None,
         slo_met=bool(report.get("slo_met", True)), warnings=warnings,
-        notes=_engine_notes(inputs, engine, memory), gpu_name=memory.gpu.name)
+        notes=_engine_notes(inputs, engine, memory), gpu_name=memory.gpu.name,
+        router=_router(inputs))
+
+
+def _router(inputs: Mapping[str, Any]) -> RouterPolicy:
+    """The dispatch policy the report's model evaluated (``inputs.router``)."""
+    value = inputs.get("router", DEFAULT_ROUTER)
+    return value if value in ROUTER_POLICIES else DEFAULT_ROUTER
 
 
 def _engine_notes(inputs: Mapping[str, Any], engine: EmitEngine,

@@ -107,6 +107,19 @@ CASES: dict[str, list[str]] = {
         ("6:9: error: cluster.gpus: 16 GPUs span 2 nodes of 8, but cluster.inter_node is not "
         "set; name the per-GPU NIC (e.g. ib-ndr-400) or use at most 8 GPUs"),
     ],
+    "nics-per-node.yaml": [
+        ("7:18: error: cluster.nics_per_node: counts the NICs of cluster.inter_node, which is "
+         "not set; name the inter-node link (e.g. eth-25) or drop nics_per_node"),
+    ],
+    "nics-per-node-range.yaml": [
+        "8:18: error: cluster.nics_per_node: must be greater than or equal to 1, got 0 (integer)",
+    ],
+    "different-tp-unsupported.yaml": [
+        ("18:27: error: deployment.decode_tensor_parallel: 4 differs from the prefill pool's "
+         "TP 2, which vLLM V0 engine (vllm-v0, >=0.4,<0.8) cannot transfer KV between (its "
+         "profile's supports.different_tp_across_pools is false); use the same TP on both "
+         "pools"),
+    ],
     "deployment-too-big.yaml": [
         ("14:17: error: deployment.prefill_gpus: prefill_gpus + decode_gpus = 24 exceeds "
         "cluster.gpus (16)"),

@@ -284,18 +284,19 @@ def test_profile_override_outside_the_physical_range(run_cli: Any, tmp_path: Pat
 
 
 def test_overlay_with_an_impossible_factor_is_refused(run_cli: Any, tmp_path: Path) -> None:
-    """A calibration overlay whose per-step overhead is 10**9 s was accepted."""
+    """A calibration overlay whose per-request overhead is 10**9 s was accepted (the fit
+    writes only the factors the runs constrain; these runs constrain the per-request one)."""
     overlay = tmp_path / "cal.yaml"
     run_cli("calibrate", BENCH, APPENDED, "-w", BENCH_WORKLOAD, "-o", overlay, exit_code=0)
     text = overlay.read_text(encoding="utf-8")
     lines = text.splitlines()
-    row = next(i for i, line in enumerate(lines) if line.strip() == "step_overhead_s:") + 1
+    row = next(i for i, line in enumerate(lines) if line.strip() == "request_overhead_s:") + 1
     lines[row] = "    value: 1.0e+9"
     overlay.write_text("\n".join(lines) + "\n", encoding="utf-8")
     workload = _workload(tmp_path, **{"operations:": "calibration: cal.yaml\noperations:"})
     result = run_cli("validate", workload, exit_code=2)
-    assert (f"{overlay}:{row + 1}:5: error: efficiency.step_overhead_s.value: Input should be "
-            "less than or equal to 10") in result.stderr, result.stderr
+    assert (f"{overlay}:{row + 1}:5: error: efficiency.request_overhead_s.value: Input should "
+            "be less than or equal to 10") in result.stderr, result.stderr
 
 
 def test_symlink_loop_in_a_profile_directory(run_cli: Any, tmp_path: Path) -> None:

@@ -19,20 +19,26 @@ EPS = {"cluster.inter_node.bandwidth_scale": 5e-3, "traffic.rate_rps": 1e-4,
        "policy.min_disagg_gain": 1e-6}
 
 
+def _eth25_per_gpu(sc: Scenario) -> Scenario:
+    """The prefill-heavy fleet on 25 GbE with one port per GPU (8 per node, not the profile's
+    one per node) and a layer-wise connector (its exposed transfer stays short): a slow link
+    whose utilisation alone decides, near its limit."""
+    sc = apply_value(sc, "cluster.inter_node", catalog().link("eth-25"))
+    engine = replace(sc.engine, kv_transfer=replace(sc.engine.kv_transfer, timing="layer-wise"))
+    return replace(sc, cluster=replace(sc.cluster, nics_per_node=8), engine=engine)
+
+
 def _variants() -> dict[str, Scenario]:
     heavy = scenario(PREFILL_HEAVY)
     return {
         "prefill-heavy": heavy,
         "prefill-heavy-100-gpus": apply_value(heavy, "cluster.gpus", 100),
         # a slow link at a higher rate: only the KV link stands in the way
-        "prefill-heavy-eth-25": apply_value(
-            apply_value(heavy, "cluster.inter_node", catalog().link("eth-25")),
-            "traffic.rate_rps", 800.0),
+        "prefill-heavy-eth-25": apply_value(_eth25_per_gpu(heavy), "traffic.rate_rps", 800.0),
         # the same below the KV-link boundary: a rate increase (carried by the split) makes
         # the link fail (#14: beyond the split's goodput the KV is judged at what it carries)
-        "prefill-heavy-eth-25-400": apply_value(
-            apply_value(heavy, "cluster.inter_node", catalog().link("eth-25")),
-            "traffic.rate_rps", 400.0),
+        "prefill-heavy-eth-25-400": apply_value(_eth25_per_gpu(heavy), "traffic.rate_rps",
+                                                400.0),
         "bursty": scenario(EXAMPLES / "bursty-32b-16gpu.yaml"),
         "day-night": scenario(EXAMPLES / "day-night-shift.yaml"),
     }

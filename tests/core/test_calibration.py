@@ -28,6 +28,13 @@ GOAL_MEDIAN_ERROR = 0.15
 
 Row = tuple[Point, float, float]
 
+FAMILY_BASELINE: dict[str, tuple[float, float]] = {
+    "sglang": (14 / 24, 0.182), "sglang-0.3": (1.0, 0.041), "trtllm": (36 / 40, 0.064),
+    "trtllm-legacy": (1.0, 0.023), "vllm": (40 / 50, 0.064), "vllm-v0": (1.0, 0.129),
+}
+"""Per engine family (profile): share within ±25 % and median |error| of the table on main
+ca772fa, before #30 (``pytest -s`` prints the current ones). No family may do worse (#30)."""
+
 
 @pytest.fixture(scope="module")
 def ctx() -> Context:
@@ -58,6 +65,8 @@ def test_print_calibration_table(table: list[Row]) -> None:
               f"{point.published:>10.1f} {err:>+8.1%}  {status}  {point.source}")
     for era in ("2025-26", "2023-24"):
         print(f"era {era}: {_summary([r for r in table if r[0].era == era])}")
+    for family in sorted(FAMILY_BASELINE):
+        print(f"family {family}: {_summary([r for r in table if r[0].engine == family])}")
     print(f"whole table: {_summary(table)}")
     print("documented misses:")
     for point_id, cause in MISSES.items():
@@ -74,6 +83,18 @@ def test_whole_table_meets_the_goal(table: list[Row]) -> None:
     median = statistics.median(abs(e) for *_, e in table)
     assert share >= GOAL_SHARE_WITHIN, _summary(table)
     assert median <= GOAL_MEDIAN_ERROR, _summary(table)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_BASELINE))
+def test_no_engine_family_is_worse_than_before(family: str, table: list[Row]) -> None:
+    """Each family keeps at least its share within ±25 % and at most its median |error| of
+    before #30 (rounded to the 0.1 % the table prints)."""
+    rows = [r for r in table if r[0].engine == family]
+    share = sum(abs(e) <= TOLERANCE for *_, e in rows) / len(rows)
+    median = statistics.median(abs(e) for *_, e in rows)
+    base_share, base_median = FAMILY_BASELINE[family]
+    assert share >= base_share - 1e-9, (family, _summary(rows))
+    assert round(median, 3) <= base_median, (family, _summary(rows))
 
 
 def test_point_ids_are_unique_and_misses_exist() -> None:

@@ -38,7 +38,7 @@ WORKLOAD = DATA / "workloads" / "llama-8b-h100.yaml"
 BUDGET = 8192  # vLLM's default on an 80 GB H100 (docs/sources.md#engines); the workload pins none
 
 TRUE = {"prefill_compute_efficiency_bf16": 0.42, "decode_bandwidth_efficiency": 0.71,
-        "step_overhead_s": 0.0042}
+        "step_overhead_s": 0.0042, "request_overhead_s": 0.012}
 """The factors the synthetic results are generated from (the fit starts from the h100-sxm
 profile's vLLM factors, which differ from these)."""
 
@@ -154,7 +154,9 @@ def test_fit_recovers_known_factors(instance: Instance) -> None:
     for field, value in TRUE.items():
         # the weight-streaming efficiency and the fixed step cost are told apart only through
         # the KV reads that move with the former (#15): a shallow valley, found within 2 %
-        assert getattr(result.after, field) == pytest.approx(value, rel=0.02)
+        # (3 % for the step cost since the per-request overhead is fitted too, #31)
+        tolerance = 0.03 if field == "step_overhead_s" else 0.02
+        assert getattr(result.after, field) == pytest.approx(value, rel=tolerance)
         assert result.constrained[field]
     assert result.rms_log_error_before > 0.1
     assert result.rms_log_error_after < 0.005
@@ -499,7 +501,8 @@ def test_recommend_shows_the_active_overlay(synthetic_files: list[Path], tmp_pat
         assert calibration["factors"][field] == pytest.approx(value, rel=0.05)
     table = run_cli("recommend", workload, exit_code=0).stdout
     assert "calibration" in table and "cal.yaml: prefill compute efficiency bf16" in table
-    assert "fitted on llama-3.1-8b, vllm, h100-sxm, TP1, bf16; 2 benchmark files" in table
+    flat = " ".join(table.split())  # the line wraps with the fourth factor (#31)
+    assert "fitted on llama-3.1-8b, vllm, h100-sxm, TP1, bf16; 2 benchmark files" in flat
     markdown = run_cli("recommend", workload, "-f", "markdown", exit_code=0).stdout
     assert "| calibration | cal.yaml:" in markdown
     html = run_cli("recommend", workload, "-f", "html", exit_code=0).stdout

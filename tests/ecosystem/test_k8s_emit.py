@@ -24,7 +24,7 @@ from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.manifest_plan import gpu_profile_for_label
 from advisor.loading.manifests import ManifestRef, read_manifest
 from advisor.render import k8s_operators as ko
-from advisor.render.engine_flags import server_flags, stage_policy
+from advisor.render.engine_flags import server_flags
 from advisor.render.ep_flags import per_rank
 from advisor.render.formats import EmitEngine
 from advisor.render.k8s_lws import render_lws
@@ -62,8 +62,7 @@ def _emit(kind: str, plan: LaunchPlan) -> str:
     if kind == "lws":
         return render_lws(plan)
     if kind == "dynamo":
-        decode = next(p for p in plan.pools if p.role in ("decode", "colocated"))
-        return ko.render_dynamo(plan, stage_policy("power_of_two", decode.instances))
+        return ko.render_dynamo(plan)
     if kind == "kserve":
         return ko.render_kserve(plan)
     return ko.render_llmd(plan)

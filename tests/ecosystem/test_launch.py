@@ -427,4 +427,30 @@ def test_another_engines_plan_says_so() -> None:
     report["inputs"]["engine"] = "trtllm"
     text = _comments(launch_commands(report, "vllm"))
     assert "NOTE: The workload runs trtllm; these are vllm flags." in text
-    assert "NOTE" not in _comments(launch_commands(_report(), "vllm"))
+    assert "NOTE: The workload runs" not in _comments(launch_commands(_report(), "vllm"))
+
+
+@pytest.mark.parametrize(("router", "colocated", "prefill", "decode"), [
+    # the model's policy -> the vLLM Router's: colocated pool of 4, prefill 3, decode 1
+    ("least-loaded", "power_of_two", "cache_aware", "round_robin"),
+    ("round-robin", "round_robin", "round_robin", "round_robin"),
+    ("random", "random", "random", "random"),
+    ("power-of-two", "power_of_two", "power_of_two", "round_robin"),
+])
+def test_the_router_runs_the_policy_the_model_evaluated(router: str, colocated: str,
+                                                        prefill: str, decode: str) -> None:
+    """#27 / #32: the emitted router runs the workload's ``operations.router`` (the report's
+    ``inputs.router``), its closest policy where the router has no such one (said in a
+    NOTE), round_robin on a one-worker stage (power_of_two needs two)."""
+    report = _report()
+    report["inputs"]["router"] = router
+    lines = launch_commands(report, "vllm")
+    [r] = [c for c in _commands(lines) if c[0] == "vllm-router"]
+    assert _flag(r, "--policy") == colocated
+    disagg = launch_commands(report, "vllm", mode="disaggregated")
+    [r] = [c for c in _commands(disagg) if c[0] == "vllm-router"]
+    assert (_flag(r, "--prefill-policy"), _flag(r, "--decode-policy")) == (prefill, decode)
+    note = "NOTE: Router: the model evaluated least-loaded dispatch"
+    assert (note in _comments(lines)) == (router == "least-loaded")
+    if router != "least-loaded":
+        assert "NOTE: Router" not in _comments(lines) + _comments(disagg)

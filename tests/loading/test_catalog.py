@@ -190,11 +190,25 @@ def test_ridge_points_match_hardware_table(catalog: ProfileCatalog, gpu_id: str,
     ("nvlink3", 300), ("nvlink4", 450), ("nvlink5", 900), ("pcie4", 32), ("pcie5", 64),
     ("pcie6", 128), ("ib-hdr-200", 25), ("ib-ndr-400", 50), ("ib-xdr-800", 100),
     ("roce-100", 12.5), ("roce-200", 25), ("roce-400", 50), ("eth-25", 3.125),
-    ("eth-100", 12.5), ("efa-p4d", 6.25), ("efa-p5", 50), ("infinity-fabric", 64),
+    ("eth-100", 12.5), ("efa-p4d", 12.5), ("efa-p5", 12.5), ("infinity-fabric", 64),
 ])
 def test_link_bandwidth_is_per_direction_bytes(catalog: ProfileCatalog, link_id: str,
                                                gb_per_s: float) -> None:
     assert catalog.link(link_id).bandwidth_bytes_per_s == pytest.approx(gb_per_s * 1e9)
+
+
+@pytest.mark.parametrize(("link_id", "per_node", "node_gb_per_s"), [
+    ("ib-ndr-400", 8, 400), ("roce-400", 8, 400), ("ib-xdr-800", 8, 800),
+    ("eth-25", 1, 3.125),           # DistServe's testbed: one 25 Gb/s link per node
+    ("eth-100", 1, 12.5), ("efa-p4d", 4, 50), ("efa-p5", 32, 400),
+])
+def test_nics_per_node_defaults(catalog: ProfileCatalog, link_id: str, per_node: int,
+                                node_gb_per_s: float) -> None:
+    """One NIC per GPU for the rail-optimised RDMA fabrics, per node for plain Ethernet; the
+    EFA profiles keep their per-node totals (AWS: 4 x 100G on p4d, 32 x 100G on p5)."""
+    link = catalog.link(link_id)
+    assert link.default_nics_per_node(8) == per_node
+    assert per_node * link.bandwidth_bytes_per_s == pytest.approx(node_gb_per_s * 1e9)
 
 
 def test_link_efficiencies(catalog: ProfileCatalog) -> None:

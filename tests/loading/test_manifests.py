@@ -183,7 +183,9 @@ def test_deployment_keys_point_at_the_manifest_lines() -> None:
     deployment = as_deployment(_read("llama70b-dgd.yaml", DATA))
     assert deployment.data == {"mode": "disaggregated", "prefill_gpus": 24,
                                "prefill_tensor_parallel": 2, "decode_gpus": 8,
-                               "decode_tensor_parallel": 2, "max_model_len": 17000}
+                               "decode_tensor_parallel": 2, "max_model_len": 17000,
+                               "router": "round-robin"}
+    assert deployment.where["deployment.router"].line == 19  # --router-mode round-robin
     assert deployment.where["deployment.prefill_gpus"].line == 22  # prefill replicas:
     assert deployment.where["deployment.decode_gpus"].line == 49
 
@@ -244,3 +246,32 @@ def test_limits_a_command_line_leaves_to_the_engine_are_named() -> None:
     assert "--max-num-batched-tokens" in named["VllmPrefillWorker engine limits"].why
     assert "VllmDecodeWorker KV connector" in named
     assert "VllmPrefillWorker KV connector" not in named  # it gives --kv-transfer-config
+
+
+
+@pytest.mark.parametrize(("mode", "policy", "note"), [
+    ("round-robin", "round-robin", None),
+    ("random", "random", None),
+    ("kv", "least-loaded", "prefix-affinity"),
+    ("direct", None, "client pick"),
+])
+def test_the_routers_policy_is_the_deployments_router(tmp_path: Path, mode: str,
+                                                      policy: str | None,
+                                                      note: str | None) -> None:
+    """#32 / #27: the router policy a manifest runs is the one the gate evaluates
+    (``deployment.router``, located at the router's flag); a policy the model approximates or
+    cannot represent is named as a gap at that line (and the workload's router stays)."""
+    text = (DATA / "llama70b-dgd.yaml").read_text(encoding="utf-8")
+    assert "args: [--router-mode, round-robin]" in text
+    (tmp_path / "m.yaml").write_text(text.replace("--router-mode, round-robin",
+                                                  f"--router-mode, {mode}"), encoding="utf-8")
+    deployment = as_deployment(_read("m.yaml", tmp_path))
+    assert deployment.data.get("router") == policy
+    gaps = [g for g in deployment.notes if g.what == "router policy"]
+    if note is None:
+        assert not gaps
+    else:
+        [gap] = gaps
+        assert note in gap.why and gap.where.line == 19
+    if policy is not None:
+        assert deployment.where["deployment.router"].line == 19

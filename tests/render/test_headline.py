@@ -30,7 +30,7 @@ def test_a_failed_precondition_is_named_with_its_measured_value() -> None:
     assert doc["deciding_rule"] == "traffic-mix"
     assert doc["headline_reason"].startswith("traffic-mix fails")
     assert deciding_reason(doc) == "traffic-mix fails (20% measured, limit 10%)"
-    assert headline(doc).gain == "disaggregation loses 23% (needs a gain ≥ 10%)"
+    assert headline(doc).gain == "disaggregation loses 24% (needs a gain ≥ 10%)"
 
 
 def test_unbounded_and_missing_gain() -> None:

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from advisor.core.disaggregated import kv_path, request_path_s
 from advisor.core.distributions import LengthDistribution
 from advisor.core.kv_transfer import transfer_seconds
 from advisor.core.simulate import (
@@ -64,9 +65,10 @@ def test_isolated_requests_disaggregated() -> None:
     pre, dec = dep.pools
     t_pre = float(pre.instance.prefill_time_s(PROMPT))
     assert dep.link is not None
-    exposed, _ = transfer_seconds(PROMPT * pre.instance.kv_bytes_per_token_wire, dep.link,
-                                  pre.instance.gpus, t_pre, pre.instance.model.num_layers)
-    ttft = (t_pre + float(exposed) + pre.instance.efficiency.request_overhead_s) * 1000
+    path = kv_path(dep.link, pre.instance, dec.instance)
+    exposed, _ = transfer_seconds(PROMPT * path.bytes_per_token, dep.link, path.nics, t_pre,
+                                  pre.instance.model.num_layers, layer_wise=path.layer_wise)
+    ttft = (t_pre + float(exposed) + request_path_s(pre.instance)) * 1000
     tpot = float(dec.instance.decode_step_s(1, PROMPT + 1 + (OUTPUT - 2) / 2)) * 1000
     assert res.overall.ttft_ms[1].simulated == pytest.approx(ttft, rel=5e-3)
     assert res.overall.tpot_ms[1].simulated == pytest.approx(tpot, rel=2e-3)
@@ -78,7 +80,7 @@ def test_prefill_queue_is_md1() -> None:
     sc = _fixed("s07-32b-short-light", rate=1.0, burstiness=1.0, output=1)
     plan = DisaggregatedSimPlan(2, 1, 1, 2, 1, 1, prefill_batch_tokens=PROMPT)
     dep = build_deployment(sc, "disaggregated", plan)
-    pre, _dec = dep.pools
+    pre, dec = dep.pools
     service = float(pre.instance.prefill_time_s(PROMPT))
     rho = 0.7
     sc = _fixed("s07-32b-short-light", rate=rho / service, burstiness=1.0, output=1)
@@ -86,9 +88,11 @@ def test_prefill_queue_is_md1() -> None:
     trace = draw_trace(sc.phases, 40_000, 11)
     raw = raw_run(sc, "disaggregated", plan, trace)
     assert dep.link is not None
-    exposed, _ = transfer_seconds(PROMPT * pre.instance.kv_bytes_per_token_wire, dep.link,
-                                  pre.instance.gpus, service, pre.instance.model.num_layers)
-    wait = (raw.first_token_s - trace.arrival_s) - service - float(exposed)
+    path = kv_path(dep.link, pre.instance, dec.instance)
+    exposed, _ = transfer_seconds(PROMPT * path.bytes_per_token, dep.link, path.nics, service,
+                                  pre.instance.model.num_layers, layer_wise=path.layer_wise)
+    hop = request_path_s(pre.instance) - pre.instance.efficiency.request_overhead_s
+    wait = (raw.first_token_s - trace.arrival_s) - service - float(exposed) - hop
     wait = wait[2000:]
     md1 = rho / (2 * (1 - rho)) * service
     assert float(wait.mean()) == pytest.approx(md1, rel=0.08)

@@ -150,4 +150,4 @@ def test_plot_is_a_png_of_the_expected_size(run_cli: RunCli, tmp_path: Path, gri
         args += ["--vary", "traffic.rate_rps=50:5000:log:6"]
     result = run_cli("sweep", PREFILL_HEAVY, *args, "--plot", png, exit_code=0)
     assert f"wrote {png}" in result.stderr
-    assert _png_size(png) == PIXELS == (1000, 600)
+    assert _png_size(png) == PIXELS == (1000, 700)

@@ -132,3 +132,78 @@ def write(planted: Planted, fmt: str, path: Path) -> Path:
     else:
         raise ValueError(fmt)
     return path
+
+
+# ------------------------------------------------------------------ idle, ticks, populations
+def gamma_times(rng: np.random.Generator, rate: float, cv: float, n: int,
+                start: float = 0.0) -> np.ndarray:
+    """``n`` arrival times after ``start`` with gamma gaps of mean 1/rate and CV ``cv``."""
+    shape = 1.0 / (cv * cv)
+    return start + np.cumsum(rng.gamma(shape, 1.0 / (shape * rate), n))
+
+
+def lognormal_lengths(rng: np.random.Generator, mean: float, sigma: float,
+                      n: int) -> np.ndarray:
+    """Whole-token lognormal lengths of the given mean (before rounding) and σ."""
+    return np.maximum(1, np.rint(rng.lognormal(np.log(mean) - sigma**2 / 2, sigma, n))
+                      ).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class IdleLog:
+    arrival_s: np.ndarray
+    prompt: np.ndarray
+    output: np.ndarray
+    idle_s: np.ndarray
+    """The planted idle gaps."""
+    rate_rps: float
+    cv: float
+
+
+def make_idle(seed: int, rate: float = 5.0, cv: float = 1.5, busy_periods: int = 13,
+              idle_range_s: tuple[float, float] = (60.0, 217.0)) -> IdleLog:
+    """Busy periods of 100–300 s (gamma gaps at ``rate``, CV ``cv``) separated by idle gaps
+    drawn uniformly in ``idle_range_s`` (the shape of issue #31's Azure code trace: 12 idle
+    gaps of 60–217 s)."""
+    rng = np.random.default_rng(seed)
+    idle = rng.uniform(*idle_range_s, busy_periods - 1)
+    parts, start = [], 0.0
+    for i in range(busy_periods):
+        n = int(rate * rng.uniform(100.0, 300.0))
+        t = gamma_times(rng, rate, cv, n, start)
+        parts.append(t)
+        start = float(t[-1]) + (float(idle[i]) if i < idle.size else 0.0)
+    t = np.concatenate(parts)
+    t -= t[0]
+    n = t.size
+    return IdleLog(t, lognormal_lengths(rng, 1500.0, 0.6, n), lognormal_lengths(rng, 200.0, 0.7, n),
+                   idle, rate, cv)
+
+
+def make_whole_seconds(seed: int, rate: float = 10.0, cv: float = 1.0,
+                       n: int = 12_000) -> tuple[np.ndarray, np.ndarray, float]:
+    """Arrivals at ``rate`` with CV ``cv`` written as whole seconds (floored, from 0):
+    (logged times, true times, true CV of the gaps)."""
+    rng = np.random.default_rng(seed)
+    t = gamma_times(rng, rate, cv, n)
+    g = np.diff(t)
+    logged = np.floor(t)
+    return logged - logged[0], t, float(g.std() / g.mean())
+
+
+def make_populations(seed: int, two: bool, minutes: float = 15.0,
+                     rate: float = 5.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``minutes`` of chat (prompts ~800, outputs ~300 tokens) followed by as long of
+    documents (prompts ~4,000, outputs ~150) at the same rate and CV 1 — or, with ``two``
+    false, chat for the whole time."""
+    rng = np.random.default_rng(seed)
+    n = int(rate * minutes * 60)
+    t1 = gamma_times(rng, rate, 1.0, n)
+    t2 = gamma_times(rng, rate, 1.0, n, float(t1[-1]))
+    t = np.concatenate((t1, t2))
+    second = (4000.0, 150.0) if two else (800.0, 300.0)
+    prompt = np.concatenate((lognormal_lengths(rng, 800.0, 0.5, n),
+                             lognormal_lengths(rng, second[0], 0.5, n)))
+    output = np.concatenate((lognormal_lengths(rng, 300.0, 0.6, n),
+                             lognormal_lengths(rng, second[1], 0.6, n)))
+    return t - t[0], prompt, output

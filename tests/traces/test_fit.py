@@ -17,14 +17,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from advisor.core.trace_fit import change_points, fit_traffic
+from advisor.core.trace_fit import fit_traffic
+from advisor.core.trace_phases import segment
 from advisor.loading.catalog import ProfileCatalog
 from advisor.loading.resolve import load_scenario
 from advisor.loading.traces import load_trace
+from advisor.usecases.replay import fit_log
 from tests.traces.planted import PHASES, PlantedPhase, make, write
 
 FORMATS = {"mooncake": "jsonl", "azure": "csv", "burstgpt": "csv", "vllm-bench": "json"}
 TOTAL_S = sum(p.duration_s for p in PHASES)
+MIN_PHASE_S = 60.0
+"""The planted phases last minutes, not the default's ten."""
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +52,7 @@ def _check_two_phases(fit: Any, cv: float) -> None:
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_fit_recovers_the_planted_traffic(fmt: str, files: dict[str, Path]) -> None:
     log = load_trace(files[fmt])
-    fit = fit_traffic(log.arrival_s, log.prompt_tokens, log.output_tokens,
-                      log.prefix_hit_blocks, log.prefix_blocks, log.block_tokens,
-                      log.timestamp_step_s)
+    fit = fit_log(log, MIN_PHASE_S)
     _check_two_phases(fit, cv=1.5)
     if fmt == "mooncake":
         planted = make()
@@ -64,19 +66,22 @@ def test_fit_recovers_the_planted_traffic(fmt: str, files: dict[str, Path]) -> N
 @pytest.mark.parametrize("cv", [0.5, 1.0, 2.5])
 def test_fit_recovers_other_burstiness(cv: float) -> None:
     planted = make(cv=cv, seed=11)
-    fit = fit_traffic(planted.arrival_s - planted.arrival_s[0], planted.prompt, planted.output)
+    fit = fit_traffic(planted.arrival_s - planted.arrival_s[0], planted.prompt, planted.output,
+                      min_phase_s=MIN_PHASE_S)
     _check_two_phases(fit, cv=cv)
 
 
 def test_no_shift_is_one_phase_and_a_recurring_one_is_one_phase() -> None:
     steady = make(phases=(PlantedPhase(10.0, 400.0, 2000.0, 300.0),), seed=3)
-    fit = fit_traffic(steady.arrival_s - steady.arrival_s[0], steady.prompt, steady.output)
+    fit = fit_traffic(steady.arrival_s - steady.arrival_s[0], steady.prompt, steady.output,
+                      min_phase_s=MIN_PHASE_S)
     assert len(fit.phases) == 1 and fit.phases[0].share == 1.0
-    assert change_points(steady.arrival_s, steady.prompt, steady.output) == []
+    assert segment(steady.arrival_s, steady.prompt, steady.output, None, MIN_PHASE_S).starts == (0,)
     day, night = PlantedPhase(12.0, 150.0, 1000.0, 200.0), PlantedPhase(4.0, 150.0, 6000.0,
                                                                         300.0)
     cycle = make(phases=(day, night, day), seed=4)
-    fit = fit_traffic(cycle.arrival_s - cycle.arrival_s[0], cycle.prompt, cycle.output)
+    fit = fit_traffic(cycle.arrival_s - cycle.arrival_s[0], cycle.prompt, cycle.output,
+                      min_phase_s=MIN_PHASE_S)
     assert len(fit.phases) == 2
     busy = fit.phases[0]
     assert len(busy.stretches) == 2 and busy.share == pytest.approx(2 / 3, abs=0.02)
@@ -87,7 +92,7 @@ def test_fit_writes_a_workload_recommend_evaluates(run_cli: Callable[..., Any],
                                                    files: dict[str, Path],
                                                    tmp_path: Path) -> None:
     out = tmp_path / "workload.yaml"
-    table = run_cli("fit", files["mooncake"], "-o", out, exit_code=0).stdout
+    table = run_cli("fit", files["mooncake"], "-o", out, "--min-phase", "60", exit_code=0).stdout
     assert "phase-1" in table and "prefix reuse: 18." in table and f"wrote {out}" in table
     text = out.read_text(encoding="utf-8")
     assert "# CV (std/mean) of the" in text and "# 95th percentile" in text
@@ -104,8 +109,10 @@ def test_fit_writes_a_workload_recommend_evaluates(run_cli: Callable[..., Any],
     run_cli("recommend", out, exit_code=0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["workload.yaml"]  # no temp file left
     # the same workload on stdout; the JSON report carries the reuse the file cannot hold
-    assert run_cli("fit", files["mooncake"], "--format", "yaml", exit_code=0).stdout == text
-    doc = json.loads(run_cli("fit", files["mooncake"], "-f", "json", exit_code=0).stdout)
+    assert run_cli("fit", files["mooncake"], "--format", "yaml", "--min-phase", "60",
+                   exit_code=0).stdout == text
+    doc = json.loads(run_cli("fit", files["mooncake"], "-f", "json", "--min-phase", "60",
+                             exit_code=0).stdout)
     assert doc["kind"] == "fit" and len(doc["phases"]) == 2
     assert doc["prefix_reuse"]["prompt_token_share"] == pytest.approx(make().expected_reuse,
                                                                         rel=1e-5)
@@ -143,7 +150,7 @@ def test_fit_on_a_bad_log_writes_nothing(run_cli: Callable[..., Any], tmp_path: 
 def test_time_scale_and_model_options(run_cli: Callable[..., Any],
                                       files: dict[str, Path]) -> None:
     doc = json.loads(run_cli("fit", files["burstgpt"], "--time-scale", "0.5", "-f", "json",
-                             exit_code=0).stdout)
+                             "--min-phase", "30", exit_code=0).stdout)
     assert doc["phases"][0]["rate_rps"] == pytest.approx(16.0, rel=0.05)
     text = run_cli("fit", files["burstgpt"], "--model", "llama-3.1-70b", "--gpus", "16",
                    "-f", "yaml", exit_code=0).stdout

@@ -30,6 +30,8 @@ How each kind is predicted (:func:`predict`):
 * ``tpot`` / ``ttft`` / ``rate`` at concurrency N — the closed-loop benchmark
   (``advisor.core.calibration.predict_run``: N = λ·E2E(λ), the colocated chunked model at
   the engine's default token budget): mean TPOT (ms), median TTFT (ms), output tokens/s.
+* ``prefill`` — a prefill-only instance (a P/D prefill node) at full passes: the token
+  budget filled with whole prompts of ISL, budget / T_pre(budget/ISL prompts); input tok/s.
 * ``max`` — offline maximum load: the colocated capacity with no SLO at the engine's token
   budget and memory-limited batch, times OSL: output tokens/s for the whole instance, or per
   GPU where the source reports per GPU.
@@ -49,6 +51,7 @@ from advisor.core.distributions import LengthDistribution
 from advisor.core.engine import EngineSpec
 from advisor.core.instance import Instance
 from advisor.core.memory import build_instance, plan_memory
+from advisor.core.precision import Precision
 from advisor.core.scenario import TrafficPhase
 from advisor.loading.catalog import ProfileCatalog
 
@@ -78,12 +81,12 @@ class Point:
     """Engine profile id of the version measured."""
     model: str
     gpu: str
-    precision: str
+    precision: str | Precision
     tp: int
     isl: float
     osl: float
     kind: str
-    """decode | ttft1 | ttft1d | tpot | ttft | rate | max (module docstring)."""
+    """decode | ttft1 | ttft1d | tpot | ttft | rate | max | prefill (module docstring)."""
     published: float
     source: str
     concurrency: float = 1.0
@@ -95,7 +98,7 @@ class Point:
     @property
     def unit(self) -> str:
         """``ms`` or ``tok/s``."""
-        return "tok/s" if self.kind in ("rate", "max") else "ms"
+        return "tok/s" if self.kind in ("rate", "max", "prefill") else "ms"
 
 
 def _closed(id_: str, engine: str, model: str, gpu: str, precision: str, tp: int, isl: float,
@@ -247,6 +250,15 @@ MODERN: list[Point] = [
              1024, 64, AIC + "dsr1_h200_sglang_fp8_agg_1024x1024_c64_cfg81", tpot=32.99,
              ttft=418.7),
     # D11: TensorRT-LLM v0.17, Mixtral 8x7B FP8 (weights and KV), whole TP group tok/s.
+    # H1: a prefill node of a P/D deployment on H20, full 16,384-token passes of 4,096-token
+    # prompts (the launch command of the post's reproduction: --tp-size 8 --chunked-prefill-size
+    # 16384 --quantization fp8 --kv-cache-dtype fp8_e4m3 --attention-backend fa3).
+    Point("H1 R1 H20 TP8 prefill 4k", "2025-26", "sglang", "deepseek-v3", "h20",
+          Precision("fp8-block", "fp8"), 8, 4096, 1, "prefill", 16_500,
+          "LMSYS blog 2025-09-26 'Together with SGLang: Best Practices for Serving DeepSeek-R1 "
+          "on H20-96G' (Ant Group; https://lmsys.org/blog/2025-09-26-sglang-ant-group): 16.5k "
+          "input tok/s per node at 4,096-token inputs, TP8 prefill nodes",
+          chunk_tokens=16_384),
     *[Point(f"D11 Mixtral {g[:4]} TP{tp} {i}/{o}", "2025-26", "trtllm", "mixtral-8x7b", g, "fp8",
             tp, i, o, "max", v, TRT_V017 + " (read as output tok/s)")
       for g, tp, i, o, v in (("h100-sxm", 1, 1000, 1000, 6868.5),
@@ -430,6 +442,9 @@ def predict(point: Point, ctx: Context) -> float:
         if point.kind == "ttft1d":
             first += float(inst.decode_step_s(1, point.isl + 1))
         return first * 1000.0
+    if point.kind == "prefill":
+        prompts = max(_budget(point, inst) // point.isl, 1.0)
+        return prompts * point.isl / float(inst.prefill_time_s(point.isl, prompts))
     mem = plan_memory(inst, point.isl + point.osl / 2.0, point.isl + point.osl, MEMORY_FRACTION)
     seqs = max(mem.max_sequences, 1)
     if point.kind == "max":

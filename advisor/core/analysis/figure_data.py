@@ -1,24 +1,27 @@
 """The data of the report's figure, computed from the model (no drawing here).
 
-``recommend --plot`` and the HTML report draw four panels (docs/model.md §11):
+``recommend --plot`` and the HTML report draw it (docs/model.md §11):
 
-(a) latency–load curves: the TTFT and TPOT percentiles (p95, p99 and the SLO's) of the best
-    colocated (chunked), disaggregated and unchunked plans against the request rate, each
-    plan kept as evaluated (same instances, same split) while the rate grows, in the traffic
-    mix of one phase (the phase that binds the recommended architecture); with the rate at
-    which each stops meeting the SLOs (a root of ``max(TTFT_q/SLO, TPOT_q/SLO) − 1``,
-    scipy's ``brentq``; overload counts as a miss);
-(b) the P:D allocation: GPUs per pool (prefill, decode, idle) of the best and runner-up
-    splits, beside the ideal prefill fraction;
-(c) the TTFT decomposition of each plan at the workload's rate: queueing, prefill, KV
+(a), (b) latency–load curves: the TTFT and TPOT percentiles (p95, p99 and the SLO's) of the
+    best colocated (chunked), disaggregated and unchunked plans against the request rate,
+    each plan kept as evaluated (same instances, same split) while the rate grows, in the
+    traffic mix of one phase (the phase that binds the recommended architecture), with each
+    plan's goodput — the model's own number, the one the report prints — and the target that
+    binds there;
+(c) the P:D allocation: GPUs per pool (prefill, decode, idle) of the disaggregated plan's
+    split and its runner-up (for a static split, the best split of the phase alone), beside
+    the ideal prefill fraction;
+(d) the TTFT decomposition of each plan at the workload's rate: queueing, prefill, KV
     transfer, the decode step in progress, the per-request overhead — the parts sum to the
-    model's TTFT percentile;
-(d) for workloads with several phases: the goodput of the static split in each phase
-    against the best split of that phase alone (per-phase re-allocation) and its rate.
+    model's TTFT percentile (a plan overloaded there has none);
+(e) for workloads with several phases: each plan's goodput in each phase — the colocated
+    pools, the static split and the best split of that phase alone (per-phase
+    re-allocation) — against the phase's rate.
 
-Every number is the model's own: the curves call the functions ``plan.evaluate`` calls
-(``evaluate_colocated``, ``prefill_ttft``, ``decode_tpot_at_rate``) with the plan's
-instances, so at the workload's rate they reproduce the plan's reported percentiles.
+Every number is the model's own: the goodputs are the plans' (``plan.evaluate``, computed
+once), and the curves call the functions ``plan.evaluate`` calls (``evaluate_colocated``,
+``prefill_ttft``, ``decode_tpot_at_rate``) with the plan's instances, so at the workload's
+rate they reproduce the plan's reported percentiles and they cross the SLO at its goodput.
 """
 
 from __future__ import annotations
@@ -30,11 +33,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.colocated import evaluate_colocated, own_prompt_prefill_s, queue_instances
-from advisor.core.disaggregated import decode_tpot_at_rate, prefill_service, prefill_ttft_parts
-from advisor.core.kv_transfer import link_utilization
+from advisor.core.disaggregated import (
+    decode_tpot_at_rate,
+    kv_path,
+    prefill_service,
+    prefill_ttft_parts,
+    request_path_s,
+)
+from advisor.core.kv_transfer import KvPath, link_capacity_bytes_per_s, link_utilization
 from advisor.core.plan.capacities import Capacities
 from advisor.core.plan.shapes import Shape
-from advisor.core.results import AllocationSummary, ColocatedPlan, DisaggregatedPlan, ModelResult
+from advisor.core.results import (
+    AllocationSummary,
+    ColocatedPlan,
+    ModelResult,
+    PhaseResult,
+)
 from advisor.core.scenario import Scenario, TrafficPhase
 
 CURVE_POINTS = 60
@@ -42,10 +56,11 @@ CURVE_POINTS = 60
 CURVE_QUANTILES = (0.95, 0.99)
 """Percentiles drawn besides the SLO's."""
 AXIS_HEADROOM = 1.25
-"""The rate axis ends this far past the largest SLO limit (and at least at 1.5× the rate)."""
-LIMIT_RTOL = 1e-4
-"""Relative tolerance of the SLO-limit root."""
-MAX_DOUBLINGS = 60
+"""The rate axis ends this far past the largest goodput (and at least at 1.5× the rate)."""
+BINDING_PROBES = (1.001, 1.003, 1.01, 1.03, 1.1)
+"""Rates past a plan's goodput (× it) probed for what fails first: the goodput searches stop
+within 1e-3 of the root, the split's pool-size grid within 0.41 %, so the first probe that
+misses names the target that binds."""
 
 COLOCATED, DISAGGREGATED, UNCHUNKED = "colocated", "disaggregated", "unchunked"
 PLAN_LABELS = {COLOCATED: "colocated, chunked prefill",
@@ -64,19 +79,25 @@ class LatencyCurve:
     ttft_ms: dict[float, np.ndarray]
     """Per quantile (0.95 → array over ``FigureData.rates_rps``)."""
     tpot_ms: dict[float, np.ndarray]
-    slo_limit_rps: float | None
-    """Largest rate meeting the SLOs (capacity without SLOs); None: no rate does."""
+    goodput_rps: float
+    """The model's goodput of the plan in this phase (the largest rate meeting the SLOs, the
+    capacity without SLOs; 0: no rate does), the number the report prints."""
     limited_by: str | None
-    """What fails just past ``slo_limit_rps``: ``ttft``, ``tpot`` or ``overload``."""
-    max_goodput_rps: float
-    """The model's goodput of the plan (its limit as ``evaluate`` found it)."""
+    """What binds at ``goodput_rps``: ``ttft``, ``tpot`` or ``overload`` (None: no rate
+    meets the SLOs)."""
+
+
+SPLIT_ROLES = ("best", "runner-up", "static", "phase-best")
+"""What a bar of the P:D panel is: the phase's best split, its runner-up, the static split
+across phases, the best split of the phase alone (beside a static one)."""
 
 
 @dataclass(frozen=True)
 class SplitBar:
     """One integer P:D split, in GPUs."""
 
-    label: str
+    role: str
+    """One of :data:`SPLIT_ROLES`."""
     prefill_gpus: int
     decode_gpus: int
     idle_gpus: int
@@ -87,21 +108,26 @@ class SplitBar:
 
 @dataclass(frozen=True)
 class TtftDecomposition:
-    """A plan's TTFT percentile at the workload's rate, in parts (ms) that sum to it."""
+    """A plan's TTFT percentile at the workload's rate, in parts (ms) that sum to it; an
+    overloaded plan has no parts (``parts_ms`` empty, ``total_ms`` None)."""
 
     plan: str
     label: str
     parts_ms: dict[str, float]
-    total_ms: float
+    total_ms: float | None
 
 
 @dataclass(frozen=True)
 class PhaseGoodput:
-    """One phase: the static split's goodput against the phase's own best split."""
+    """One phase: each plan's goodput there (req/s; None: no such plan), the report's."""
 
     name: str
     rate_rps: float
+    colocated_goodput_rps: float | None
+    unchunked_goodput_rps: float | None
     static_goodput_rps: float
+    """The disaggregated plan the verdict judges: the static split (the phase's best split
+    when the pools follow the mix)."""
     phase_best_goodput_rps: float
     phase_ideal_goodput_rps: float
 
@@ -119,10 +145,14 @@ class FigureData:
     rate_rps: float
     """The workload's rate in ``phase``."""
     rates_rps: np.ndarray
+    """The curves' rates: evenly spaced to the end of the axis, the workload's rate and each
+    plan's goodput among them."""
     curves: tuple[LatencyCurve, ...]
     cluster_gpus: int
     ideal_prefill_fraction: float | None
     splits: tuple[SplitBar, ...]
+    static_split: bool
+    """Whether the disaggregated plan is the static split across phases (the first bar)."""
     ttft: tuple[TtftDecomposition, ...]
     phases: tuple[PhaseGoodput, ...]
     """Empty for a single-phase workload."""
@@ -162,6 +192,7 @@ class _Disagg:
     alloc: AllocationSummary
     link_bytes_per_s: float
     kv_bytes_per_request: float
+    path: KvPath
 
 
 def _disagg_parts(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase,
@@ -173,14 +204,14 @@ def _disagg_parts(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase,
     lm, per_request = prefill_service(d.pshape.instance, ph.prompt_tokens.mean)
     own, wait, exposed, rho = prefill_ttft_parts(
         d.pshape.instance, ph, rates / a.prefill_instances, q, link, np.minimum(util, 0.999),
-        lm, a.prefill_instances, per_request)
+        lm, a.prefill_instances, per_request, d.path)
     over = (np.asarray(rho) >= 1.0) | (util >= 1.0)
     return (np.broadcast_to(own, rates.shape), np.broadcast_to(wait, rates.shape),
             np.broadcast_to(exposed, rates.shape), over)
 
 
 def _disagg_eval(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase) -> Evaluator:
-    overhead = d.pshape.instance.efficiency.request_overhead_s
+    overhead = request_path_s(d.pshape.instance)
     seqs = d.dshape.max_sequences[ph.name]
 
     def run(rates: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
@@ -196,85 +227,68 @@ def _disagg_eval(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase) -
     return run
 
 
-# --------------------------------------------------------------------------- SLO limit
-def limiting_metric(run: Evaluator, q: float, ttft_slo_s: float | None,
-                    tpot_slo_s: float | None, limit_rps: float | None) -> str | None:
-    """Which target fails first past ``limit_rps``: ``ttft``, ``tpot`` or ``overload``."""
-    if limit_rps is None:
+# --------------------------------------------------------------------------- binding target
+def binding_target(run: Evaluator, q: float, ttft_slo_s: float | None,
+                   tpot_slo_s: float | None, goodput_rps: float) -> str | None:
+    """What binds a plan at its goodput: at the first rate of :data:`BINDING_PROBES` past it
+    that misses, ``overload`` (no steady state) or the target furthest over (``ttft``,
+    ``tpot``); the one closest to its target when none misses; None when no rate meets the
+    SLOs."""
+    if not goodput_rps > 0:
         return None
-    ttft, tpot = run(np.array([limit_rps * (1.0 + 10 * LIMIT_RTOL)]), q)
-    t, p = float(ttft[0]), float(tpot[0])
-    if not (math.isfinite(t) and math.isfinite(p)):
+    ttft, tpot = run(goodput_rps * np.array(BINDING_PROBES), q)
+    t, p = np.asarray(ttft, float), np.asarray(tpot, float)
+    over_t = np.full(t.shape, -np.inf) if ttft_slo_s is None else t / ttft_slo_s
+    over_p = np.full(p.shape, -np.inf) if tpot_slo_s is None else p / tpot_slo_s
+    overloaded = ~(np.isfinite(t) & np.isfinite(p))
+    miss = np.flatnonzero(overloaded | (over_t > 1.0) | (over_p > 1.0))
+    i = int(miss[0]) if miss.size else 0
+    if overloaded[i]:
         return "overload"
-    over_t = -math.inf if ttft_slo_s is None else t / ttft_slo_s
-    over_p = -math.inf if tpot_slo_s is None else p / tpot_slo_s
-    return "ttft" if over_t >= over_p else "tpot"
-
-
-def _miss(run: Evaluator, q: float, ttft_slo_s: float | None, tpot_slo_s: float | None,
-          rate: float) -> float:
-    """> 0 where the plan misses the SLOs (or is overloaded) at ``rate``, < 0 where it
-    meets them: max over the set targets of percentile/target − 1."""
-    ttft, tpot = run(np.array([rate]), q)
-    t, p = float(ttft[0]), float(tpot[0])
-    if not (math.isfinite(t) and math.isfinite(p)):
-        return 1.0
-    ratios = [-0.5]  # no target: only overload is a miss
-    if ttft_slo_s is not None:
-        ratios.append(t / ttft_slo_s - 1.0)
-    if tpot_slo_s is not None:
-        ratios.append(p / tpot_slo_s - 1.0)
-    return max(ratios)
-
-
-def slo_limit_rps(run: Evaluator, q: float, ttft_slo_s: float | None,
-                  tpot_slo_s: float | None, start_rps: float) -> float | None:
-    """The rate where the plan stops meeting the SLOs: the root of :func:`_miss` between a
-    light load and the first doubling of ``start_rps`` that misses (None: it misses even at
-    a light load; percentiles grow with the rate, so the root is the boundary)."""
-    from scipy.optimize import brentq
-
-    lo = max(start_rps, 1e-9) * 1e-6
-    if _miss(run, q, ttft_slo_s, tpot_slo_s, lo) > 0:
-        return None
-    hi = max(start_rps, lo * 2.0)
-    for _ in range(MAX_DOUBLINGS):
-        if _miss(run, q, ttft_slo_s, tpot_slo_s, hi) > 0:
-            break
-        lo, hi = hi, hi * 2.0
-    else:
-        return None
-    return float(brentq(lambda r: _miss(run, q, ttft_slo_s, tpot_slo_s, r), lo, hi,
-                        rtol=LIMIT_RTOL, xtol=lo * 1e-9 + 1e-12))
+    if not (math.isfinite(over_t[i]) or math.isfinite(over_p[i])):
+        return "overload"  # no targets: only the capacity binds
+    return "ttft" if over_t[i] >= over_p[i] else "tpot"
 
 
 # --------------------------------------------------------------------------- the figure
-def _phase_disagg(model: ModelResult, sc: Scenario, k: int) -> DisaggregatedPlan | None:
-    """The disaggregated plan of phase ``k`` as the verdict saw it: the static split when
-    the pools cannot follow the mix, the phase's best split otherwise."""
-    ph = model.phases[k]
-    if ph.name == model.disaggregated_phase:
-        return model.disaggregated
-    return ph.disaggregated
+@dataclass(frozen=True)
+class _DisaggView:
+    """The disaggregated plan of one phase as the verdict judges it."""
+
+    allocation: AllocationSummary
+    goodput_rps: float
+    static: bool
+    """Whether it is the static split across phases (the pools cannot follow the mix)."""
+    other: AllocationSummary | None
+    """The bar beside it: the runner-up split, or for a static split the best split of the
+    phase alone."""
 
 
-def _allocation_for(model: ModelResult, sc: Scenario, k: int) -> AllocationSummary | None:
-    plan = _phase_disagg(model, sc, k)
-    if len(sc.phases) > 1 and not sc.autoscaling and model.static_allocation is not None:
-        return model.static_allocation
-    return None if plan is None else plan.allocation
+def _disagg_view(model: ModelResult, sc: Scenario, k: int) -> _DisaggView | None:
+    """Phase ``k``'s disaggregated plan: the static split when the pools cannot follow the
+    mix (with that phase's goodput under it), the phase's best split otherwise."""
+    best = model.phases[k].disaggregated
+    static = model.static_allocation
+    if len(sc.phases) > 1 and not sc.autoscaling and static is not None:
+        good = model.phases[k].static_goodput_rps
+        return _DisaggView(static, static.max_goodput_rps if good is None else good, True,
+                           None if best is None else best.allocation)
+    if best is None or best.allocation is None:
+        return None
+    return _DisaggView(best.allocation, best.max_goodput_rps, False,
+                       best.alternatives[0] if best.alternatives else None)
 
 
-def _bars(model: ModelResult) -> tuple[SplitBar, ...]:
-    plan = model.disaggregated
-    if plan is None or plan.allocation is None:
+def _bars(view: _DisaggView | None) -> tuple[SplitBar, ...]:
+    if view is None:
         return ()
-    out = [(plan.allocation, "best")]
-    if plan.alternatives:
-        out.append((plan.alternatives[0], "runner-up"))
-    return tuple(SplitBar(label, a.prefill_gpus, a.decode_gpus, a.idle_gpus,
-                          a.prefill_instances, a.decode_instances, a.max_goodput_rps)
-                 for a, label in out)
+    out = [(view.allocation, "static" if view.static else "best", view.goodput_rps)]
+    if view.other is not None:
+        out.append((view.other, "phase-best" if view.static else "runner-up",
+                    view.other.max_goodput_rps))
+    return tuple(SplitBar(role, a.prefill_gpus, a.decode_gpus, a.idle_gpus,
+                          a.prefill_instances, a.decode_instances, good)
+                 for a, role, good in out)
 
 
 def _ms(seconds: np.ndarray) -> np.ndarray:
@@ -305,35 +319,30 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
         if shape is None:
             continue
         evaluators.append((key, _colocated_eval(shape, plan, ph), plan.max_goodput_rps))
-        parts = _colocated_parts(shape, plan, ph, slo.quantile)
-        if parts is not None:
-            decomposition.append(TtftDecomposition(key, PLAN_LABELS[key], parts,
-                                                   sum(parts.values())))
-    alloc = _allocation_for(model, sc, k)
-    dplan = _phase_disagg(model, sc, k)
-    if alloc is not None and dplan is not None:
+        decomposition.append(_decomposition(key, _colocated_parts(shape, plan, ph,
+                                                                  slo.quantile)))
+    view = _disagg_view(model, sc, k)
+    if view is not None:
+        alloc = view.allocation
         pshape = _shape(shapes, alloc.prefill_tensor_parallel, alloc.prefill_pipeline_stages,
                         alloc.prefill_expert_parallel)
         dshape = _shape(shapes, alloc.decode_tensor_parallel, alloc.decode_pipeline_stages,
                         alloc.decode_expert_parallel)
         if pshape is not None and dshape is not None:
             link = caps.group_at(sc.cluster.gpus).link
-            d = _Disagg(pshape, dshape, alloc, alloc.prefill_gpus * link.effective_bytes_per_s,
-                        ph.prompt_tokens.mean * pshape.instance.kv_bytes_per_token_wire)
-            goodput = (dplan.max_goodput_rps if dplan.allocation == alloc
-                       else pr.static_goodput_rps or alloc.max_goodput_rps)
+            path = kv_path(link, pshape.instance, dshape.instance)
+            d = _Disagg(pshape, dshape, alloc,
+                        float(link_capacity_bytes_per_s(link, alloc.prefill_gpus)),
+                        ph.prompt_tokens.mean * path.bytes_per_token, path)
             evaluators.insert(1 if evaluators and evaluators[0][0] == COLOCATED else 0,
-                              (DISAGGREGATED, _disagg_eval(d, sc, caps, ph), goodput))
-            parts = _disagg_ttft_parts(d, sc, caps, ph, slo.quantile)
-            if parts is not None:
-                decomposition.insert(min(1, len(decomposition)), TtftDecomposition(
-                    DISAGGREGATED, PLAN_LABELS[DISAGGREGATED], parts, sum(parts.values())))
+                              (DISAGGREGATED, _disagg_eval(d, sc, caps, ph), view.goodput_rps))
+            decomposition.insert(min(1, len(decomposition)), _decomposition(
+                DISAGGREGATED, _disagg_ttft_parts(d, sc, caps, ph, slo.quantile)))
 
-    limits = {key: slo_limit_rps(run, slo.quantile, ttft_s, tpot_s,
-                                 max(good, ph.rate_rps, 1e-6))
-              for key, run, good in evaluators}
-    top = max([ph.rate_rps * 1.5, *((v or 0.0) * AXIS_HEADROOM for v in limits.values())])
-    rates = np.union1d(np.linspace(top / points, top, points), [ph.rate_rps])
+    top = max([ph.rate_rps * 1.5, *(good * AXIS_HEADROOM for _, _, good in evaluators)])
+    # the workload's rate and each goodput are points of every curve
+    rates = np.union1d(np.linspace(top / points, top, points),
+                       [ph.rate_rps, *(good for _, _, good in evaluators if good > 0)])
     curves = []
     for key, run, good in evaluators:
         ttft: dict[float, np.ndarray] = {}
@@ -341,25 +350,38 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
         for q in quantiles:
             t, p = run(rates, q)
             ttft[q], tpot[q] = _ms(t), _ms(p)
-        curves.append(LatencyCurve(key, PLAN_LABELS[key], ttft, tpot, limits[key],
-                                   limiting_metric(run, slo.quantile, ttft_s, tpot_s,
-                                                   limits[key]), good))
+        curves.append(LatencyCurve(key, PLAN_LABELS[key], ttft, tpot, good,
+                                   binding_target(run, slo.quantile, ttft_s, tpot_s, good)))
 
     phases: tuple[PhaseGoodput, ...] = ()
     if len(sc.phases) > 1:
-        phases = tuple(PhaseGoodput(
-            p.name, p.rate_rps,
-            p.static_goodput_rps if p.static_goodput_rps is not None
-            else (p.disaggregated.max_goodput_rps if p.disaggregated else 0.0),
-            p.disaggregated.max_goodput_rps if p.disaggregated else 0.0,
-            p.disaggregated.ideal_max_goodput_rps if p.disaggregated else 0.0)
-            for p in model.phases)
-    ideal = None if model.disaggregated is None else model.disaggregated.ideal_prefill_fraction
+        phases = tuple(_phase_goodput(p) for p in model.phases)
+    own = pr.disaggregated
+    ideal = None if own is None or view is None else own.ideal_prefill_fraction
     return FigureData(phase=name, percentile=slo.percentile, quantiles=quantiles,
                       ttft_slo_ms=slo.ttft_ms, tpot_slo_ms=slo.tpot_ms, rate_rps=ph.rate_rps,
                       rates_rps=rates, curves=tuple(curves), cluster_gpus=sc.cluster.gpus,
-                      ideal_prefill_fraction=ideal, splits=_bars(model),
+                      ideal_prefill_fraction=ideal, splits=_bars(view),
+                      static_split=view is not None and view.static,
                       ttft=tuple(decomposition), phases=phases)
+
+
+def _decomposition(plan: str, parts: dict[str, float] | None) -> TtftDecomposition:
+    if parts is None:  # overloaded at the workload's rate
+        return TtftDecomposition(plan, PLAN_LABELS[plan], {}, None)
+    return TtftDecomposition(plan, PLAN_LABELS[plan], parts, sum(parts.values()))
+
+
+def _phase_goodput(p: PhaseResult) -> PhaseGoodput:
+    best = p.disaggregated
+    return PhaseGoodput(
+        p.name, p.rate_rps,
+        None if p.colocated is None else p.colocated.max_goodput_rps,
+        None if p.unchunked is None else p.unchunked.max_goodput_rps,
+        p.static_goodput_rps if p.static_goodput_rps is not None
+        else (best.max_goodput_rps if best else 0.0),
+        best.max_goodput_rps if best else 0.0,
+        best.ideal_max_goodput_rps if best else 0.0)
 
 
 def _colocated_parts(shape: Shape, plan: ColocatedPlan, ph: TrafficPhase,
@@ -392,4 +414,4 @@ def _disagg_ttft_parts(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPh
         return None
     return {"queueing": float(wait[0]) * 1000.0, "prefill": float(own[0]) * 1000.0,
             "kv_transfer": float(exposed[0]) * 1000.0, "decode_step": 0.0,
-            "overhead": float(d.pshape.instance.efficiency.request_overhead_s) * 1000.0}
+            "overhead": request_path_s(d.pshape.instance) * 1000.0}

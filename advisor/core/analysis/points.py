@@ -26,7 +26,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from advisor.core.arrays import unique_sorted
-from advisor.core.kv_transfer import link_utilization, transfer_seconds
+from advisor.core.kv_transfer import (
+    link_capacity_bytes_per_s,
+    link_utilization,
+    transfer_seconds,
+)
 from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import Capacities, CapacityGroup
 from advisor.core.plan.drift import corner_capacities, drift_loss
@@ -133,7 +137,7 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
         rates_k = caps.prefill_rates(grp, k, ug)     # the ideal split's pool: (u, S), or (S,)
         if rates_k.ndim == 2:
             ideal[:, k] = ideal_goodput_per_gpu(grp.gpus, rates_k, pc.decode_rates,
-                                                pc.link_rate)
+                                                pc.link_rate, grp.compatible)
         else:
             ideal[:, k] = pc.ideal_per_gpu
         own = caps.split_prefill_rates(grp, k, ug)   # each split's own pool
@@ -159,7 +163,8 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
         st = static_allocation(
             ug, grp.gpus, prefill_rates, [pc.decode_rates for pc in grp.phases],
             [pc.link_rate for pc in grp.phases], [d_good[:, k] for k in range(K)], shares, gpn,
-            known=[(d_pre[:, k], d_dec[:, k], d_x[:, k]) for k in range(K)])
+            known=[(d_pre[:, k], d_dec[:, k], d_x[:, k]) for k in range(K)],
+            compatible=grp.compatible)
         s_goods, s_found = st.goods, st.found
         static_loss = np.where(st.score < 0, 0.0, np.maximum(0.0, 1.0 - st.score))
     else:
@@ -204,30 +209,39 @@ def _group_points(caps: Capacities, grp: CapacityGroup, G: np.ndarray, rates: np
     split_head = (d_good[inv] / r).min(axis=1)
 
     # kv-bandwidth over the phases that have a split: the split the verdict judges (the
-    # static one when pools are static across phases, else each phase's best)
+    # static one when pools are static across phases, else each phase's best), each over its
+    # pair's KV route (disaggregated.kv_path: the decode shape's wire bytes, the narrower
+    # side's NICs)
     util = np.full((G.size, K), -np.inf)
     tms = np.full((G.size, K), -np.inf)
     link = grp.link
+    layer_wise = sc.engine.kv_transfer.layer_wise
     static_here = (use_static & s_found[inv]) if st is not None else np.zeros(G.size, bool)
     for k in range(K):
         pc = grp.phases[k]
         ex = exists[inv, k]
         if not ex.any() or S == 0:
             continue
+        ph = sc.phases[k]
         pi = np.maximum(d_pre[inv, k], 0)
+        di = np.maximum(d_dec[inv, k], 0)
         x_k = d_x[inv, k]
         good_k = d_good[inv, k]
         if st is not None:
             pi = np.where(static_here, np.maximum(st.prefill_option[inv], 0), pi)
+            di = np.where(static_here, np.maximum(st.decode_option[inv], 0), di)
             x_k = np.where(static_here, st.x[inv], x_k)
             good_k = np.where(static_here, st.goods[inv, k], good_k)
         pgpus = x_k * grp.gpus[pi]
+        bpt = grp.wire_bytes_per_token(di)
+        nics = grp.pair_nics(pi, di)
         # KV at the rate the split carries (the workload's when it carries nothing)
         carried = np.where(good_k > 0, np.minimum(r[:, k], good_k), r[:, k])
-        u = link_utilization(carried * pc.mean_bytes[pi], pgpus * link.effective_bytes_per_s)
-        nics = grp.gpus if grp.kv_nics is None else grp.kv_nics
-        exposed, _ = transfer_seconds(pc.p95_bytes[pi], link, nics[pi], pc.own_prefill_s[pi],
-                                      sc.model.num_layers, np.minimum(u, 0.999))
+        u = link_utilization(carried * ph.prompt_tokens.mean * bpt,
+                             link_capacity_bytes_per_s(link, pgpus))
+        exposed, _ = transfer_seconds(ph.prompt_tokens.quantile(0.95) * bpt, link, nics,
+                                      pc.own_prefill_s[pi], sc.model.num_layers,
+                                      np.minimum(u, 0.999), layer_wise=layer_wise)
         util[:, k] = np.where(ex, u, -np.inf)
         tms[:, k] = np.where(ex, exposed * 1000, -np.inf)
     any_plan = np.asarray(exists[inv].any(axis=1), dtype=bool)

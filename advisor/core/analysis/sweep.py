@@ -29,7 +29,7 @@ from advisor.core.limits import (
 )
 from advisor.core.plan.capacities import Capacities
 from advisor.core.scenario import Scenario
-from advisor.core.verdict.rules import DECIDING_RULES, PRECONDITIONS, VERDICTS
+from advisor.core.verdict.rules import DECIDING_RULES, PRECONDITIONS, VERDICTS, ok_field
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)`` in design points."""
@@ -94,9 +94,7 @@ class SweepResult:
     def failing(self, index: tuple[int, ...]) -> tuple[str, ...]:
         """Preconditions that fail at one point, plus 'gain' when only the gain is short."""
         m = self.metrics
-        names = ("gpu_scale_ok", "kv_bandwidth_ok", "traffic_mix_ok")
-        out = [pid for pid, name in zip(PRECONDITIONS, names, strict=True)
-               if not bool(m[name][index])]
+        out = [pid for pid in PRECONDITIONS if not bool(m[ok_field(pid)][index])]
         if not out and not bool(m["disaggregate"][index]):
             out.append("gain")
         return tuple(out)

@@ -36,6 +36,7 @@ from advisor.core.disaggregated import (
 )
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance, StackedInstances
+from advisor.core.kv_transfer import kv_nics, link_capacity_bytes_per_s
 from advisor.core.plan.shapes import Shape, ep_sizes_upto, instance_shapes
 from advisor.core.plan.split import PoolOption, PoolRates, constant_rates, ideal_split
 from advisor.core.results import ExcludedInstance
@@ -78,22 +79,36 @@ def kv_bytes_per_request(inst: Instance, phase: TrafficPhase) -> float:
 
 def link_rate_per_prefill_gpu(shapes: Sequence[Shape], phase: TrafficPhase,
                               link: LinkSpec) -> float:
-    """Requests/s one prefill GPU's NIC can ship over ``link`` (the KV-link floor on the
-    prefill GPUs): bytes per request per GPU at the shape that ships the fewest (TP
-    duplication differs per shape; the ideal split uses the best one). 0 without shapes."""
+    """Requests/s one prefill GPU's share of the NICs can ship over ``link`` (the KV-link
+    floor on the prefill GPUs): bytes per request per GPU at the shape that ships the fewest
+    (TP duplication differs per shape; the ideal split uses the best one). 0 without
+    shapes."""
     if not shapes:
         return 0.0
     wire = min(kv_bytes_per_request(s.instance, phase) / s.gpus for s in shapes)
-    return link.effective_bytes_per_s / max(wire * 1.0, 1.0)
+    return float(link_capacity_bytes_per_s(link, 1.0)) / max(wire * 1.0, 1.0)
 
 
 def prefill_sizing_fraction(capacities: Sequence[PrefillCapacity], shapes: Sequence[Shape],
-                            decode: Sequence[PoolOption], link_rate: float) -> float:
+                            decode: Sequence[PoolOption], link_rate: float,
+                            compatible: np.ndarray | None = None) -> float:
     """Prefill share of the GPUs that sizes the pooled prefill queue: the ideal split of the
     prefill capacities at full utilisation against the decode goodputs."""
     full = [PoolOption(s.gpus, c.max_rate_rps, s.label)
             for s, c in zip(shapes, capacities, strict=True)]
-    return ideal_split(full, list(decode), link_rate)[1]
+    return ideal_split(full, list(decode), link_rate, compatible)[1]
+
+
+def compatible_pairs(shapes: Sequence[Shape]) -> np.ndarray | None:
+    """(prefill shape, decode shape) pairs the engine can run as one P/D deployment
+    (``EngineSpec.can_pair``: equal attention TP unless it supports different TP across
+    pools); None when every pair can."""
+    if not shapes:
+        return None
+    engine = shapes[0].instance.engine
+    tp = [s.instance.tensor_parallel for s in shapes]
+    ok = np.array([[engine.can_pair(a, b) for b in tp] for a in tp], dtype=bool)
+    return None if ok.all() else ok
 
 
 def colocated_goodputs(sc: Scenario, shapes: Sequence[Shape], chunks: np.ndarray | None,
@@ -155,7 +170,26 @@ class CapacityGroup:
     chunks: np.ndarray | None
     """Token budgets searched (the pinned one, or ``CHUNK_CANDIDATES``); None without shapes."""
     kv_nics: np.ndarray | None = None
-    """NICs one request's KV leaves from, per shape (DP attention: one rank's); None = gpus."""
+    """NICs one sequence's KV crosses the link through on an instance of each shape (its
+    share of the node's NICs; DP attention: one rank's); None = gpus."""
+    kv_bytes_per_token: np.ndarray | None = None
+    """Wire bytes per prompt token a decode instance of each shape receives (its TP
+    duplication); None = not tabulated."""
+    compatible: np.ndarray | None = None
+    """(prefill shape, decode shape) pairs the engine can deploy (:func:`compatible_pairs`);
+    None = all."""
+
+    def wire_bytes_per_token(self, decode: np.ndarray) -> np.ndarray:
+        """Wire bytes per prompt token of a split whose decode shape is ``decode``
+        (``disaggregated.kv_path``)."""
+        assert self.kv_bytes_per_token is not None
+        return np.asarray(self.kv_bytes_per_token[decode], dtype=float)
+
+    def pair_nics(self, prefill: np.ndarray, decode: np.ndarray) -> np.ndarray:
+        """NICs a split's KV transfer runs over: the narrower of the prefill shape's sending
+        and the decode shape's receiving NICs (``disaggregated.kv_path``)."""
+        nics = self.gpus.astype(float) if self.kv_nics is None else self.kv_nics
+        return np.asarray(np.minimum(nics[prefill], nics[decode]), dtype=float)
 
 
 def _stage_link(inst: Instance) -> LinkSpec | None:
@@ -253,6 +287,7 @@ class Capacities:
         cluster = sc.cluster.with_gpus(gpus)
         shapes, excluded = instance_shapes(replace(sc, cluster=cluster))
         link = cluster.kv_link
+        compatible = compatible_pairs(shapes)
         phases = []
         for k, ph in enumerate(sc.phases):
             raw = [self._prefill_cap(s, k, ph, link, with_slo=False) for s in shapes]
@@ -260,7 +295,7 @@ class Capacities:
             decode = [PoolOption(s.gpus, c.goodput_rps, s.label)
                       for s, c in zip(shapes, dc, strict=True)]
             link_rate = link_rate_per_prefill_gpu(shapes, ph, link)
-            frac = prefill_sizing_fraction(raw, shapes, decode, link_rate)
+            frac = prefill_sizing_fraction(raw, shapes, decode, link_rate, compatible)
             pooled = sc.slo.ttft_ms is not None and frac > 0
             # a single-queue TTFT goodput only where the queue is not pooled (raw = the
             # capacity without a TTFT SLO)
@@ -268,13 +303,15 @@ class Capacities:
                   else [self._prefill_cap(s, k, ph, link, with_slo=True) for s in shapes])
             prefill = [PoolOption(s.gpus, c.goodput_rps, s.label)
                        for s, c in zip(shapes, pc, strict=True)]
-            per_gpu, _, _, _ = ideal_split(prefill, decode, link_rate)
+            per_gpu, _, _, _ = ideal_split(prefill, decode, link_rate, compatible)
             s95 = ph.prompt_tokens.quantile(0.95)
             # pooled: prefill rates change with the cluster size; zero ones are skipped per size
             ii = [i for i, o in enumerate(prefill) if pooled or o.rate_rps > 0]
             jj = [j for j, o in enumerate(decode) if o.rate_rps > 0]
-            pairs = (np.array([i for i in ii for _ in jj], dtype=np.int64),
-                     np.array([j for _ in ii for j in jj], dtype=np.int64))
+            pairs = (np.array([i for i in ii for j in jj
+                               if compatible is None or compatible[i, j]], dtype=np.int64),
+                     np.array([j for i in ii for j in jj
+                               if compatible is None or compatible[i, j]], dtype=np.int64))
             phases.append(PhaseCapacities(
                 prefill=pc, decode=dc,
                 prefill_rates=np.array([o.rate_rps for o in prefill], dtype=float),
@@ -291,7 +328,10 @@ class Capacities:
                   if shapes else None)
         grp = CapacityGroup(shapes, excluded, np.array([s.gpus for s in shapes], dtype=np.int64),
                             link, phases, chunks,
-                            np.array([s.instance.kv_sender_gpus for s in shapes], dtype=np.int64))
+                            kv_nics(link, np.array([s.instance.kv_sender_gpus for s in shapes],
+                                                   dtype=float)),
+                            np.array([s.instance.kv_bytes_per_token_wire for s in shapes],
+                                     dtype=float), compatible)
         self._groups[code] = grp
         return grp
 

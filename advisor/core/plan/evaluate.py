@@ -33,12 +33,11 @@ from advisor.core.disaggregated import (
     DecodeCapacity,
     PrefillCapacity,
     decode_tpot_at_rate,
+    kv_path,
     prefill_ttft,
 )
-from advisor.core.hardware import LinkSpec
-from advisor.core.instance import Instance
 from advisor.core.interference import tpot_inflation
-from advisor.core.kv_transfer import KvTransfer, link_utilization, transfer_seconds
+from advisor.core.kv_transfer import split_transfer
 from advisor.core.plan.best import best_colocated
 from advisor.core.plan.capacities import (
     Capacities,
@@ -258,7 +257,8 @@ def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> _PhasePools:
     decode = [PoolOption(s.gpus, c.goodput_rps, s.label)
               for s, c in zip(grp.shapes, pc.decode, strict=True)]
     own = caps.split_prefill_rates(grp, k, np.array([cl.gpus], dtype=np.int64))
-    result = split(cl.gpus, prefill, decode, pc.link_rate, cl.gpus_per_node, pooled=own)
+    result = split(cl.gpus, prefill, decode, pc.link_rate, cl.gpus_per_node, pooled=own,
+                   compatible=grp.compatible)
     return _PhasePools(prefill, decode, prefill_caps, pc.decode, pc.link_rate, result, own)
 
 
@@ -270,30 +270,6 @@ def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
                              a.limited_by, pi.expert_parallel, di.expert_parallel,
                              pi.attention_data_parallel > 1, di.attention_data_parallel > 1,
                              pi.redundant_experts, di.redundant_experts)
-
-
-def _kv_transfer(link: LinkSpec, inst: Instance, prefill_gpus: int, ph: TrafficPhase,
-                 prefill_s: float, goodput_rps: float) -> KvTransfer:
-    """The KV transfer at the rate the plan carries: the workload's, or the plan's goodput
-    when the rate exceeds it (an overloaded prefill pool produces no more KV than that); a
-    plan that carries nothing within the SLOs is sized at the workload's rate."""
-    bpt = inst.kv_bytes_per_token_wire
-    mean_b = ph.prompt_tokens.mean * bpt
-    p95_b = ph.prompt_tokens.quantile(0.95) * bpt
-    rate = min(ph.rate_rps, goodput_rps) if goodput_rps > 0 else ph.rate_rps
-    demand = rate * mean_b
-    capacity = prefill_gpus * link.effective_bytes_per_s
-    util = float(link_utilization(demand, capacity))
-    nics, layers = inst.kv_sender_gpus, inst.model.num_layers
-    exposed, serial = transfer_seconds(p95_b, link, nics, prefill_s, layers, min(util, 0.999))
-    _, serial_mean = transfer_seconds(mean_b, link, nics, prefill_s, layers, 0.0)
-    return KvTransfer(link_id=link.id, bytes_per_token=bpt, bytes_per_request_mean=mean_b,
-                      bytes_per_request_p95=p95_b, demand_bytes_per_s=demand,
-                      link_bytes_per_s=capacity, utilization=util,
-                      transfer_ms=float(exposed) * 1000,
-                      serialized_transfer_ms=float(serial) * 1000,
-                      concurrent_transfers=rate * float(serial_mean), rate_rps=rate,
-                      at_carried_rate=rate < ph.rate_rps)
 
 
 def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _PhasePools,
@@ -312,20 +288,27 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
     rate_d = ph.rate_rps / a.decode_instances
     own = float(pshape.instance.prefill_time_s(ph.computed_prompt_tokens.quantile(0.95)))
     link = grp.link
-    kv = _kv_transfer(link, pshape.instance, a.prefill_gpus, ph, own, a.goodput_rps)
+    path = kv_path(link, pshape.instance, dshape.instance)
+    pinst = pshape.instance
+    kv = split_transfer(link=link, path=path, terms=pinst.engine.kv_transfer,
+                        request_overhead_s=pinst.efficiency.request_overhead_s,
+                        num_layers=pinst.model.num_layers, prefill_gpus=a.prefill_gpus,
+                        gpus_per_node=sc.cluster.gpus_per_node,
+                        prompt_mean_tokens=ph.prompt_tokens.mean,
+                        prompt_p95_tokens=ph.prompt_tokens.quantile(0.95), rate_rps=ph.rate_rps,
+                        goodput_rps=a.goodput_rps, prefill_s=own)
     # latencies at the workload's rate use the link load at that rate (the KV figures
     # reported are at the rate carried)
-    offered_util = float(link_utilization(ph.rate_rps * kv.bytes_per_request_mean,
-                                          kv.link_bytes_per_s))
+    offered_util = kv.offered_utilization
     ttft, rho, _ = prefill_ttft(pshape.instance, ph, np.array(rate_p), sc.slo.quantile, link,
                                 min(offered_util, 0.999), pc.saturating_tokens,
-                                a.prefill_instances)
+                                a.prefill_instances, path=path)
     tpot, batch, d_over = decode_tpot_at_rate(dshape.instance, ph, rate_d,
                                               dshape.max_sequences[ph.name])
     overloaded = bool(rho >= 1.0) or d_over or offered_util >= 1.0
     gpus = a.prefill_gpus + a.decode_gpus + a.idle_gpus
     light_ttft, _, _ = prefill_ttft(pshape.instance, ph, np.array(LIGHT_LOAD_RPS), sc.slo.quantile,
-                                    link, 0.0, pc.saturating_tokens)
+                                    link, 0.0, pc.saturating_tokens, path=path)
     light_tpot = float(dshape.instance.decode_step_s(1.0, ph.prompt_tokens.mean
                                                       + ph.output_tokens.mean / 2.0))
     ideal_loss = 1.0 if ideal_total <= 0 else max(0.0, min(1.0, 1.0 - a.goodput_rps / ideal_total))
@@ -365,7 +348,8 @@ def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _Phase
         [np.array([b.goodput_rps if b else 0.0]) for b in best],
         [ph.share for ph in sc.phases], cl.gpus_per_node,
         known=[(np.array([b.prefill_option if b else -1]), np.array([b.decode_option if b else -1]),
-                np.array([b.prefill_instances if b else 0])) for b in best])
+                np.array([b.prefill_instances if b else 0])) for b in best],
+        compatible=grp.compatible)
     score = float(st.score[0])
     if not bool(st.found[0]):
         return 0.0, None, {}
@@ -624,7 +608,7 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
         disaggregated_gpus_needed=disaggregated_gpus_needed(sc.cluster.gpus_per_node, [
             PhaseSplitOptions(ph.rate_rps, pools[ph.name].prefill, pools[ph.name].decode,
                               pools[ph.name].own_pool, pools[ph.name].link_rate_per_prefill_gpu)
-            for ph in sc.phases]),
+            for ph in sc.phases], grp.compatible),
         colocated_headroom=float(coloc_headroom), disaggregated_headroom=float(disagg_headroom),
         deployed=_deployed(sc, grp, tables, pools, memo),
         disaggregated_ideal_headroom=float(ideal_headroom),

@@ -76,9 +76,10 @@ def _prefill_instances_for(own: PoolRates, option: int, rate_rps: float) -> int 
     return max(top + 1, math.ceil(rate_rps / p_top - 1e-9))
 
 
-def disaggregated_gpus_needed(gpus_per_node: int, phases: Sequence[PhaseSplitOptions]
-                              ) -> int | None:
-    """Fewest GPUs whose integer split carries every phase's rate (module docstring)."""
+def disaggregated_gpus_needed(gpus_per_node: int, phases: Sequence[PhaseSplitOptions],
+                              compatible: np.ndarray | None = None) -> int | None:
+    """Fewest GPUs whose integer split carries every phase's rate (module docstring), over the
+    (prefill, decode) pairs the engine can deploy (``compatible[i, j]``; all when None)."""
     gpn = gpus_per_node
     need = 0
     for sp in phases:
@@ -90,8 +91,8 @@ def disaggregated_gpus_needed(gpus_per_node: int, phases: Sequence[PhaseSplitOpt
             if sp.link_rate_per_prefill_gpu > 0:
                 x = max(x, math.ceil(sp.rate_rps / (p.gpus * sp.link_rate_per_prefill_gpu)
                                      - 1e-9))
-            for d in sp.decode:
-                if d.rate_rps <= 0:
+            for j, d in enumerate(sp.decode):
+                if d.rate_rps <= 0 or (compatible is not None and not compatible[i, j]):
                     continue
                 y = math.ceil(sp.rate_rps / d.rate_rps - 1e-9)
                 gpus = x * p.gpus + y * d.gpus

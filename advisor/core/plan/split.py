@@ -123,9 +123,11 @@ class SplitResult:
 
 
 def ideal_split(prefill: list[PoolOption], decode: list[PoolOption],
-                link_rate_per_prefill_gpu: float) -> tuple[float, float, int, int]:
+                link_rate_per_prefill_gpu: float, compatible: np.ndarray | None = None
+                ) -> tuple[float, float, int, int]:
     """(goodput per GPU, prefill fraction, prefill option, decode option) of the best
-    fractional split."""
+    fractional split; ``compatible[i, j]`` False excludes a pair (the engine cannot pair
+    those pools, ``EngineSpec.can_pair``)."""
     best = (0.0, 0.0, -1, -1)
     for i, p in enumerate(prefill):
         if p.rate_rps <= 0:
@@ -134,7 +136,7 @@ def ideal_split(prefill: list[PoolOption], decode: list[PoolOption],
         if link_rate_per_prefill_gpu > 0:
             prefill_gpus_per_rps = max(prefill_gpus_per_rps, 1.0 / link_rate_per_prefill_gpu)
         for j, d in enumerate(decode):
-            if d.rate_rps <= 0:
+            if d.rate_rps <= 0 or (compatible is not None and not compatible[i, j]):
                 continue
             decode_gpus_per_rps = d.gpus / d.rate_rps
             per_gpu = 1.0 / (prefill_gpus_per_rps + decode_gpus_per_rps)
@@ -161,7 +163,7 @@ def packs_into_nodes(x: np.ndarray, gp: np.ndarray, y: np.ndarray, gd: np.ndarra
 
 
 def ideal_goodput_per_gpu(gpus: np.ndarray, prefill: np.ndarray, decode: np.ndarray,
-                   link_rate: float) -> np.ndarray:
+                          link_rate: float, compatible: np.ndarray | None = None) -> np.ndarray:
     """``ideal_split(...)[0]`` per row of (n, shapes) prefill rates."""
     with np.errstate(divide="ignore", invalid="ignore"):
         pre = gpus / prefill
@@ -170,26 +172,30 @@ def ideal_goodput_per_gpu(gpus: np.ndarray, prefill: np.ndarray, decode: np.ndar
         dec = gpus / decode
         per = 1.0 / (pre[:, :, None] + dec[None, None, :])
     valid = (prefill > 0)[:, :, None] & (decode > 0)[None, None, :]
+    if compatible is not None:
+        valid = valid & compatible[None, :, :]
     per = np.where(valid, per, 0.0).reshape(prefill.shape[0], -1)
     return np.asarray(np.maximum(per.max(axis=1, initial=0.0), 0.0))
 
 
 def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
                      link_rate_per_prefill_gpu: float, gpus_per_node: int,
-                     keep: int = 4, pooled: PoolRates | None = None) -> list[Allocation]:
+                     keep: int = 4, pooled: PoolRates | None = None,
+                     compatible: np.ndarray | None = None) -> list[Allocation]:
     """All feasible integer allocations, best first (distinct x:y and shapes), up to ``keep``.
 
     Every (prefill shape, decode shape, x) candidate is evaluated in one numpy pass; each pair
     contributes its ``keep`` best x (ties: fewer prefill instances first), and those are
     ranked by goodput, then headroom (:func:`split_headroom`), then fewer GPUs, then fewer
-    prefill GPUs. ``pooled``: the prefill
-    goodput per instance by pool size (x instances read theirs; default the options' rates).
+    prefill GPUs. ``pooled``: the prefill goodput per instance by pool size (x instances read
+    theirs; default the options' rates); ``compatible`` as :func:`ideal_split`.
     """
     if pooled is None:
         pooled = constant_rates(np.array([p.rate_rps for p in prefill], dtype=float))
     usable = pooled.usable
     pairs = [(i, j, p, d) for i, p in enumerate(prefill) for j, d in enumerate(decode)
-             if p.gpus + d.gpus <= total_gpus and usable[i] and d.rate_rps > 0]
+             if p.gpus + d.gpus <= total_gpus and usable[i] and d.rate_rps > 0
+             and (compatible is None or compatible[i, j])]
     if not pairs:
         return []
     counts = np.array([(total_gpus - d.gpus) // p.gpus for _, _, p, d in pairs], dtype=np.int64)
@@ -241,12 +247,13 @@ def split_headroom(prefill: np.ndarray, decode: np.ndarray, link: np.ndarray) ->
 
 def split(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
           link_rate_per_prefill_gpu: float, gpus_per_node: int,
-          pooled: PoolRates | None = None) -> SplitResult:
+          pooled: PoolRates | None = None, compatible: np.ndarray | None = None) -> SplitResult:
     """Ideal fractional split (at the options' rates), best integer allocation (each with its
-    own prefill pool's rate when ``pooled``), runners-up and rounding loss."""
-    per_gpu, frac, pi, di = ideal_split(prefill, decode, link_rate_per_prefill_gpu)
+    own prefill pool's rate when ``pooled``), runners-up and rounding loss, over the pairs
+    ``compatible`` allows."""
+    per_gpu, frac, pi, di = ideal_split(prefill, decode, link_rate_per_prefill_gpu, compatible)
     allocations = best_allocations(total_gpus, prefill, decode, link_rate_per_prefill_gpu,
-                                   gpus_per_node, pooled=pooled)
+                                   gpus_per_node, pooled=pooled, compatible=compatible)
     best = allocations[0] if allocations else None
     ideal_total = per_gpu * total_gpus
     if best is None or ideal_total <= 0:

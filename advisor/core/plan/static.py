@@ -56,8 +56,8 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray,
                       prefill: Sequence[np.ndarray | PoolRates],
                       decode: Sequence[np.ndarray], links: Sequence[float],
                       best: Sequence[np.ndarray], shares: Sequence[float], gpus_per_node: int,
-                      known: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] = ()
-                      ) -> StaticAllocations:
+                      known: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] = (),
+                      compatible: np.ndarray | None = None) -> StaticAllocations:
     """The best static (all-phase) allocation for many cluster sizes at once.
 
     ``prefill[k]``/``decode[k]`` are phase k's per-shape capacities (prefill: per shape, per
@@ -67,7 +67,7 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray,
     feasible allocations (prefill shape, decode shape, x; −1 = none) per cluster size, e.g.
     each phase's best split: their scores bound the optimum from below,
     and pairs whose continuous upper bound Σ share·G/(g_p/A + g_d/D)/best is lower cannot
-    win or tie, so they are skipped.
+    win or tie, so they are skipped; so are pairs ``compatible`` (shapes × shapes) excludes.
     """
     G = np.asarray(gpus, dtype=np.int64)
     g = np.asarray(shape_gpus, dtype=np.int64)
@@ -87,6 +87,8 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray,
         gp, gd = g[ii], g[jj]
         Gc = G[:, None]
         feasible = gp + gd <= Gc                                           # (n, m)
+        if compatible is not None:
+            feasible = feasible & compatible[ii, jj][None, :]
         # bounds: the score of the known allocations below, a continuous relaxation above
         lb = np.full(n, -np.inf)
         for pi, pj, px in known:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.colocated import evaluate_colocated, queue_instances
-from advisor.core.disaggregated import decode_tpot_at_rate, prefill_ttft
+from advisor.core.disaggregated import decode_tpot_at_rate, kv_path, prefill_ttft
+from advisor.core.kv_transfer import link_capacity_bytes_per_s
 from advisor.core.scenario import TrafficPhase
 from advisor.core.simulate.plan import ColocatedSimPlan, Deployment
 
@@ -98,8 +99,9 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
     pre, dec = dep.pools
     assert dep.link is not None
     pinst = pre.instance
-    bytes_mean = phase.prompt_tokens.mean * pinst.kv_bytes_per_token_wire
-    capacity = pre.instances * pinst.gpus * dep.link.effective_bytes_per_s
+    path = kv_path(dep.link, pinst, dec.instance)
+    bytes_mean = phase.prompt_tokens.mean * path.bytes_per_token
+    capacity = float(link_capacity_bytes_per_s(dep.link, pre.instances * pinst.gpus))
     util = phase.rate_rps * bytes_mean / capacity if capacity > 0 else math.inf
     rate_p = phase.rate_rps / pre.instances
     rate_d = phase.rate_rps / dec.instances
@@ -109,7 +111,7 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
     over = bool(d_over) or util >= 1.0
     for q in qs:
         t, rho, _ = prefill_ttft(pinst, phase, np.array(rate_p), q, dep.link, min(util, 0.999), lm,
-                                 pre.instances)
+                                 pre.instances, path=path)
         over = over or bool(rho >= 1.0)
         ttft.append(_ms(t))
     tpot = None if over else _ms(tpot_s)

@@ -5,12 +5,16 @@
   least one prompt; a longer prompt runs alone). A pass lasts ``step_time_s`` of its tokens.
   A prompt's KV stays on the prefill instance only until it is shipped; its memory is not
   limited here (the decode side is where KV accumulates).
-* **KV link**: each prefill instance ships its requests' KV over its own g_p NICs, one request
-  after another (a FIFO server of bandwidth g_p · η · B; the analytic model's M/D/1 wait on
-  the same server). Transfer is layer-wise: it may start once the pass has produced the first
-  layer (pass start + T/L) and cannot end before the last layer plus its share
-  (pass end + t_x/L), so an unqueued transfer exposes max(t_x/L, t_x − T·(L−1)/L) after the pass,
-  as the analytic model has it; the fixed setup α is latency and does not hold the link.
+* **KV link**: each prefill instance ships its requests' KV over the NICs of its route
+  (``disaggregated.kv_path``: the narrower of its sending and the decode shape's receiving
+  NICs, the decode shape's wire bytes), one request after another (a FIFO server of
+  bandwidth n · η · B; the analytic model's M/D/1 wait on the same server). A layer-wise
+  connector may start once the pass has produced the first layer (pass start + T/L) and
+  cannot end before the last layer plus its share (pass end + t_x/L), so an unqueued
+  transfer exposes max(t_x/L, t_x − T·(L−1)/L) after the pass; any other connector starts
+  when the pass ends and exposes t_x, as the analytic model has it. The fixed setup α and
+  the router's second hop (``disaggregated.request_path_s``) are latency and do not hold
+  the link.
 * **Decode instances** (the router's policy on admitted + waiting requests): a request
   whose KV has arrived emits its first token then, and joins the decode batch at the next step
   boundary when its blocks fit (``engine.EnginePool`` in decode mode: paged KV, preemption
@@ -23,6 +27,7 @@ import math
 from collections import deque
 from heapq import heappop, heappush
 
+from advisor.core.disaggregated import kv_path
 from advisor.core.scenario import RouterPolicy
 from advisor.core.simulate.colocated_sim import KvSpec
 from advisor.core.simulate.dispatch import Router
@@ -57,7 +62,11 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
     queues: list[deque[int]] = [deque() for _ in range(n_pre)]
     passes: list[list[int]] = [[] for _ in range(n_pre)]
     pass_start = [0.0] * n_pre
-    link_free = [0.0] * n_pre
+    # one FIFO link per attention rank (DP attention: a sequence's KV leaves its own rank's
+    # NICs; one lane otherwise), requests dealt to them in turn
+    lanes = pre.instance.attention_data_parallel
+    link_free = [[0.0] * lanes for _ in range(n_pre)]
+    lane_next = [0] * n_pre
     busy_p = [0.0] * n_pre
     S = rec.S
     osl = rec.O
@@ -66,9 +75,15 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
     seg_phase = [int(x) for x in rec.seg_phase.tolist()]
     lm_by_phase = [float(x) for x in dep.prefill_batch_tokens]
     layers = float(pre.instance.model.num_layers)
-    wire_s_per_token = pre.instance.kv_bytes_per_token_wire / (
-        pre.instance.gpus * link.effective_bytes_per_s)
-    setup = link.transfer_setup_s
+    path = kv_path(link, pre.instance, dec.instance)
+    wire_s_per_token = path.bytes_per_token / (path.nics * link.effective_bytes_per_s)
+    # a layer-wise connector starts after the first layer and ends a layer's share after
+    # the pass; any other starts at the pass end
+    first_layer = 1.0 / layers if path.layer_wise else 1.0
+    last_layer = 1.0 / layers if path.layer_wise else 1.0
+    hop = pre.instance.engine.kv_transfer.second_hop_s(
+        pre.instance.efficiency.request_overhead_s)
+    setup = link.transfer_setup_s + hop
     step = prefill_steps.step
     link_busy = 0.0
     steps_p = 0
@@ -88,6 +103,8 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
             attn += s * s
             batch.append(q.popleft())
         kk = (attn - p * p / nseq) / (2.0 * p)
+        # a split budget (DP-attention ranks, micro-batches) spreads the pass's prompts over
+        # its units, a prompt whole in one (``instance.busiest_unit_share``)
         dur = step(p, nseq, int(kk) if kk > 0 else 0, 0, 0.0)
         pass_start[i] = t
         heappush(heap, (t + dur, PREFILL_END, i, 0))
@@ -115,17 +132,19 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
                 dur = t - begin
                 busy_p[i] += dur
                 steps_p += 1
-                free = link_free[i]
-                earliest = begin + dur / layers
+                lanes_i = link_free[i]
+                earliest = begin + dur * first_layer
                 for rid in batch:
+                    lane = lane_next[i]
+                    lane_next[i] = lane + 1 if lane + 1 < lanes else 0
                     tx = S[rid] * wire_s_per_token
-                    go = max(earliest, free)
+                    go = max(earliest, lanes_i[lane])
                     end = go + tx
-                    tail = t + tx / layers
+                    tail = t + tx * last_layer
                     free = max(tail, end)
+                    lanes_i[lane] = free
                     link_busy += tx
                     heappush(heap, (free + setup, KV_ARRIVED, rid, 0))
-                link_free[i] = free
                 counts_p[i] -= len(batch)
                 passes[i] = []
                 if queues[i]:
@@ -145,7 +164,7 @@ def run_disaggregated(feed: Feed, dep: Deployment, prefill_steps: StepTimes,
     end = feed.finish(t, bool(heap))
     return RunCounters(
         busy_gpu_s=sum(busy_p) * pre.instance.gpus + decode.busy_seconds() * dec.instance.gpus,
-        gpus=dep.gpus, link_busy_s=link_busy, links=n_pre,
+        gpus=dep.gpus, link_busy_s=link_busy, links=n_pre * lanes,
         steps=steps_p + decode.step_count(),
         step_cache_misses=prefill_steps.misses + decode_steps.misses,
         preemptions=decode.preemptions, start_s=start, end_s=end, stopped=feed.stop)

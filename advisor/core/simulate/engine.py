@@ -18,11 +18,15 @@ running requests first, then waiting ones, first come first served) over a KV ca
   piece), emits its next token at the end of that step, and decodes on. No request is
   admitted in a step that preempted (vLLM V1 does the same);
 * steps by mode:
-  - **chunked** (token budget c): every running decode (one token each), then the partly
+  - **chunked** (token budget c per scheduled batch, times the pipeline micro-batches in
+    flight, ``instance.cycle_token_budget``): every running decode (one token each), then the partly
     prefilled prompt, then new prompts in arrival order, up to c tokens; a prompt whose last
     piece is in the step emits its first token at the step's end and decodes from the next
     step on. A partly prefilled prompt that the free blocks cannot take whole gets the piece
-    that fits;
+    that fits. A budget split over u units (``instance.budget_units``: pipeline
+    micro-batches, DP-attention ranks) advances the first u requests of the queue (those
+    partly prefilled first) by at most (c − decodes)/u tokens each, one unit each, as the
+    model has it;
   - **unchunked**: when prompts wait and can be admitted, the next step is a prefill-only
     pass over them (arrival order, up to ``prefill_cap_tokens``); the decodes stall for it;
   - **decode** (disaggregated decode instance): requests arrive with their KV and join the
@@ -44,8 +48,10 @@ from __future__ import annotations
 import math
 from collections import deque
 from heapq import heappop, heappush
+from itertools import islice
 from typing import Literal
 
+from advisor.core.instance import budget_units, cycle_token_budget
 from advisor.core.simulate.metrics import GAP_BINS, GAP_BINS_PER_E, GAP_MIN_S, GapStats
 from advisor.core.simulate.recorder import Recorder
 from advisor.core.simulate.steptime import StepTimes
@@ -83,6 +89,7 @@ class _Inst:
         "kind",
         "last_dec",
         "m",
+        "partial",
         "pblocks",
         "preempted",
         "queue",
@@ -96,6 +103,9 @@ class _Inst:
         self.queue: deque[int] = deque()
         """Waiting requests (the head may be partly prefilled: ``head_done`` tokens)."""
         self.head_done = 0
+        self.partial: dict[int, int] = {}
+        """Split budgets (``EnginePool.units`` > 1): the partly prefilled requests at the front
+        of the queue → their prefilled tokens (``head_done`` is unused then)."""
         self.running: dict[int, None] = {}
         """Admitted requests in admission order (decoding, prefilling)."""
         self.dheap: list[tuple[int, int, int, int]] = []
@@ -143,7 +153,11 @@ class EnginePool:
         self.rec = rec
         self.steps = steps
         self.mode = mode
-        self.chunk = int(chunk_tokens or 0)
+        # a step is one crossing of every in-flight pipeline micro-batch, each with the budget
+        self.chunk = int(cycle_token_budget(steps.instance.params, float(chunk_tokens or 0)))
+        self.units = max(1, round(float(budget_units(steps.instance.params))))
+        """Units the chunked budget is split over (micro-batches, DP-attention ranks): each
+        prompt advances in one of them, up to (budget − decodes)/units tokens a step."""
         self.cap = int(capacity_blocks)
         self.B = int(block_tokens)
         self.max_seqs = int(max_num_seqs)
@@ -226,6 +240,8 @@ class EnginePool:
                 self._leave(st, rid, off)
                 self.redo[rid] = off + st.k - S[rid]
                 st.queue.appendleft(rid)
+            elif self.units > 1:  # a partly prefilled request: restart it
+                st.pblocks -= -(-st.partial.pop(rid, 0) // self.B)
             else:  # the partly prefilled head (the newest admission)
                 st.pblocks -= -(-st.head_done // self.B)
                 st.head_done = 0
@@ -365,7 +381,8 @@ class EnginePool:
                 and not self._fits(st, k + 1):
             preempted = self._preempt(st, k + 1) and st.D > 0
         if q and not preempted and (
-                (mode == "chunked" and self._chunked_step(st, i, t))
+                (mode == "chunked" and (self._chunked_step(st, i, t) if self.units == 1
+                                        else self._chunked_step_units(st, i, t)))
                 or (mode == "decode" and self._decode_admit(st, i, t))):
             return
         if st.D:
@@ -460,6 +477,14 @@ class EnginePool:
         st.head_done = hd
         if not n:
             return False
+        self._start_mixed_step(st, i, t, p, n, attn)
+        return True
+
+    def _start_mixed_step(self, st: _Inst, i: int, t: float, p: int, n: int,
+                          attn: int) -> None:
+        """Start a step of ``p`` prompt tokens in ``n`` pieces (attention units ``attn``,
+        Σ piece·(2·done + piece)) beside the running decodes."""
+        d = st.D
         kk = (attn - p * p / n) / (2.0 * p)
         ctx = st.base / d + st.k if d else 0.0
         dur = self.steps.step(p, n, int(kk) if kk > 0 else 0, d, ctx)
@@ -468,6 +493,60 @@ class EnginePool:
         st.start = t
         st.ver += 1
         heappush(self.heap, (t + dur, self.kind, i, st.ver))
+
+    def _chunked_step_units(self, st: _Inst, i: int, t: float) -> bool:
+        """:meth:`_chunked_step` with the budget split over ``units`` units: the first
+        ``units`` requests of the queue (those partly prefilled first, in arrival order)
+        each advance at most (budget − decodes)/units tokens, in one unit each."""
+        q = st.queue
+        d = st.D
+        room = self.chunk - d
+        unit_room = room // self.units
+        if unit_room <= 0:
+            return False
+        S = self.S
+        redo = self.redo
+        B = self.B
+        free = self._free_after_growth(st, True)
+        running = st.running
+        partial = st.partial
+        p = n = 0
+        attn = 0
+        taken: list[int] = []
+        for rid in list(islice(q, self.units)):
+            plen = S[rid] + redo[rid] if redo and rid in redo else S[rid]
+            hd = partial.get(rid, 0)
+            rem = plen - hd
+            piece = rem if rem < unit_room else unit_room
+            had = -(-hd // B)
+            need = -(-(hd + piece) // B) - had
+            if hd == 0:  # a new admission: whole first piece or nothing
+                if need > free or len(running) >= self.max_seqs:
+                    break
+                running[rid] = None
+            elif need > free:
+                piece = (had + free) * B - hd
+                if piece <= 0:
+                    break
+                need = -(-(hd + piece) // B) - had
+            st.pblocks += need
+            free -= need
+            n += 1
+            attn += piece * (2 * hd + piece)
+            p += piece
+            if piece == rem:
+                partial.pop(rid, None)
+                st.fin.append(rid)
+            else:
+                partial[rid] = hd + piece
+            taken.append(rid)
+        if not n:
+            return False
+        done = set(st.fin)
+        for _ in taken:  # the taken requests are the queue's front; keep the partial ones
+            q.popleft()
+        q.extendleft(reversed([rid for rid in taken if rid not in done]))
+        self._start_mixed_step(st, i, t, p, n, attn)
         return True
 
     def _unchunked_pass(self, st: _Inst, i: int, t: float) -> bool:
