@@ -73,8 +73,7 @@ from advisor.render import formats, report_json, table
 mark("imports: rendering modules")
 from pathlib import Path
 path = Path(sys.argv[1])
-sc, _ = resolve.load_scenario_and_document(path, catalog.ProfileCatalog())
-data = path.read_bytes()
+sc, document = resolve.load_scenario_and_document(path, catalog.ProfileCatalog())
 mark("load: read and validate the workload and its profiles")
 caps = capacities.Capacities(sc)
 model = evaluate.evaluate(sc, caps)
@@ -84,12 +83,13 @@ if decision is not None:
     mark("assess: the rules (the decision)")
     decided = boundaries.searched(sc, decided, caps)
     mark("verdict boundaries")
-    doc = report_json.build_report(sc, decided, str(path), data)
+    doc = report_json.build_report(sc, decided, str(path), document.sha256)
 else:
     assessment = rules.assess(sc, model)
     mark("assess: the rules")
     bounds = boundaries.verdict_boundaries(sc, model, caps)
     mark("verdict boundaries")
+    data = path.read_bytes()  # checkouts before #28 hash the bytes themselves
     doc = report_json.build_report(sc, assessment, str(path), data, bounds)
 text = formats.render(doc, formats.Format.table, width=100, color=False)
 mark("build the report and render the table")

@@ -161,8 +161,10 @@ def main() -> None:
         except Exception as exc:  # the guard exists to catch everything
             if debug:
                 raise
-            sys.stderr.write(f"pd-advisor: internal error: {type(exc).__name__}: {exc} "
-                             "(run with --debug for the traceback)\n")
+            from advisor.cli.output import message
+
+            message(f"pd-advisor: internal error: {type(exc).__name__}: {exc} "
+                    "(run with --debug for the traceback)")
             code = EXIT_ERROR
         failed = finish_stdout()
         sys.exit(code if failed is None else failed)

@@ -38,10 +38,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from advisor.cli.output import fail as _fail
-from advisor.cli.output import fail_with_problems, refuse_input_as_output, write_output
+from advisor.cli.output import (
+    fail_with_problems,
+    message,
+    refuse_input_as_output,
+    replaces_file,
+    shown,
+    warn,
+    write_output,
+)
+from advisor.escaping import visible
 
 if TYPE_CHECKING:
     from advisor.core.calibration import BenchmarkRun, CalibrationResult, RunPrediction
+    from advisor.loading.bench_results import RunProvenance
     from advisor.usecases.calibrate import Disagreement
 
 DEFAULT_OUTPUT = Path("calibration.yaml")
@@ -55,33 +65,40 @@ _FIELD_LABELS = {
 }
 
 
-def _warn(message: str) -> None:
-    sys.stderr.write(f"pd-advisor: warning: {message}\n")
+def _warn(text: str) -> None:
+    warn(text)
 
 
 # --------------------------------------------------------------------------- setup
-def _load_runs(paths: list[Path]) -> list[BenchmarkRun]:
-    """Every run of every file; all file problems are reported before exiting 2."""
+def _load_runs(paths: list[Path]) -> tuple[list[BenchmarkRun], list[RunProvenance], list[str]]:
+    """Every run of every file, what the files record about their deployment, and the
+    SHA-256 of each file as read: each file is read once (a pipe works); all file problems
+    are reported (escaped) before exiting 2."""
     from advisor.core.limits import MAX_BENCHMARK_RUNS
-    from advisor.loading.bench_results import BenchResultError, load_results
+    from advisor.loading.bench_results import BenchResultError, load_file, read_result_text
 
     runs: list[BenchmarkRun] = []
+    records: list[RunProvenance] = []
+    digests: list[str] = []
     errors: list[str] = []
     for path in paths:
-        if not path.is_file():
-            errors.append(f"pd-advisor: error: {path}: no such file")
-            continue
         try:
-            runs.extend(load_results(path, max(MAX_BENCHMARK_RUNS - len(runs), 0)))
+            text, digest = read_result_text(path)
+            got, recorded = load_file(path, max(MAX_BENCHMARK_RUNS - len(runs), 0), text,
+                                      before=len(runs))
         except BenchResultError as exc:  # path:line:col: error: ... when the place is known
             located = re.search(r":\d+:\d+$", exc.source) is not None
             errors.append(f"{exc.source}: error: {exc.message}" if located
                           else f"pd-advisor: error: {exc}")
+            continue
+        runs.extend(got)
+        records.extend(recorded)
+        digests.append(digest)
     if errors:
         for error in errors:
-            sys.stderr.write(f"{error}\n")
+            message(error)
         _fail(f"{len(errors)} benchmark file problem{'s' * (len(errors) != 1)}; nothing fitted")
-    return runs
+    return runs, records, digests
 
 
 # --------------------------------------------------------------------------- rendering
@@ -133,7 +150,7 @@ def render_table(result: CalibrationResult, heading: str) -> str:
             if measured is None:
                 continue
             table.append((
-                run.label if first else "", _load(run, after) if first else "",
+                visible(run.label) if first else "", _load(run, after) if first else "",
                 f"{run.prompt_tokens:,.0f}/{run.output_tokens:,.0f}" if first else "",
                 name, _value(measured, scale), _value(pred_b, scale),
                 _error_text(pred_b, measured), _value(pred_a, scale),
@@ -207,7 +224,6 @@ def register(app: typer.Typer) -> None:
         fit, and writes a calibration overlay for `calibration:` in the workload. Exit codes:
         0 written, 2 could not calibrate.
         """
-        from advisor.loading.bench_results import load_provenance
         from advisor.loading.catalog import ProfileCatalog
         from advisor.loading.errors import InputError
         from advisor.loading.resolve import load_scenario
@@ -221,14 +237,13 @@ def register(app: typer.Typer) -> None:
 
         to_stdout = str(output) == "-"
         refuse_input_as_output(output, [workload, *results])
-        if not to_stdout and output.exists() and not force:
-            _fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+        if not to_stdout and replaces_file(output) and not force:
+            _fail(f"{shown(output)} exists; pass --force to replace it or -o to write elsewhere")
         try:
             scenario = load_scenario(workload, ProfileCatalog(extra_dirs=profiles or ()))
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing fitted")
-        runs = _load_runs(results)
-        records = [record for path in results for record in load_provenance(path)]
+        runs, records, digests = _load_runs(results)
         given_tp = tensor_parallel
         dep = scenario.deployment
         if given_tp is None and dep is not None and dep.mode == "colocated":
@@ -244,14 +259,14 @@ def register(app: typer.Typer) -> None:
         mismatches = replica_problems + mismatches
         if mismatches and not allow_mismatch:
             for problem in mismatches:
-                sys.stderr.write(f"pd-advisor: error: {problem}\n")
+                message(f"pd-advisor: error: {problem}")
             _fail(f"{len(mismatches)} difference{'s' * (len(mismatches) != 1)} between the "
                   "benchmark files and the workload; nothing fitted (pass --allow-mismatch to "
                   "fit anyway)")
         for problem in mismatches:
             _warn(f"{problem} (--allow-mismatch)")
         try:
-            done = calibrate(scenario, runs, results, fit_tp, chunk_tokens, instances)
+            done = calibrate(scenario, runs, results, fit_tp, chunk_tokens, instances, digests)
         except CalibrationSetupError as exc:
             _fail(str(exc))
         inst, result = done.instance, done.result
@@ -262,8 +277,6 @@ def register(app: typer.Typer) -> None:
                    f"{done.token_budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
                    f"{len(results)} file{'s' * (len(results) != 1)}")
         table_stream = sys.stderr if to_stdout else sys.stdout
-        from advisor.render.text import visible
-
         table_stream.write(render_table(result, visible(heading)))
         table_stream.flush()
         if not result.success:

@@ -4,8 +4,9 @@ Reads Mooncake/Kimi JSONL, Azure LLM inference CSV, BurstGPT CSV or ``vllm bench
 --save-detailed`` JSON logs (``advisor.loading.traces``), fits rate, burstiness, length
 distributions, phases and prefix reuse (``advisor.core.trace_fit``), and reports them (table,
 JSON, or the workload YAML itself with ``--format yaml``). ``-o FILE`` writes the workload:
-validated exactly as ``validate`` would, written to a temporary file in the same directory and
-renamed, so a reader never sees half a file; an existing file is replaced only with
+validated in memory exactly as ``validate`` would, written to a temporary file in the same
+directory and renamed (written through into a FIFO or a device), so a reader never sees half a
+file; an existing file is replaced only with
 ``--force``, and never when it is one of the logs. Exit codes: 0 fitted, 2 could not (every
 problem of every log printed as ``path:line:col: error: ...``).
 """
@@ -13,8 +14,6 @@ problem of every log printed as ``path:line:col: error: ...``).
 from __future__ import annotations
 
 import enum
-import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,14 +22,20 @@ import typer
 from advisor.cli.output import (
     debug_enabled,
     fail,
+    fail_with_problems,
+    message,
     refuse_input_as_output,
-    write_file_atomically,
+    replaces_file,
+    shown,
+    write_file,
     write_output,
 )
 from advisor.core.limits import MAX_TIME_SCALE, MIN_TIME_SCALE
+from advisor.escaping import visible
 
 if TYPE_CHECKING:  # the loader is imported lazily, inside the command
     from advisor.core.scenario import Scenario
+    from advisor.core.trace_fit import FittedTraffic
     from advisor.loading.traces import RequestLog
 
 DEFAULT_MODEL = "llama-3.1-8b"
@@ -73,35 +78,53 @@ def load_log(paths: list[Path], fmt: str, time_scale: float, outcome: str) -> Re
         return load_traces(paths, fmt, time_scale)
     except InputError as exc:
         for problem in exc.problems:
-            sys.stderr.write(problem.format() + "\n")
+            message(problem.format())
         count = len(exc.problems)
-        fail(f"{', '.join(str(p) for p in paths)}: {count} problem{'s' * (count != 1)}; "
+        fail(f"{', '.join(shown(p) for p in paths)}: {count} problem{'s' * (count != 1)}; "
              f"{outcome}")
 
 
-def _validate(text: str, directory: Path) -> Scenario:
-    """The written text must load as a scenario (exit 2, an internal error, otherwise)."""
+def _validate(text: str, output: Path | None) -> Scenario:
+    """The text about to be written must load as a scenario (exit 2, an internal error,
+    otherwise); the scenario it loads as. Validated in memory, placed where it will be written
+    (``-o``, else the working directory): nothing is written to validate it (#33: fit once
+    needed a writable working directory for a temporary one)."""
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.errors import InputError
-    from advisor.loading.resolve import load_scenario
+    from advisor.loading.resolve import load_scenario_and_document
 
-    with tempfile.TemporaryDirectory(dir=directory if directory.is_dir() else None) as tmp:
-        path = Path(tmp) / "workload.yaml"
-        path.write_text(text, encoding="utf-8")
-        try:
-            return load_scenario(path, ProfileCatalog())
-        except InputError as exc:
-            fail("internal error: the fitted workload does not validate:\n" + exc.format())
+    place = output if output is not None else Path("fitted-workload.yaml")
+    try:
+        return load_scenario_and_document(place, ProfileCatalog(), text=text)[0]
+    except InputError as exc:
+        for problem in exc.problems:
+            message(problem.format())
+        fail("internal error: the fitted workload does not validate")
+
+
+def _check_rates(log: RequestLog, fitted: FittedTraffic, paths: list[Path]) -> None:
+    """Exit 2, located at the log, when a fitted rate is beyond what a workload accepts
+    (``MAX_RATE_RPS``): the timestamps are not in the unit of the format (#33)."""
+    from advisor.core.limits import MAX_RATE_RPS
+
+    fastest = max(ph.rate_rps for ph in fitted.phases)
+    if fastest > MAX_RATE_RPS:
+        from advisor.loading.errors import InputProblem
+
+        unit = {"mooncake": "milliseconds", "vllm-bench": "seconds",
+                "burstgpt": "seconds"}.get(log.format, "the format's")
+        problem = InputProblem(str(paths[0]), 1, 1, "", (
+            f"the requests arrive at {fastest:.3g} req/s, above the largest rate a workload "
+            f"accepts ({MAX_RATE_RPS:.0e} req/s): are the timestamps in {unit}? "
+            "--time-scale stretches the log's clock"))
+        fail_with_problems(paths[0], [problem], "nothing fitted")
 
 
 def _write_workload(text: str, output: Path | None) -> str | None:
     """Write the fitted workload to ``output`` (atomically; exit 2 when it cannot be)."""
     if output is None:
         return None
-    try:
-        write_file_atomically(text.encode("utf-8"), output)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}")
+    write_file(text.encode("utf-8"), output)
     return str(output)
 
 
@@ -126,8 +149,8 @@ def _fit_metrics(paths: list[Path], interval: float | None, model: str, gpu: str
         series = load_metrics(paths, interval)
     except InputError as exc:
         for problem in exc.problems:
-            sys.stderr.write(problem.format() + "\n")
-        fail(f"{', '.join(str(p) for p in paths)}: {len(exc.problems)} problem"
+            message(problem.format())
+        fail(f"{shown(', '.join(str(p) for p in paths))}: {len(exc.problems)} problem"
              f"{'s' * (len(exc.problems) != 1)}; nothing fitted")
     catalog = ProfileCatalog()
     try:
@@ -152,7 +175,7 @@ def _fit_metrics(paths: list[Path], interval: float | None, model: str, gpu: str
                         inter_node=DEFAULT_INTER_NODE if count > gpu_spec.gpus_per_node
                         else None, context_tokens=int(model_spec.max_context_tokens))
         text = metrics_workload_yaml(fitted, sources, target)
-        scenario = _validate(text, output.parent if output is not None else Path("."))
+        scenario = _validate(text, output)
         prediction = predicted_latency(scenario)
     except typer.Exit:
         raise
@@ -242,8 +265,8 @@ def register(app: typer.Typer) -> None:
             fail("--time-scale must be a finite number")
         if output is not None:
             refuse_input_as_output(output, traces)
-            if output.exists() and not force:
-                fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+            if replaces_file(output) and not force:
+                fail(f"{shown(output)} exists; pass --force to replace it or -o to write elsewhere")
         if metrics:
             if check:
                 fail("--check replays a request log; metrics hold no requests to replay")
@@ -251,7 +274,8 @@ def register(app: typer.Typer) -> None:
             return
         log = load_log(traces, trace_format.value, time_scale, "nothing fitted")
         if float(log.arrival_s[-1]) <= 0.0:
-            fail(f"{traces[0]}: every request has the same timestamp; nothing to fit a rate to")
+            fail(f"{shown(traces[0])}: every request has the same timestamp; nothing to fit a "
+                 "rate to")
         catalog = ProfileCatalog()
         try:
             model_spec = catalog.model(model)
@@ -260,6 +284,7 @@ def register(app: typer.Typer) -> None:
             fail(str(exc))
         try:
             fitted = fit_log(log, min_phase)
+            _check_rates(log, fitted, traces)
             count = gpus or gpu_spec.gpus_per_node
             context = min(float(model_spec.max_context_tokens),
                           max(p.prompt.p95 + p.output.p95 for p in fitted.phases))
@@ -268,13 +293,17 @@ def register(app: typer.Typer) -> None:
             if "/" in model or model.lower().endswith((".json", ".yaml", ".yml")):
                 model_ref = str(Path(model).resolve())
             inter = DEFAULT_INTER_NODE if count > gpu_spec.gpus_per_node else None
-            target = Target(name=name or traces[0].stem or "fitted", model_ref=model_ref,
+            target = Target(name=name or visible(traces[0].stem) or "fitted",
+                            model_ref=model_ref,
                             gpu_ref=gpu, gpus=count, precision=precision, engine="vllm",
                             inter_node=inter, context_tokens=int(model_spec.max_context_tokens))
             info = LogInfo(paths=log.paths, format=log.format, time_scale=time_scale,
                            start_epoch_s=log.start_epoch_s, block_tokens=log.block_tokens)
-            text = workload_yaml(fitted, info, target)
-            scenario = _validate(text, output.parent if output is not None else Path("."))
+            try:
+                text = workload_yaml(fitted, info, target)
+            except ValueError as exc:  # a value with no YAML form (not UTF-8 text)
+                fail(f"cannot write the workload: {exc}")
+            scenario = _validate(text, output)
             checked = replay_on_recommended(scenario, log, fitted) if check else None
         except typer.Exit:
             raise
@@ -287,7 +316,7 @@ def register(app: typer.Typer) -> None:
         if fmt is FitFormat.yaml:
             write_output(text, None)
             if checked is not None:  # the workload on stdout, the check beside it
-                sys.stderr.write(render_check_table(*checked))
+                message(render_check_table(*checked).rstrip("\n"))
         elif fmt is FitFormat.json:
             from advisor.render.report_json import json_text
 

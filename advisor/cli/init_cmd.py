@@ -22,16 +22,15 @@ an existing workload file, or a schema file with other content, is only replaced
 from __future__ import annotations
 
 import os
-import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from advisor.cli.output import fail as _fail
-from advisor.cli.output import write_output
+from advisor.cli.output import message, refuse_same_outputs, replaces_file, shown, write_output
 from advisor.core.limits import MAX_GPUS
+from advisor.escaping import yaml_comment, yaml_scalar
 
 if TYPE_CHECKING:
     from advisor.core.hardware import GpuSpec
@@ -123,11 +122,11 @@ def render_workload(*, model_ref: str, model: ModelSpec, gpu_ref: str, gpu: GpuS
         schema_head = ""
         schema_note = "# Every key is described in the JSON Schema `pd-advisor schema` prints.\n"
     else:
-        schema_head = f"# yaml-language-server: $schema={schema}\n#\n"
+        schema_head = f"# yaml-language-server: $schema={yaml_comment(schema)}\n#\n"
         schema_note = ("# Every key is described in the JSON Schema named on the first line;\n"
                        "# after upgrading pd-advisor, refresh it from this file's directory with\n"
-                       f"#   pd-advisor schema -o {schema}\n")
-    title = f"{model.name} on {gpus} x {gpu.name}"
+                       f"#   pd-advisor schema -o {yaml_comment(schema)}\n")
+    title = yaml_comment(f"{model.name} on {gpus} x {gpu.name}")
     return f"""\
 {schema_head}# A pd-advisor workload, written by `pd-advisor init`: {title}.
 # Replace the traffic and the SLO targets with your own numbers, then run
@@ -189,25 +188,27 @@ policy: {{}}                       # rule thresholds; defaults in docs/model.md 
 """
 
 
-def _kv(indent: int, key: str, value: object, comment: str) -> str:
-    """``key: value`` with its comment aligned at column 34."""
-    text = f"{' ' * indent}{key}: {value}"
+def _kv(indent: int, key: str, value: str | int | float | bool | None, comment: str) -> str:
+    """``key: value`` with its comment aligned at column 34; the value written by the YAML
+    emitter (:func:`advisor.escaping.yaml_scalar`: a model path cannot add keys, #33)."""
+    text = f"{' ' * indent}{key}: {yaml_scalar(value)}"
     return f"{text.ljust(32)} # {comment}"
 
 
-def _validate(text: str) -> None:
-    """Exit 2 (an internal error) if the generated text does not validate."""
+def _validate(text: str, output: Path) -> None:
+    """Exit 2 (an internal error) if the generated text does not validate (in memory, placed
+    where it will be written: nothing is written to check it)."""
     from advisor.loading.catalog import ProfileCatalog
     from advisor.loading.errors import InputError
-    from advisor.loading.resolve import load_scenario
+    from advisor.loading.resolve import load_scenario_and_document
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / DEFAULT_OUTPUT.name
-        path.write_text(text, encoding="utf-8")
-        try:
-            load_scenario(path, ProfileCatalog())
-        except InputError as exc:
-            _fail("internal error: the generated workload does not validate:\n" + exc.format())
+    place = DEFAULT_OUTPUT if str(output) == "-" else output
+    try:
+        load_scenario_and_document(place, ProfileCatalog(), text=text)
+    except InputError as exc:
+        for problem in exc.problems:
+            message(problem.format())
+        _fail("internal error: the generated workload does not validate")
 
 
 def register(app: typer.Typer) -> None:
@@ -245,8 +246,8 @@ def register(app: typer.Typer) -> None:
         )
 
         to_stdout = str(output) == "-"
-        if not to_stdout and output.exists() and not force:
-            _fail(f"{output} exists; pass --force to replace it or -o to write elsewhere")
+        if not to_stdout and replaces_file(output) and not force:
+            _fail(f"{shown(output)} exists; pass --force to replace it or -o to write elsewhere")
         if no_schema and schema_file is not None:
             _fail("--schema-file and --no-schema exclude each other")
         if to_stdout and schema_file is not None:
@@ -259,14 +260,15 @@ def register(app: typer.Typer) -> None:
             from advisor.loading.schema_export import render_schema
 
             schema_path = schema_file or output.parent / DEFAULT_SCHEMA_NAME
+            refuse_same_outputs({"-o": output, "--schema-file": schema_path})
             schema_text = render_schema()
             if schema_path.is_dir():
-                _fail(f"--schema-file {schema_path} is a directory")
+                _fail(f"--schema-file {shown(schema_path)} is a directory")
             schema_current = (schema_path.is_file()
                               and schema_path.read_bytes() == schema_text.encode("utf-8"))
             if schema_path.exists() and not schema_current and not force:
-                _fail(f"{schema_path} exists with other content (another pd-advisor's schema?); "
-                      "pass --force to replace it, --schema-file to write elsewhere or "
+                _fail(f"{shown(schema_path)} exists with other content (another pd-advisor's "
+                      "schema?); pass --force to replace it, --schema-file to write elsewhere or "
                       "--no-schema")
         catalog = ProfileCatalog()
         from advisor.loading.model_ids import profile_for
@@ -291,11 +293,11 @@ def register(app: typer.Typer) -> None:
                                tensor_parallel=tp, fits=fits,
                                schema=None if schema_path is None
                                else schema_ref(schema_path, output))
-        _validate(text)
+        _validate(text, output)
         if schema_path is not None and not schema_current:
             write_output(schema_text, schema_path, wrote=" (the workload JSON Schema)")
         elif schema_path is not None:
-            sys.stderr.write(f"pd-advisor: {schema_path} holds this version's schema; kept\n")
+            message(f"pd-advisor: {shown(schema_path)} holds this version's schema; kept")
         write_output(text, None if to_stdout else output,
                      wrote=f" ({model_spec.id}, {count} x {gpu_spec.id}, {precision}, TP{tp}); "
                      f"next: pd-advisor recommend {output}")

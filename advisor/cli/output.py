@@ -1,8 +1,22 @@
 """Terminal and output plumbing shared by every command.
 
-Outputs are never half-written (#21): ``-o FILE`` goes to a temporary file in the same
-directory, renamed over FILE once complete (:func:`write_output`), and a file that is an
-input of the same run is never the output. Standard output is guarded once, in
+Outputs are never half-written (#21) and never destroy what they land on (#33):
+
+* ``-o FILE`` (and ``--plot FILE``) that is a regular file, or does not exist, is written to a
+  temporary file in FILE's directory and renamed over it once complete
+  (:func:`write_file_atomically`): a reader sees the old file or the new one, never a part;
+* a symbolic link is followed: its target is written (atomically, in the target's
+  directory) and the link stays a link, as a shell's ``>`` does;
+* a FIFO, a character device (``/dev/null``, ``/dev/stdout``) or a socket is written through,
+  in place: a rename would replace the device with a regular file (as root, ``-o /dev/null``
+  once did), and no rename can make a write into a pipe atomic;
+* a file that is an input of the same run is never an output
+  (:func:`refuse_input_as_output`), and two outputs of one run never name the same file
+  (:func:`refuse_same_outputs`); both exit 2 before any work.
+
+Every message on stderr goes through :func:`message` (the escaping rule of
+:func:`advisor.escaping.visible`, line by line), so a path or an id from a user file cannot
+reach the terminal raw. Standard output is guarded once, in
 :func:`guard_stdout` (installed by ``advisor.cli.app.main``): a reader that stopped (closed
 pipe, ``| head -1``) ends the run with exit 0 and no message; any other write error
 (``/dev/full``) is one line, exit 2. Reports are written as UTF-8 bytes whatever the
@@ -18,7 +32,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -45,13 +59,33 @@ def link_from(output: Path | None, target: Path) -> str:
     return Path(relative).as_posix()
 
 
-def fail(message: str) -> NoReturn:
-    """Print ``pd-advisor: error: ...`` on stderr and exit 2; control characters a user value
-    brought into the message are shown escaped (its own line breaks are kept)."""
-    from advisor.render.text import visible
+def message(text: str) -> None:
+    """Write ``text`` and a line break on stderr, each of its lines escaped
+    (:func:`advisor.escaping.visible`): its own line breaks are kept. A user value put into
+    ``text`` goes through :func:`shown` first, so a line break in it (a file name holding
+    ``\\n``) cannot start a line of its own."""
+    from advisor.escaping import visible
 
-    shown = "\n".join(visible(line) for line in message.split("\n"))
-    sys.stderr.write(f"pd-advisor: error: {shown}\n")
+    sys.stderr.write("\n".join(visible(line) for line in text.split("\n")) + "\n")
+
+
+def shown(value: object) -> str:
+    """A user value (a path, a name) for a message: :func:`advisor.escaping.visible`, so it
+    stays on its line."""
+    from advisor.escaping import visible
+
+    return visible(str(value))
+
+
+def warn(text: str) -> None:
+    """``pd-advisor: warning: TEXT`` on stderr (escaped, :func:`message`)."""
+    message(f"pd-advisor: warning: {text}")
+
+
+def fail(text: str) -> NoReturn:
+    """Print ``pd-advisor: error: ...`` on stderr and exit 2; control characters a user value
+    brought into the message are shown escaped (:func:`message`)."""
+    message(f"pd-advisor: error: {text}")
     raise typer.Exit(EXIT_ERROR)
 
 
@@ -59,9 +93,9 @@ def fail_with_problems(path: Path, problems: Sequence[Any], outcome: str) -> NoR
     """Print every input problem (``path:line:col: error: ...``) on stderr, then
     ``pd-advisor: error: PATH: N problems; OUTCOME`` (e.g. "nothing evaluated"), exit 2."""
     for problem in problems:
-        sys.stderr.write(problem.format() + "\n")
+        message(problem.format())
     count = len(problems)
-    fail(f"{path}: {count} problem{'s' * (count != 1)}; {outcome}")
+    fail(f"{shown(path)}: {count} problem{'s' * (count != 1)}; {outcome}")
 
 
 def console_text(text: object) -> str:
@@ -69,14 +103,22 @@ def console_text(text: object) -> str:
     (``render.text.visible``) and rich markup inert (#21)."""
     from rich.markup import escape
 
-    from advisor.render.text import visible
+    from advisor.escaping import visible
 
     return escape(visible(str(text)))
 
 
 def set_debug(enabled: bool) -> None:
-    """Record the root command's ``--debug`` (tracebacks for internal errors)."""
+    """Record the root command's ``--debug`` (tracebacks for internal errors) and capture the
+    libraries' warnings: numpy's ``RuntimeWarning``, matplotlib's ``UserWarning`` and log
+    messages reach stderr only with ``--debug`` (#33: a layout warning on every plot). The
+    tool's own warnings are ``pd-advisor: warning:`` lines (:func:`warn`), never these."""
+    import logging
+    import warnings
+
     _debug["enabled"] = bool(enabled)
+    warnings.simplefilter("default" if enabled else "ignore")
+    logging.getLogger("matplotlib").setLevel(logging.WARNING if enabled else logging.CRITICAL)
 
 
 def debug_enabled() -> bool:
@@ -222,34 +264,102 @@ def refuse_input_as_output(output: Path | None, inputs: Iterable[Path | None]) -
         return
     for path in inputs:
         if path is not None and str(path) != "-" and _same_file(output, Path(path)):
-            fail(f"refusing to write {output}: it is an input of this run ({path}); "
+            fail(f"refusing to write {shown(output)}: it is an input of this run ({shown(path)}); "
                  "choose another -o FILE")
 
 
-def write_file_atomically(data: bytes | Iterable[bytes], output: Path) -> None:
-    """Write ``data`` to ``output`` through a temporary file in the same directory, renamed
-    over it once complete: readers see the old file or the new one, never a part. The file
-    keeps the mode of the file it replaces (a new one gets the usual 0666 & ~umask)."""
-    directory = output.parent if str(output.parent) else Path(".")
+def refuse_same_outputs(outputs: Mapping[str, Path | None]) -> None:
+    """Exit 2 when two outputs of one run (``{option: path}``, e.g. ``{"-o": ..., "--plot":
+    ...}``) name the same file: the second would replace the first. Standard output (``-``)
+    and character devices (``/dev/null``: writing it twice loses nothing) are exempt."""
+    named = [(option, path) for option, path in outputs.items()
+             if path is not None and str(path) != "-"]
+    for i, (first, a) in enumerate(named):
+        for second, b in named[i + 1:]:
+            if _same_file(a, b) and not _is_char_device(a):
+                fail(f"{first} {shown(a)} and {second} {shown(b)} name the same file: the "
+                     "second would replace the first; give each output its own file")
+
+
+def _is_char_device(path: Path) -> bool:
     try:
-        mode = stat.S_IMODE(os.stat(output).st_mode)
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def replaces_file(output: Path) -> bool:
+    """Whether writing ``output`` would replace an existing regular file (its link target
+    included): what ``--force`` guards; a FIFO or a device is written through, not replaced."""
+    try:
+        return stat.S_ISREG(os.stat(output).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def output_destination(output: Path) -> tuple[Path, bool]:
+    """Where a write to ``output`` lands, and whether it is written in place.
+
+    A symbolic link is followed to its target (written as a regular file would be, even
+    when the link is dangling: the target is created); a FIFO, device or socket is written
+    in place (True); a regular file or a new name is replaced atomically (False). A
+    directory raises ``IsADirectoryError``.
+    """
+    try:
+        info = os.stat(output)
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(output))
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return output, True
+    if os.path.islink(output):
+        return Path(os.path.realpath(output)), False
+    return output, False
+
+
+def write_file_atomically(data: bytes | Iterable[bytes], output: Path) -> None:
+    """Write ``data`` to ``output`` (:func:`output_destination`): through a temporary file in
+    the destination's directory, renamed over it once complete, so readers see the old file
+    or the new one, never a part; written in place into a FIFO or a device. The file keeps
+    the mode of the file it replaces (a new one gets the usual 0666 & ~umask)."""
+    destination, in_place = output_destination(output)
+    pieces = [data] if isinstance(data, bytes) else data
+    if in_place:
+        with open(destination, "wb") as handle:
+            for piece in pieces:
+                handle.write(piece)
+        return
+    directory = destination.parent if str(destination.parent) else Path(".")
+    try:
+        mode = stat.S_IMODE(os.stat(destination).st_mode)
     except OSError:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
-            for piece in [data] if isinstance(data, bytes) else data:
+            for piece in pieces:
                 handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, output)
+        os.replace(tmp, destination)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_file(data: bytes | Iterable[bytes], output: Path, wrote: str = "") -> None:
+    """:func:`write_file_atomically`, then ``pd-advisor: wrote FILE`` (and ``wrote``) on
+    stderr; exit 2 with ``cannot write FILE: why`` when it fails (nothing replaced)."""
+    try:
+        write_file_atomically(data, output)
+    except OSError as exc:
+        fail(f"cannot write {shown(output)}: {exc.strerror or exc}")
+    message(f"pd-advisor: wrote {shown(output)}{wrote}")
 
 
 def write_output(text: str | Iterable[str], output: Path | None, wrote: str = "",
@@ -263,9 +373,5 @@ def write_output(text: str | Iterable[str], output: Path | None, wrote: str = ""
         _write_stdout(text)
         return
     refuse_input_as_output(output, inputs)
-    try:
-        write_file_atomically(text.encode("utf-8") if isinstance(text, str)
-                              else (piece.encode("utf-8") for piece in text), output)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}")
-    sys.stderr.write(f"pd-advisor: wrote {output}{wrote}\n")
+    write_file(text.encode("utf-8") if isinstance(text, str)
+               else (piece.encode("utf-8") for piece in text), output, wrote)

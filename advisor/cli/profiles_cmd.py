@@ -12,13 +12,12 @@ the commands so that ``pd-advisor --help`` stays fast.
 from __future__ import annotations
 
 import enum
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from advisor.cli.output import console_text
+from advisor.cli.output import console_text, shown, warn
 from advisor.cli.output import fail as _fail
 
 if TYPE_CHECKING:
@@ -118,11 +117,20 @@ def _scaled(key: str, value: float | None) -> tuple[str, str]:
 
 
 def _table(title: str | None = None, caption: str | None = None) -> Table:
+    """A table whose text cells are shown inert: every string cell goes through
+    :func:`~advisor.cli.output.console_text` (control characters escaped, rich markup
+    literal), since sources, ids and names come from user files (#33)."""
     from rich import box
     from rich.table import Table
 
-    return Table(title=title, caption=caption, title_justify="left", caption_justify="left",
-                 box=box.SIMPLE_HEAD, pad_edge=False, title_style="bold")
+    class _InertTable(Table):
+        def add_row(self, *cells: Any, **options: Any) -> None:
+            super().add_row(*[console_text(c) if isinstance(c, str) else c for c in cells],
+                            **options)
+
+    return _InertTable(title=title, caption=caption, title_justify="left",
+                       caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                       title_style="bold")
 
 
 def _listing(title: str, headers: list[str], rows: list[list[str]]) -> Table:
@@ -144,8 +152,8 @@ def _listing(title: str, headers: list[str], rows: list[list[str]]) -> Table:
             table.add_column(header, no_wrap=True, min_width=widths[i],
                              justify="left" if header in ("id", "scope", "attention",
                                                           "scale-up", "from") else "right")
-    for row in rows:  # names and ids come from user files: shown inert (#21)
-        table.add_row(*[console_text(row[i]) for i in keep])
+    for row in rows:  # names and ids come from user files: shown inert (#21, _table)
+        table.add_row(*[row[i] for i in keep])
     return table
 
 
@@ -300,7 +308,7 @@ def list_profiles(
     except (ProfileNotFoundError, ProfileInvalidError) as exc:
         _fail(str(exc))
     for error in errors:  # a broken file is a warning here, an error where it is used (#21)
-        sys.stderr.write(f"pd-advisor: warning: {error} (not listed)\n")
+        warn(f"{error} (not listed)")
 
 
 # ---- show ----------------------------------------------------------------------------------
@@ -338,7 +346,8 @@ def _show_gpu(console: Any, catalog: ProfileCatalog, profile: GpuProfile) -> Non
     console.print(derived)
     for link_id in (profile.intra_node, profile.host_link):
         if link_id not in catalog.ids("interconnects"):
-            console.print(f"[yellow]warning:[/] interconnect '{link_id}' has no profile")
+            console.print(f"[yellow]warning:[/] interconnect '{console_text(link_id)}' has no "
+                          "profile")
 
 
 def _show_link(console: Any, profile: LinkProfile) -> None:
@@ -365,7 +374,8 @@ def _show_link(console: Any, profile: LinkProfile) -> None:
 
 def _show_model(console: Any, profile: ModelProfile) -> None:
     arch = profile.architecture
-    console.print(f"[bold]architecture[/] (kind: {arch.kind}) source: {arch.source}",
+    console.print(f"[bold]architecture[/] (kind: {arch.kind}) source: "
+                  f"{console_text(arch.source)}",
                   highlight=False)
     table = _table()
     table.add_column("key", no_wrap=True)
@@ -434,7 +444,8 @@ def _show_model(console: Any, profile: ModelProfile) -> None:
 
 
 def _show_engine(console: Any, catalog: ProfileCatalog, profile: EngineProfile) -> None:
-    console.print(f"engine [bold]{profile.engine}[/], versions {profile.versions}",
+    console.print(f"engine [bold]{console_text(profile.engine)}[/], versions "
+                  f"{console_text(profile.versions)}",
                   highlight=False)
     table = _number_table("numbers")
     for key, number in profile.sourced_items():
@@ -525,13 +536,13 @@ def show_profile(
         else:
             kinds = catalog.kind_of(ref)
             if not kinds and Path(ref).expanduser().is_file():
-                _fail(f"cannot tell what kind of profile '{ref}' is; pass --kind "
+                _fail(f"cannot tell what kind of profile '{shown(ref)}' is; pass --kind "
                       "gpus|interconnects|models|engines")
             if not kinds:
                 suggestions = [s for k in KINDS for s in catalog.suggest(k, ref)]
                 raise ProfileNotFoundError(None, ref, suggestions[:5])
             if len(kinds) > 1:
-                _fail(f"'{ref}' names a profile of several kinds ({', '.join(kinds)}); "
+                _fail(f"'{shown(ref)}' names a profile of several kinds ({', '.join(kinds)}); "
                       "pass --kind")
             kind_name = kinds[0]
         profile, path = catalog.raw(kind_name, ref)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import enum
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,8 +26,12 @@ from advisor.cli.output import (  # noqa: F401 - re-exported for check_cmd
     debug_enabled,
     fail,
     fail_with_problems,
+    message,
     refuse_input_as_output,
+    refuse_same_outputs,
+    shown,
     terminal_settings,
+    write_file,
     write_file_atomically,
     write_output,
 )
@@ -107,12 +110,7 @@ def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str,
     from advisor.render.report_plot import render_figure, svg_for_html
 
     if plot is not None:
-        image = render_figure(rec.figure, rec.report, plot_fmt)
-        try:
-            write_file_atomically(image, plot)
-        except OSError as exc:
-            fail(f"cannot write {plot}: {exc.strerror or exc}")
-        sys.stderr.write(f"pd-advisor: wrote {plot}\n")
+        write_file(render_figure(rec.figure, rec.report, plot_fmt), plot)
     link = None if plot is None else link_from(output, plot)
     if fmt is not RecommendOutput.html:
         return Figure(path=link)
@@ -171,7 +169,8 @@ def register(app: typer.Typer) -> None:
             fmt = next((f for f in RecommendOutput if f.value == from_env),
                        RecommendOutput.table)
         refuse_input_as_output(output, [workload])
-        refuse_input_as_output(plot, [workload, output])
+        refuse_input_as_output(plot, [workload])
+        refuse_same_outputs({"-o": output, "--plot": plot})
         plot_fmt = _check_plot(plot) if plot is not None else ""
         try:
             rec = build_recommendation(workload, catalog_for(profiles or []),
@@ -179,6 +178,8 @@ def register(app: typer.Typer) -> None:
             figure = _figure(rec, fmt, plot, plot_fmt, output)
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing evaluated")
+        except typer.Exit:  # a located failure already reported (an unwritable --plot)
+            raise
         except Exception as exc:  # exit 2, never a traceback
             if debug_enabled():
                 raise
@@ -195,8 +196,7 @@ def register(app: typer.Typer) -> None:
                 text += ("\n" if text else "") + emit_text(
                     report, emit, data.get("model"), workload, catalog_for(profiles or []))
             except LaunchError as exc:
-                fail(f"{workload}: {exc}")
+                fail(f"{shown(workload)}: {exc}")
         write_output(text, output, inputs=[workload])
         if not report["slo_met"]:
-            sys.stderr.write(f"pd-advisor: {workload}: no plan meets the SLOs "
-                             "(see the report)\n")
+            message(f"pd-advisor: {shown(workload)}: no plan meets the SLOs (see the report)")

@@ -32,6 +32,7 @@ from advisor.cli.output import (
     debug_enabled,
     fail,
     fail_with_problems,
+    shown,
     terminal_settings,
     write_output,
 )
@@ -120,8 +121,8 @@ def register(app: typer.Typer) -> None:
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing simulated")
         if any(ph.prefix_cache_hit_rate > 0 for ph in scenario.phases):
-            fail(f"{workload}: the simulator does not model prefix caching yet (every prompt "
-                 "token would be prefilled); recommend, check and sweep do. Remove "
+            fail(f"{shown(workload)}: the simulator does not model prefix caching yet (every "
+                 "prompt token would be prefilled); recommend, check and sweep do. Remove "
                  "traffic.prefix_cache_hit_rate / shared_prefix_tokens to simulate")
         if any(ph.batch_requests for ph in scenario.phases):
             if trace is not None or requests is not None:
@@ -134,7 +135,7 @@ def register(app: typer.Typer) -> None:
         if trace is not None:
             log = load_log([trace], trace_format.value, time_scale, "nothing simulated")
             if float(log.arrival_s[-1]) <= 0.0:
-                fail(f"{trace}: every request has the same timestamp; nothing to replay")
+                fail(f"{shown(trace)}: every request has the same timestamp; nothing to replay")
             from advisor.usecases.replay import fit_log, replay_of
 
             replay, trace_doc, note = replay_of(log, fit_log(log, min_phase), scenario)
@@ -152,7 +153,7 @@ def register(app: typer.Typer) -> None:
                                                 progress=callback, model=model, replay=replay))
                     except PlanError as exc:
                         if len(wanted) == 1:
-                            fail(f"{workload}: {mode}: {exc}")
+                            fail(f"{shown(workload)}: {mode}: {exc}")
                         skipped.append((mode, str(exc)))
         except typer.Exit:
             raise
@@ -161,17 +162,15 @@ def register(app: typer.Typer) -> None:
                 raise
             fail(f"internal error: {type(exc).__name__}: {exc} "
                         "(run with --debug for the traceback)")
-        shown = str(workload)
+        label = str(workload)
         if fmt is SimFormat.json:
-            doc = simulation_document(shown, scenario.name, requests, seed, results, skipped,
+            doc = simulation_document(label, scenario.name, requests, seed, results, skipped,
                                       trace_doc)
             write_output(render_json(doc), None)
         else:
-            from advisor.render.text import visible
-
             width, color = terminal_settings(True)
-            write_output(render_table(visible(shown), requests, seed, results, skipped, width,
-                                      color, note), None)
+            write_output(render_table(label, requests, seed, results, skipped, width, color,
+                                      note), None)
 
 
 def _simulate_batch(scenario: Any, modes: Sequence[str], seed: int, fmt: SimFormat,

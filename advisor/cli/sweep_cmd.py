@@ -29,7 +29,10 @@ from advisor.cli.output import (
     fail,
     fail_with_problems,
     refuse_input_as_output,
+    refuse_same_outputs,
+    shown,
     terminal_settings,
+    write_file,
     write_output,
 )
 
@@ -105,6 +108,7 @@ def register(app: typer.Typer) -> None:
                 fail(str(exc))
         refuse_input_as_output(output, [workload])
         refuse_input_as_output(plot, [workload])
+        refuse_same_outputs({"-o": output, "--plot": plot})
         catalog = ProfileCatalog(extra_dirs=profiles or [])
         try:
             scenario = load_scenario(workload, catalog)
@@ -121,7 +125,7 @@ def register(app: typer.Typer) -> None:
             with _ProgressBar(progress) as bar:
                 result = sweep(scenario, axes, progress=bar.update, workload=scenario.name)
         except (ValueError, SweepError) as exc:
-            fail(f"{workload}: {exc}")
+            fail(f"{shown(workload)}: {exc}")
         except typer.Exit:
             raise
         except Exception as exc:  # exit 2, never a traceback
@@ -129,16 +133,21 @@ def register(app: typer.Typer) -> None:
                 raise
             fail(f"internal error: {type(exc).__name__}: {exc} "
                         "(run with --debug for the traceback)")
-        text = _render(result, str(workload), current, fmt, output, max_rows)
-        write_output(text, output, inputs=[workload])
-        if plot is not None:
-            from advisor.render.plot import plot_sweep
+        image = None
+        if plot is not None:  # drawn before anything is written: a failure leaves no file
+            from advisor.render.plot import sweep_png
 
             try:
-                plot_sweep(result, plot, current, cost=plot_cost)
-            except OSError as exc:
-                fail(f"cannot write {plot}: {exc.strerror or exc}")
-            sys.stderr.write(f"pd-advisor: wrote {plot}\n")
+                image = sweep_png(result, current, cost=plot_cost)
+            except Exception as exc:  # exit 2, never a traceback
+                if debug_enabled():
+                    raise
+                fail(f"cannot draw {shown(plot)}: internal error: {type(exc).__name__}: {exc} "
+                     "(run with --debug for the traceback)")
+        text = _render(result, str(workload), current, fmt, output, max_rows)
+        write_output(text, output, inputs=[workload])
+        if plot is not None and image is not None:
+            write_file(image, plot)
 
 
 def _render(result: Any, workload: str, current: dict[str, Any], fmt: SweepFormat,

@@ -49,7 +49,28 @@ MAX_SWEEP_POINTS_PER_AXIS = 200_000
 """Values one sweep axis may hold."""
 
 MAX_SWEEP_POINTS = 2_000_000
-"""Design points one sweep may evaluate (the product of its axes)."""
+"""Design points one sweep may evaluate (the product of its axes). The evaluated grid is held
+in memory while it is rendered, about 200 bytes per point (peak RSS of a CSV sweep of the
+chat-8b example: 68 MB at 20,000 points, 97 MB at 200,000, 136 MB at 400,000; 2,000,000
+points about 0.45 GB, extrapolated); the CSV and JSON are written in pieces, but block-wise
+evaluation is not done (#33 measured it, #34 reworks it)."""
+
+MAX_SWEEP_WORK_S = 600.0
+"""Estimated CPU seconds one sweep may take (ten minutes): ``steps × SWEEP_STEP_COST_S +
+points × SWEEP_POINT_COST_S``, a capacity step per distinct value of the capacity keys (token
+lengths, SLOs, burstiness, links, concurrency). The point limit alone let a closed-loop grid
+run for ~4.4 hours (#33)."""
+
+SWEEP_STEP_COST_S = {"open": 0.15, "closed": 1.0}
+"""CPU seconds of one capacity step (rebuilding capacities for one combination of capacity-key
+values), open-loop and closed-loop workloads (a closed-loop one also solves its equivalent
+rate again). Measured upper ends, ``benchmarks/bench_sweep_work.py`` on the 2-core development
+machine: 48 ms (chat 8B, day-night), 134 ms (DeepSeek-V3 96×H100), 0.65 s (agents 70B, closed
+loop)."""
+
+SWEEP_POINT_COST_S = {"open": 2e-4, "closed": 3e-3}
+"""CPU seconds per design point within a capacity step: 7 µs (rates) to 0.2 ms (cluster sizes
+up to 4,096) open-loop, 2.3 ms closed-loop (``benchmarks/bench_sweep_work.py``)."""
 
 MAX_PRICE_PER_GPU_HOUR = 10_000.0
 """Largest ``cluster.price_per_gpu_hour`` accepted, USD (list prices are 0.3-15 USD)."""
@@ -65,16 +86,27 @@ heads, experts, vocabulary, context positions): a hundred million, past every pu
 model (the longest context, 10,485,760 positions, is a tenth of it), so parameter counts
 and byte sizes stay finite (``num_hidden_layers: 1e300`` once gave ``total_params inf``)."""
 
+MAX_MODEL_LAYERS = 10_000
+"""Most decoder layers a model (profile or ``config.json``) may have, and the longest
+per-layer list a ``config.json`` may hold (``layer_types``, ``mlp_only_layers``): 80 times
+the deepest published model (Llama 3.1 405B, 126 layers). Per-layer work is then bounded too:
+a qwen3_moe config with 10**6 layers and a 100,000-entry ``mlp_only_layers`` never finished,
+and 10**8 layers in a 1 KB file took 37 s and 1.56 GB (#33)."""
+
 MAX_BENCHMARK_RUNS = 64
 """Benchmark runs one ``calibrate`` fits (every file together): a sweep of 64 loads is far
 more than the three factors need, and each run costs a prediction per step of the fit
 (5,000 appended runs took 311 s). A file is read no further than its 65th run, so a 64 MiB
 file is refused in about a second."""
 
+MAX_BENCHMARK_REQUESTS = 10**9
+"""Most completed requests one benchmark run may report (a day at 10,000 req/s is 8.6e8):
+``completed: 1e300`` with ``duration: 1e-300`` once overflowed the fit (#33)."""
+
 MAX_BENCHMARK_LATENCY_S = 1e6
-"""Longest latency statistic or per-request latency accepted from a benchmark file, in
-seconds (11.6 days): past it the value is an error, and ``1e300`` ms or ``[1e308, ...]``
-would overflow the fit."""
+"""Longest latency statistic, per-request latency or run ``duration`` accepted from a
+benchmark file, in seconds (11.6 days): past it the value is an error, and ``1e300`` ms or
+``[1e308, ...]`` would overflow the fit."""
 
 # ---- physical ranges of profile values (#21): outside them a profile is a typo or a unit
 # error, and values such as 5e-324 B/s overflow the model. Each range is wide: several
@@ -87,6 +119,11 @@ GPU_MEMORY_BANDWIDTH_RANGE = (1e10, 1e15)
 """Memory bandwidth per GPU, bytes/s: 10 GB/s to 1 PB/s (shipped: 300 GB/s to 8 TB/s)."""
 LINK_BANDWIDTH_RANGE = (1e8, 1e14)
 """Interconnect bandwidth per direction per GPU, bytes/s: 100 MB/s to 100 TB/s."""
+EFFICIENCY_RANGE = (0.01, 1.0)
+"""An efficiency factor (share of a peak reached: compute, bandwidth, link, all-to-all):
+1 % to 100 %. Shipped profiles hold 0.35 to 1.0 and ``calibrate`` fits within 0.02 to 1.0
+(``core.calibration.BOUNDS``); below 1 % is a typo or a unit error, and 1e-300 once gave a
+decode step of 4.5e300 ms (#33)."""
 MAX_OVERHEAD_S = 10.0
 """Largest fixed latency or per-step/per-request overhead in a profile or overlay, seconds."""
 

@@ -44,7 +44,9 @@ from advisor.core.calibration import BenchmarkRun
 from advisor.core.limits import (
     MAX_BENCHMARK_FILE_BYTES,
     MAX_BENCHMARK_LATENCY_S,
+    MAX_BENCHMARK_REQUESTS,
     MAX_BENCHMARK_RUNS,
+    MAX_GPUS,
     MAX_RATE_RPS,
     MAX_TOKENS,
 )
@@ -56,6 +58,7 @@ from advisor.loading.bench_formats import (
     llmd_deployment,
     report_format,
 )
+from advisor.loading.input_file import InputTooLarge, UnreadableFileError, read_input, sha256_hex
 
 ResultFormat = Literal["vllm", "sglang"]
 
@@ -86,49 +89,79 @@ class BenchResultError(ValueError):
         super().__init__(f"{source}: {message}")
 
 
-def load_results(path: Path, limit: int = MAX_BENCHMARK_RUNS) -> list[BenchmarkRun]:
-    """Every run in one result file (vLLM JSON, possibly appended, or SGLang JSONL); more
-    than ``limit`` runs are refused."""
+def read_result_text(path: Path) -> tuple[str, str]:
+    """The text of a result file, read once and bounded
+    (:func:`~advisor.loading.input_file.read_input`: at most 64 MiB, a pipe read whole), and
+    the SHA-256 of its bytes; :class:`BenchResultError` when it cannot be read."""
     name = str(path)
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise BenchResultError(name, f"cannot read file: {exc.strerror or exc}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise BenchResultError(name, "file is larger than 64 MiB")
+        raw = read_input(path, MAX_FILE_BYTES)
+    except InputTooLarge:
+        raise BenchResultError(name, "file is larger than 64 MiB") from None
+    except UnreadableFileError as exc:
+        raise BenchResultError(name, exc.message) from None
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig"), sha256_hex(raw)
     except UnicodeDecodeError as exc:
-        raise BenchResultError(name, f"not UTF-8 text (byte offset {exc.start})") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise BenchResultError(f"{name}:{line}:{col}",
+                               f"not UTF-8 text (byte offset {exc.start})") from None
+
+
+def load_results(path: Path, limit: int = MAX_BENCHMARK_RUNS, text: str | None = None,
+                 before: int = 0) -> list[BenchmarkRun]:
+    """Every run in one result file (vLLM JSON, possibly appended, or SGLang JSONL); more
+    than ``limit`` runs are refused (``before``: runs already read from earlier files, for
+    the message). ``text``: the file's content when already read
+    (:func:`read_result_text`)."""
+    return load_file(path, limit, text, before)[0]
+
+
+def load_file(path: Path, limit: int = MAX_BENCHMARK_RUNS, text: str | None = None,
+              before: int = 0) -> tuple[list[BenchmarkRun], list[RunProvenance]]:
+    """:func:`load_results` and :func:`run_provenance` of every run, from one read."""
+    name = str(path)
+    if text is None:
+        text = read_result_text(path)[0]
     try:
-        return parse_results(text, path.name, limit)
+        return parse_file(text, path.name, limit, before)
     except BenchResultError as exc:  # name the file as given; labels keep the short name
         raise BenchResultError(name + exc.source[len(path.name):], exc.message) from None
 
 
 def parse_results(text: str, source: str,
                   limit: int = MAX_BENCHMARK_RUNS) -> list[BenchmarkRun]:
-    """Every run in the text of a result file; ``source`` names it in labels and errors.
+    """Every run in the text of a result file; ``source`` names it in labels and errors."""
+    return parse_file(text, source, limit)[0]
+
+
+def parse_file(text: str, source: str, limit: int = MAX_BENCHMARK_RUNS, before: int = 0
+               ) -> tuple[list[BenchmarkRun], list[RunProvenance]]:
+    """Every run in the text of a result file and what it records about its deployment;
+    ``source`` names it in labels and errors.
 
     A run that cannot be used is reported at ``source:line:col`` (#21): the value of the key
     the problem names, else the start of the run.
     """
     starts: list[int] = []
-    objects = split_objects(text, source, limit, starts)
+    objects = split_objects(text, source, limit, starts, before)
     runs = []
+    records = []
     for index, obj in enumerate(objects, 1):
         label = source if len(objects) == 1 else f"{source}#{index}"
         try:
             report = report_format(obj)
             if report is None:
                 runs.append(parse_run(obj, label))
+                records.append(run_provenance(obj, label))
             else:
                 try:
                     runs.extend(PARSERS[report](obj, label))
                 except ReportError as exc:
                     raise BenchResultError(label, f"{FORMAT_NAMES[report]}: "
                                                   f"{exc.message}") from None
+                records.extend(report_provenance(obj, label))
         except BenchResultError as exc:
             start = starts[index - 1]
             end = starts[index] if index < len(starts) else len(text)
@@ -141,7 +174,7 @@ def parse_results(text: str, source: str,
             line, col = _line_col(text, offset)
             prefix = f"run {index}: " if len(objects) > 1 else ""
             raise BenchResultError(f"{source}:{line}:{col}", prefix + exc.message) from None
-    return runs
+    return runs, records
 
 
 class _NumberRefused(ValueError):
@@ -168,13 +201,13 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
 
 
 def split_objects(text: str, source: str, limit: int = MAX_BENCHMARK_RUNS,
-                  starts: list[int] | None = None) -> list[dict[str, Any]]:
+                  starts: list[int] | None = None, before: int = 0) -> list[dict[str, Any]]:
     """The JSON objects of a file: one, several appended (vLLM), or one per line (SGLang).
 
     Read one object at a time and no further than object ``limit + 1`` (refused: more runs
-    than :data:`MAX_BENCHMARK_RUNS`); numbers beyond the floating-point range (``1e400``,
-    ``10**400``) are refused at their line and column. ``starts``, when given, receives the
-    offset in ``text`` where each object starts.
+    than :data:`MAX_BENCHMARK_RUNS` with the ``before`` runs of earlier files); numbers beyond
+    the floating-point range (``1e400``, ``10**400``) are refused at their line and column.
+    ``starts``, when given, receives the offset in ``text`` where each object starts.
     """
     decoder = json.JSONDecoder(parse_float=_finite_float, parse_int=_bounded_int)
     objects: list[dict[str, Any]] = []
@@ -187,8 +220,11 @@ def split_objects(text: str, source: str, limit: int = MAX_BENCHMARK_RUNS,
             break
         if len(objects) >= limit:
             line, col = _line_col(text, position)
+            total = limit + before
+            earlier = (f" ({before} in the files before this one, {len(objects)} here)"
+                       if before else "")
             raise BenchResultError(f"{source}:{line}:{col}", (
-                f"more than {limit} benchmark runs; pd-advisor fits at most {limit} "
+                f"more than {total} benchmark runs{earlier}; pd-advisor fits at most {total} "
                 "(the limit is for all files together): calibrate on a subset"))
         start = position
         try:
@@ -256,8 +292,22 @@ def _optional(obj: dict[str, Any], key: str, label: str) -> float | None:
     return float(value)
 
 
+def _measured(obj: dict[str, Any], key: str, label: str) -> float | None:
+    """An optional measurement (a throughput, a mean concurrency): None when absent or not a
+    number, else it must be > 0 (#33: an overlay was once fitted to a throughput of 0)."""
+    value = _optional(obj, key, label)
+    if value is not None and value <= 0:
+        raise BenchResultError(label, f"key '{key}' must be > 0 (a measurement), got {value!r}")
+    return value
+
+
 def statistics_of(obj: dict[str, Any], label: str = "") -> dict[str, dict[str, float]]:
-    """``{metric: {stat: seconds}}`` from every ``<stat>_<metric>_ms`` key (e2e → e2el)."""
+    """``{metric: {stat: seconds}}`` from every ``<stat>_<metric>_ms`` key (e2e → e2el).
+
+    A negative latency is an error (#33). A statistic of exactly 0 is left out: the
+    benchmark tools write 0 when nothing was measured (vLLM ``vllm/benchmarks/serve.py``,
+    ``mean_ttft_ms=np.mean(ttfts or 0) * 1000``: no TTFT without streaming, no TPOT for
+    one-token outputs), so it is never fitted as a measurement."""
     found: dict[str, dict[str, float]] = {}
     for key, value in obj.items():
         match = STAT_KEY.match(key)
@@ -267,6 +317,11 @@ def statistics_of(obj: dict[str, Any], label: str = "") -> dict[str, dict[str, f
             continue
         stat, metric = match.groups()
         metric = "e2el" if metric == "e2e_latency" else metric
+        if value < 0:
+            raise BenchResultError(label, f"key '{key}' must be >= 0 ms (a latency), got "
+                                          f"{value!r}")
+        if value == 0 and stat != "std":  # vLLM writes np.mean(ttfts or 0): not measured
+            continue
         seconds = float(value) / 1000.0
         if seconds > MAX_BENCHMARK_LATENCY_S:
             raise BenchResultError(label, _latency_problem(key, seconds))
@@ -332,9 +387,19 @@ def parse_run(obj: dict[str, Any], label: str) -> BenchmarkRun:
     completed = _number(obj, "completed", label)
     if completed < 1:
         raise BenchResultError(label, "no request completed (completed = 0); nothing to fit")
+    if completed > MAX_BENCHMARK_REQUESTS or not completed.is_integer():
+        raise BenchResultError(label, f"key 'completed' must be a whole number of requests up "
+                                      f"to {MAX_BENCHMARK_REQUESTS:,}, got {completed:.6g}")
     duration = _number(obj, "duration", label)
     if duration <= 0:
         raise BenchResultError(label, "duration must be > 0 seconds")
+    if duration > MAX_BENCHMARK_LATENCY_S:
+        raise BenchResultError(label, f"key 'duration' is {duration:.6g} s; at most "
+                                      f"{MAX_BENCHMARK_LATENCY_S:,.0f} s is accepted")
+    if completed / duration > MAX_RATE_RPS:
+        raise BenchResultError(label, f"key 'duration': {completed:.6g} requests in "
+                                      f"{duration:.6g} s is {completed / duration:.6g} req/s, "
+                                      f"above the largest rate accepted ({MAX_RATE_RPS:.0e})")
     isl = _number(obj, "total_input_tokens", label) / completed
     osl = _number(obj, "total_output_tokens", label) / completed
     if isl < 1 or osl < 1:
@@ -369,14 +434,14 @@ def parse_run(obj: dict[str, Any], label: str) -> BenchmarkRun:
                                       "..._tpot_ms); run the benchmark with a tokenizer and "
                                       "--percentile-metrics including ttft,tpot")
 
-    request_throughput = _optional(obj, "request_throughput", label) or completed / duration
-    output_throughput = _optional(obj, "output_throughput", label)
+    request_throughput = _measured(obj, "request_throughput", label) or completed / duration
+    output_throughput = _measured(obj, "output_throughput", label)
     if output_throughput is None:
         output_throughput = completed * osl / duration
 
     # mean requests in flight: SGLang records it; vLLM by Little's law
     # (docs/sources.md#benchmark-result-formats)
-    mean_concurrency = _optional(obj, "concurrency", label) if fmt == "sglang" else None
+    mean_concurrency = _measured(obj, "concurrency", label) if fmt == "sglang" else None
     if mean_concurrency is None:
         e2e = stats.get("e2el", {}).get("mean")
         if e2e is None and ttft_s is not None and tpot_s is not None:
@@ -443,15 +508,23 @@ def _text(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, str] | None:
     return None
 
 
-def _count(obj: dict[str, Any], keys: tuple[str, ...]) -> int | None:
+def _count(obj: dict[str, Any], keys: tuple[str, ...], label: str) -> int | None:
+    """The first of ``keys`` that is present: a whole number of GPUs from 1 to
+    :data:`MAX_GPUS`, written as a number or as ASCII digits (``--metadata tp=2`` saves
+    strings); anything else there is an error (#33: ``"²"`` and 5,000 digits once crashed)."""
     for key in keys:
         value = obj.get(key)
-        if isinstance(value, bool):
+        if value is None or (isinstance(value, str) and not value.strip()):
             continue
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value.strip())
-        if isinstance(value, int) and value >= 1:
+        text = value.strip() if isinstance(value, str) else None
+        if text is not None and text.isascii() and text.isdecimal() and len(text) <= 6:
+            value = int(text)
+        if (isinstance(value, int) and not isinstance(value, bool)
+                and 1 <= value <= MAX_GPUS):
             return value
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise BenchResultError(label, f"key '{key}' must be a whole number of GPUs from 1 to "
+                                      f"{MAX_GPUS:,}, got {shown}")
     return None
 
 
@@ -511,25 +584,17 @@ def run_provenance(obj: dict[str, Any], label: str) -> RunProvenance:
         engine_name = ENGINE_OF_BACKEND.get(engine_name, engine_name)
     gpu = _text(obj, GPU_KEYS)
     gpu_name = gpu[1] if gpu else None
-    gpus = _count(obj, GPUS_KEYS)
+    gpus = _count(obj, GPUS_KEYS, label)
     if gpu_name is not None and (m := _GPU_COUNT.match(gpu_name)):  # "4xNVIDIA_L40S"
         gpus = gpus or int(m.group(1))
         gpu_name = m.group(2)
     replicas, split = _replicas(obj)
     return RunProvenance(label=label, model=model[1] if model else None, engine=engine_name,
-                         engine_key=engine_key, tensor_parallel=_count(obj, TP_KEYS),
+                         engine_key=engine_key, tensor_parallel=_count(obj, TP_KEYS, label),
                          gpus=gpus, gpu=gpu_name, replicas=replicas, disaggregated=split)
 
 
-def load_provenance(path: Path) -> list[RunProvenance]:
-    """:func:`run_provenance` of every run of a file :func:`load_results` has read."""
-    text = path.read_bytes()[:MAX_FILE_BYTES].decode("utf-8-sig", errors="replace")
-    objects = split_objects(text, path.name)
-    out: list[RunProvenance] = []
-    for i, obj in enumerate(objects, 1):
-        label = path.name if len(objects) == 1 else f"{path.name}#{i}"
-        if report_format(obj) is not None:
-            out += report_provenance(obj, label)
-        else:
-            out.append(run_provenance(obj, label))
-    return out
+def load_provenance(path: Path, text: str | None = None) -> list[RunProvenance]:
+    """:func:`run_provenance` of every run of a file (``text``: its content when already
+    read, :func:`read_result_text`)."""
+    return load_file(path, MAX_BENCHMARK_RUNS, text)[1]

@@ -41,7 +41,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
-from advisor.loading.catalog import load_yaml
+from advisor.escaping import visible
+from advisor.loading.catalog import load_yaml_text
 from advisor.loading.profile_errors import ProfileInvalidError
 from advisor.loading.profile_schema import EngineEfficiencyBlock, ProfileId
 from advisor.loading.yaml_source import key_position
@@ -102,14 +103,13 @@ class CalibrationOverlay(BaseModel):
 
 def load_overlay(path: Path) -> CalibrationOverlay:
     """Read and validate an overlay; problems raise :class:`ProfileInvalidError`."""
-    data = load_yaml(path)
+    data, text = load_yaml_text(path)
     if not isinstance(data, dict):
         raise ProfileInvalidError(path, [("1:1: expected a mapping (a calibration overlay written "
                                          "by `pd-advisor calibrate`)")])
     try:
         overlay = CalibrationOverlay.model_validate(data)
     except ValidationError as exc:
-        text = path.read_text(encoding="utf-8")
         problems = []
         for error in exc.errors(include_url=False):
             loc = [p for p in error["loc"] if not (isinstance(p, str) and "[" in p)]
@@ -175,9 +175,11 @@ def render_overlay(*, gpu: str, engine: str, precision: str, model: str, tensor_
     CalibrationOverlay.model_validate(document)  # never write a file we could not read back
     header = ("# pd-advisor calibration overlay, written by `pd-advisor calibrate`.\n"
               "# Reference it from a workload with `calibration: <this file>` (relative to the\n"
-              f"# workload): its factors replace the {gpu} profile's factors for engine "
-              f"{engine}.\n")
-    body = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+              f"# workload): its factors replace the {visible(gpu)} profile's factors for engine "
+              f"{visible(engine)}.\n")
+    # allow_unicode=False: a file name's control or bidirectional characters are written as
+    # YAML escapes, never raw (#33); the values load back the same
+    body = yaml.safe_dump(document, sort_keys=False, allow_unicode=False, width=100)
     return header + body
 
 
@@ -186,9 +188,8 @@ def _rounded(name: str, value: float) -> float:
     return round(float(value), 6 if name.endswith("_s") else 4)
 
 
-def input_files(paths: Sequence[Path]) -> list[dict[str, str]]:
-    """``[{path, sha256}]`` of the benchmark files an overlay was fitted to."""
-    import hashlib
-
-    return [{"path": str(p), "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-            for p in paths]
+def input_files(files: Sequence[tuple[Path, str]]) -> list[dict[str, str]]:
+    """``[{path, sha256}]`` of the benchmark files an overlay was fitted to: each path with
+    the SHA-256 of the bytes that were read from it (#33: never read again, so a pipe's
+    hash is of what it delivered)."""
+    return [{"path": str(path), "sha256": digest} for path, digest in files]

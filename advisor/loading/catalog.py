@@ -311,10 +311,18 @@ _LOADER: type | None = None
 
 
 def load_yaml(path: Path) -> Any:
-    """Parse one YAML file; any problem raises :class:`ProfileInvalidError`.
+    """Parse one YAML file; any problem raises :class:`ProfileInvalidError` (see
+    :func:`load_yaml_text`)."""
+    return load_yaml_text(path)[0]
+
+
+def load_yaml_text(path: Path) -> tuple[Any, str]:
+    """The data of one YAML file and its text, read once (problems are located in the text
+    that was parsed, never in a second read); any problem raises :class:`ProfileInvalidError`.
 
     Profiles and calibration overlays get the protections of workload files
-    (:mod:`advisor.loading.yaml_source`): at most 1 MiB is read, and documents that expand
+    (:mod:`advisor.loading.yaml_source`): only a regular file is read (a FIFO in a profile
+    directory is reported, never opened), at most 1 MiB of it, and documents that expand
     past the alias or nesting limits, recursive aliases and non-plain-data tags are refused
     with their position. Syntax errors and duplicate keys are reported likewise.
     """
@@ -325,8 +333,8 @@ def load_yaml(path: Path) -> Any:
     global _LOADER
     if _LOADER is None:
         _LOADER = _yaml_loader()
-    try:
-        text = read_yaml_text(path)
+    try:  # regular files only: a FIFO found in a profile directory would block (#33)
+        text = read_yaml_text(path, regular_only=True)
     except UnreadableFileError as exc:
         raise ProfileInvalidError(path, [f"{exc.line}:{exc.col}: {exc.message}"]) from None
     loader = _LOADER(text)
@@ -334,7 +342,8 @@ def load_yaml(path: Path) -> Any:
         composed = compose_guarded(loader)
         if composed.tag_errors:
             raise ProfileInvalidError(path, [_yaml_problem(e) for e in composed.tag_errors])
-        return loader.construct_document(composed.root) if composed.root is not None else None
+        data = loader.construct_document(composed.root) if composed.root is not None else None
+        return data, text
     except yaml.MarkedYAMLError as exc:
         raise ProfileInvalidError(path, [_yaml_problem(exc)]) from None
     except yaml.YAMLError as exc:
@@ -362,7 +371,7 @@ def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profi
     from advisor.loading.yaml_source import key_position
 
     _check_kind(kind)
-    data = load_yaml(path)
+    data, text = load_yaml_text(path)
     if not isinstance(data, dict):
         raise ProfileInvalidError(path, ["1:1: expected a mapping of profile keys at the top "
                                          f"level, got {type(data).__name__}"])
@@ -376,7 +385,6 @@ def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profi
         else:
             profile = parse_profile(kind, data)
     except ValidationError as exc:
-        text = path.read_text(encoding="utf-8")
         problems: list[tuple[int, int, str]] = []
         for error in exc.errors(include_url=False):
             loc = [p for p in error["loc"] if not (isinstance(p, str) and "[" in p)]
@@ -388,7 +396,7 @@ def load_profile(kind: str, path: Path, expected_id: str | None = None) -> Profi
         raise ProfileInvalidError(
             path, [f"{ln}:{col}: {msg}" if ln else msg for ln, col, msg in problems]) from None
     if expected_id is not None and profile.id != expected_id:
-        pos = key_position(path.read_text(encoding="utf-8"), ["id"]) or (1, 1)
+        pos = key_position(text, ["id"]) or (1, 1)
         raise ProfileInvalidError(path, [f"{pos[0]}:{pos[1]}: id: '{profile.id}' does not "
                                          f"match the file name '{path.name}'"])
     return profile

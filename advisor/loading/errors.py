@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.escaping import visible
+
 
 @dataclass(frozen=True)
 class InputProblem:
@@ -40,15 +42,14 @@ class InputProblem:
 
 
 def one_line(text: str) -> str:
-    """``text`` with every non-printable character escaped as in a Python string literal.
+    """``text`` with every non-printable character escaped: the rule of
+    :func:`advisor.escaping.visible`.
 
     Keys and values quoted in messages come from the user's file and may hold line breaks
     (``\\n``, ``\\u2028``), control characters (``\\x1b``) or bidirectional overrides; escaped,
     they can neither split a problem over several lines nor rewrite the terminal.
     """
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return visible(text)
 
 
 def shown_key(key: str) -> str:

@@ -43,7 +43,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from advisor.core.limits import MAX_CONFIG_COUNT, MAX_CONFIG_FILE_BYTES
+from advisor.core.limits import MAX_CONFIG_COUNT, MAX_CONFIG_FILE_BYTES, MAX_MODEL_LAYERS
+from advisor.loading.input_file import InputTooLarge, UnreadableFileError, read_input
 from advisor.loading.profile_errors import ProfileInvalidError
 
 SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
@@ -78,13 +79,13 @@ def load_hf_profile(path: Path) -> Any:
     Raises :class:`ProfileInvalidError` with one line per problem (unreadable or invalid
     JSON, unsupported architecture, missing or mistyped fields).
     """
-    try:
-        with path.open("rb") as handle:  # never more than the limit, however big the file
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ProfileInvalidError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ProfileInvalidError(path, ["file is larger than 1 MiB; not a model config.json"])
+    try:  # read once, never more than the limit, however big the file (#33)
+        raw = read_input(path, MAX_CONFIG_BYTES)
+    except InputTooLarge:
+        raise ProfileInvalidError(path, ["file is larger than 1 MiB; not a model config.json"]
+                                  ) from None
+    except UnreadableFileError as exc:
+        raise ProfileInvalidError(path, [exc.message]) from None
     try:
         text = raw.decode("utf-8-sig")
         data = json.loads(text, parse_constant=_refuse_number, parse_float=_finite_float,
@@ -198,11 +199,12 @@ def _model_type(data: dict[str, Any], path: Path) -> str:
                 if isinstance(cls, str) and cls in ARCHITECTURE_CLASSES:
                     return ARCHITECTURE_CLASSES[cls]
         raise ProfileInvalidError(path, [
-            (f"model_type: missing (and architectures {classes!r} names no supported class); "
+            (f"model_type: missing (and architectures {_short(classes)} names no supported "
+             "class); "
             f"supported architectures: {_supported()}")])
     if not isinstance(model_type, str) or model_type not in SUPPORTED_ARCHITECTURES:
         raise ProfileInvalidError(path, [
-            (f"model_type: {model_type!r} is not supported; supported architectures: "
+            (f"model_type: {_short(model_type)} is not supported; supported architectures: "
             f"{_supported()} (write a model profile YAML instead: see profiles/README.md)")])
     return model_type
 
@@ -220,6 +222,12 @@ def _slug(name: str) -> str:
     """A profile id from a name: lower case, runs of other characters become '-'."""
     slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")
     return (slug or "hf-config")[:64].rstrip("-._") or "hf-config"
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut at 80 characters (a list of 100,000 layers is not echoed)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class _Reader:
@@ -273,15 +281,30 @@ class _Reader:
         return value
 
     def whole_list(self, key: str) -> list[int]:
-        """A list of whole numbers (empty when absent or null)."""
+        """A list of whole numbers (empty when absent or null), at most
+        :data:`MAX_MODEL_LAYERS` long (one entry per layer at most)."""
         value = self.data.get(key)
         if value is None:
             return []
+        if isinstance(value, list) and len(value) > MAX_MODEL_LAYERS:
+            self._problem(key, f"{len(value):,} entries; at most {MAX_MODEL_LAYERS:,} (one "
+                               "per layer) are accepted")
+            return []
         if not isinstance(value, list) or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in value):
-            self._problem(key, f"expected a list of whole numbers, got {value!r}")
+            self._problem(key, f"expected a list of whole numbers, got {_short(value)}")
             return []
         return list(value)
+
+    def layers(self, key: str = "num_hidden_layers") -> int:
+        """The layer count: a whole number from 1 to :data:`MAX_MODEL_LAYERS`."""
+        value = self.data.get(key)
+        if (isinstance(value, int | float) and not isinstance(value, bool)
+                and value == int(value) and value > MAX_MODEL_LAYERS):
+            self._problem(key, f"must be at most {MAX_MODEL_LAYERS:,} (80 times the deepest "
+                               f"published model), got {value:.6g}")
+            return 1
+        return self.whole(key)
 
 
 def _common(r: _Reader, tie_default: bool = False, head_dim_default: int | None = None
@@ -297,7 +320,7 @@ def _common(r: _Reader, tie_default: bool = False, head_dim_default: int | None 
                                    f"num_attention_heads {heads}")
         head_dim = max(hidden // heads, 1)
     return {
-        "num_layers": r.whole("num_hidden_layers"),
+        "num_layers": r.layers(),
         "hidden_size": hidden,
         "intermediate_size": r.whole("intermediate_size"),
         "num_attention_heads": heads,
@@ -327,6 +350,10 @@ def _sliding(r: _Reader, arch: dict[str, Any], use_flag: str | None = None,
         return
     layers = arch["num_layers"]
     types = r.data.get("layer_types")
+    if isinstance(types, list) and len(types) > MAX_MODEL_LAYERS:
+        r._problem("layer_types", f"{len(types):,} entries; at most {MAX_MODEL_LAYERS:,} (one "
+                                  "per layer) are accepted")
+        return
     if isinstance(types, list) and types:
         sliding = sum(1 for t in types if t == "sliding_attention")
     elif use_flag is not None:
@@ -380,13 +407,27 @@ def _mixtral(r: _Reader) -> dict[str, Any]:
 
 
 def _leading_dense_layers(r: _Reader, layers: int, step: int, dense_only: list[int]) -> int:
-    """How many leading layers are dense; a dense layer after a MoE one is a problem."""
-    is_moe = [(i not in dense_only) and (i + 1) % step == 0 for i in range(layers)]
-    leading = next((i for i, moe in enumerate(is_moe) if moe), layers)
-    if any(not moe for moe in is_moe[leading:]):
+    """How many leading layers are dense; a dense layer after a MoE one is a problem.
+
+    Layer ``i`` is MoE when it is not in ``mlp_only_layers`` and ``(i + 1) % step == 0``
+    (transformers' Qwen3MoeDecoderLayer). Computed from the sparse set, in time linear in the
+    list, not in the layer count (#33: a per-layer list of 10**8 entries took 37 s)."""
+    dense = {i for i in dense_only if 0 <= i < layers}
+    # the first MoE layer: the first multiple-of-step layer (0-based i = k*step - 1) not dense
+    leading = layers
+    index = step - 1
+    while index < layers:
+        if index not in dense:
+            leading = index
+            break
+        index += step
+    # any dense layer after it: a listed layer, or a layer that is not a multiple of step
+    after_dense = (step > 1 and leading + 1 < layers) or any(i > leading for i in dense)
+    if leading < layers and after_dense:
         r._problem("mlp_only_layers", "dense layers after the first MoE layer are not "
                                       f"supported (decoder_sparse_step {step}, mlp_only_layers "
-                                      f"{dense_only}); only leading dense layers are modelled")
+                                      f"{_short(dense_only)}); only leading dense layers are "
+                                      "modelled")
     return leading
 
 
@@ -461,7 +502,7 @@ def _opt(r: _Reader) -> dict[str, Any]:
     bias = r.flag("enable_bias", True)
     positions = r.whole("max_position_embeddings")
     return {
-        "num_layers": r.whole("num_hidden_layers"),
+        "num_layers": r.layers(),
         "hidden_size": hidden,
         "intermediate_size": r.whole("ffn_dim"),
         "num_attention_heads": heads,

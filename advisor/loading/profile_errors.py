@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from advisor.escaping import visible
+
 KIND_SINGULAR = {"gpus": "GPU", "interconnects": "interconnect", "models": "model",
                  "engines": "engine"}
 """How error messages name one profile of each kind."""
@@ -28,13 +30,14 @@ class ProfileNotFoundError(LookupError):
         self.ref = ref
         self.suggestions = list(suggestions)
         what = f"{KIND_SINGULAR[kind]} profile" if kind in KIND_SINGULAR else "profile"
+        shown = visible(ref)  # one line, whatever the ref holds
         if looks_like_path(ref):
-            message = f"no {what} file at '{ref}'"
+            message = f"no {what} file at '{shown}'"
         elif self.suggestions:
-            message = f"unknown {what} '{ref}'; did you mean: {', '.join(self.suggestions)}?"
+            message = f"unknown {what} '{shown}'; did you mean: {', '.join(self.suggestions)}?"
         else:
             listing = f" {kind}" if kind in KIND_SINGULAR else ""
-            message = (f"unknown {what} '{ref}' "
+            message = (f"unknown {what} '{shown}' "
                        f"(see `pd-advisor profiles list{listing}`)")
         super().__init__(message)
 
@@ -71,7 +74,10 @@ class ProfileInvalidError(ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        lines = [f"invalid profile {self.path}:"]
-        lines += [f"  {self.path}:{p}" if p[:1].isdigit() else f"  {self.path}: {p}"
+        """One line per problem, each escaped (:func:`advisor.escaping.visible`): a line break
+        in the path or a problem stays on its line."""
+        path = visible(str(self.path))
+        lines = [f"invalid profile {path}:"]
+        lines += [f"  {path}:{visible(p)}" if p[:1].isdigit() else f"  {path}: {visible(p)}"
                   for p in self.problems]
         return "\n".join(lines)

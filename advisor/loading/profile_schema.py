@@ -20,11 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, 
 
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec
 from advisor.core.limits import (
+    EFFICIENCY_RANGE,
     GPU_FLOPS_RANGE,
     GPU_MEMORY_BANDWIDTH_RANGE,
     GPU_MEMORY_BYTES_RANGE,
     LINK_BANDWIDTH_RANGE,
     MAX_GPUS,
+    MAX_MODEL_LAYERS,
     MAX_NICS_PER_UNIT,
     MAX_OVERHEAD_S,
 )
@@ -136,9 +138,10 @@ class SourcedOverhead(SourcedNumber):
 
 
 class SourcedFraction(SourcedNumber):
-    """A sourced efficiency factor in (0, 1]."""
+    """A sourced efficiency factor within :data:`~advisor.core.limits.EFFICIENCY_RANGE`
+    (1 % to 100 % of the peak)."""
 
-    value: Annotated[float, Field(gt=0, le=1)]
+    value: Annotated[float, Field(ge=EFFICIENCY_RANGE[0], le=EFFICIENCY_RANGE[1])]
 
 
 class SourcedOptionalPositive(SourcedNumber):
@@ -380,7 +383,7 @@ class ArchitectureBlock(_Strict):
 
     source: NonEmptyStr
     kind: ValueKind
-    num_layers: PositiveInt
+    num_layers: Annotated[int, Field(strict=True, gt=0, le=MAX_MODEL_LAYERS)]
     hidden_size: PositiveInt
     intermediate_size: PositiveInt
     num_attention_heads: PositiveInt

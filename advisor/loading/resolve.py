@@ -9,7 +9,10 @@ applies every default. Anything wrong anywhere ends in one :class:`InputError` w
 are located ``path:line:col`` and sorted.
 
 Policy precedence: the workload's ``policy:`` beats the nearest ``.pd-advisor.yaml`` (found by
-:func:`find_config`), which beats the defaults of :class:`~advisor.core.scenario.Policy`.
+:func:`find_config` in :func:`config_search_dirs`: up to the repository root, else the home
+directory, else the workload's own directory only), which beats the defaults of
+:class:`~advisor.core.scenario.Policy`. The scenario's ``extras["config"]`` names the config
+file when it set a policy key (the report's ``input.policy_files``).
 """
 
 from __future__ import annotations
@@ -36,14 +39,17 @@ from advisor.loading.catalog import (
     ProfileInvalidError,
     ProfileNotFoundError,
 )
+from advisor.loading.config_discovery import find_config
 from advisor.loading.errors import InputError, InputProblem
 from advisor.loading.expert_parallel_input import expert_parallel_issues
+from advisor.loading.input_file import sha256_hex
 from advisor.loading.yaml_source import (
     MAX_YAML_BYTES,
     UnreadableFileError,
     YamlDocument,
     parse_yaml,
-    read_yaml_text,
+    read_yaml_bytes,
+    yaml_text,
 )
 
 if TYPE_CHECKING:
@@ -52,53 +58,40 @@ if TYPE_CHECKING:
 MAX_FILE_BYTES = MAX_YAML_BYTES
 """Largest workload or config file read (1 MiB); bigger ones are refused unread."""
 
-CONFIG_FILE_NAME = ".pd-advisor.yaml"
-"""The project configuration file :func:`find_config` looks for."""
-
-_ROOT_MARKERS = (".git", ".hg")
-"""A directory holding one of these is a project root: the config search stops there."""
-
 _KIND_LABEL = {"gpus": "GPU profile", "interconnects": "interconnect profile",
                "models": "model profile", "engines": "engine profile"}
 
 
 # --------------------------------------------------------------------------- files
-def read_document(path: Path, display: str | None = None) -> YamlDocument:
+def read_document(path: Path, display: str | None = None, text: str | None = None
+                  ) -> YamlDocument:
     """Read and parse one YAML file; raise :class:`InputError` for anything that stops it.
 
     ``display`` is the name used in problem reports (default: ``str(path)``). The file is
-    read by :func:`~advisor.loading.yaml_source.read_yaml_text` (at most 1 MiB; a missing
-    file, a directory or a symbolic-link loop is named as such) and parsed with the limits
-    of :func:`~advisor.loading.yaml_source.compose_guarded` (alias expansion, nesting depth,
-    recursive aliases, tags).
+    read once by :func:`~advisor.loading.yaml_source.read_yaml_bytes` (at most 1 MiB; a pipe
+    read whole; a missing file, a directory or a symbolic-link loop is named as such), hashed
+    (``YamlDocument.sha256``) and parsed with the limits of
+    :func:`~advisor.loading.yaml_source.compose_guarded` (alias expansion, nesting depth,
+    recursive aliases, tags). ``text``, when given, is parsed instead of reading ``path``
+    (``fit`` validates the workload it is about to write).
     """
     name = str(path) if display is None else display
-    try:
-        text = read_yaml_text(path, MAX_FILE_BYTES)
-    except UnreadableFileError as exc:
-        raise InputError([InputProblem(name, exc.line, exc.col, "", exc.message)]) from None
+    digest = ""
+    if text is None:
+        try:
+            raw = read_yaml_bytes(path, MAX_FILE_BYTES)
+            text = yaml_text(raw)
+        except UnreadableFileError as exc:
+            raise InputError([InputProblem(name, exc.line, exc.col, "", exc.message)]
+                             ) from None
+        digest = sha256_hex(raw)
     document = parse_yaml(text, name)
+    document.sha256 = digest
     if document.root is None:
         raise InputError([InputProblem(
             name, 1, 1, "",
             "file is empty; expected a YAML mapping that starts with 'version: 1'")])
     return document
-
-
-def find_config(path: Path) -> Path | None:
-    """The nearest ``.pd-advisor.yaml`` above a workload file, or None.
-
-    Walks up from the workload's directory and stops after a directory containing ``.git``
-    or ``.hg`` (the project root), like black's ``find_project_root``.
-    """
-    directory = path.resolve().parent
-    for candidate_dir in (directory, *directory.parents):
-        candidate = candidate_dir / CONFIG_FILE_NAME
-        if candidate.is_file():
-            return candidate
-        if any((candidate_dir / marker).exists() for marker in _ROOT_MARKERS):
-            return None
-    return None
 
 
 def _display_path(path: Path) -> str:
@@ -128,10 +121,11 @@ def load_scenario(path: Path, catalog: ProfileCatalog) -> core.Scenario:
     return load_scenario_and_document(path, catalog)[0]
 
 
-def load_scenario_and_document(path: Path, catalog: ProfileCatalog
+def load_scenario_and_document(path: Path, catalog: ProfileCatalog, text: str | None = None
                                ) -> tuple[core.Scenario, YamlDocument]:
-    """:func:`load_scenario`, with the parsed workload (for locating keys in reports)."""
-    loaded = load_workload(path, catalog)
+    """:func:`load_scenario`, with the parsed workload (for locating keys in reports);
+    ``text``, when given, is the workload's content (``path`` names it and places it)."""
+    loaded = load_workload(path, catalog, text=text)
     return loaded.scenario, loaded.document
 
 
@@ -146,11 +140,12 @@ class LoadedWorkload:
 
 
 def load_workload(path: Path, catalog: ProfileCatalog,
-                  manifests: Sequence[ManifestRef] | None = None) -> LoadedWorkload:
+                  manifests: Sequence[ManifestRef] | None = None,
+                  text: str | None = None) -> LoadedWorkload:
     """:func:`load_scenario_and_document`; the deployment read from ``manifests`` (default:
     the ones ``deployment.from`` names, if any); a problem with a deployment key is located
     at the manifest line its value came from."""
-    document = read_document(path)
+    document = read_document(path, text=text)
     block = document.data.get("deployment") if isinstance(document.data, dict) else None
     if manifests is None and not (isinstance(block, dict) and "from" in block):
         scenario, document = _load(path, catalog, document)
@@ -184,6 +179,12 @@ def _load(path: Path, catalog: ProfileCatalog, document: YamlDocument
     extras = {"source": str(path)}
     if config_path is not None:
         extras["config"] = str(config_path)
+        # Ignored below: check() returns the validated model as BaseModel; it is a WorkloadV1.
+        own = _overrides(check.model.policy)  # type: ignore[attr-defined]
+        taken = sorted(key for key in config_policy if key not in own)
+        if taken:  # the config file changed the policy: the report names it (#33)
+            extras["policy_file"] = _display_path(config_path)
+            extras["policy_file_keys"] = ",".join(taken)
     # Ignored below: check() returns the validated model as BaseModel; for a workload it is a
     # WorkloadV1.
     scenario = _build(check.model, profiles, config_policy, extras, document)  # type: ignore[arg-type]

@@ -17,11 +17,14 @@ Formats (``--format-trace``; ``auto`` tells them apart by their first line):
   (github.com/vllm-project/vllm, ``vllm/benchmarks/serve.py``). Only the arrays needed are
   decoded; the others (texts, inter-token latencies) are skipped without being parsed.
 
-Bounded input: at most ``MAX_TRACE_BYTES`` (64 MiB) per file, read line by line (a longer
-file is refused after reading one byte past the limit, whatever ``stat`` says), lines of at
-most ``MAX_LINE_BYTES``. Every row is checked — numbers finite, lengths whole and at least 1
-token (a 0-token output is a failed request: remove it from the log), at most
-``MAX_TOKENS`` — and timestamps must not go backwards; every problem is reported as
+Bounded input: each file is read once into memory, at most ``MAX_TRACE_BYTES`` (64 MiB; a
+longer one is refused after reading one byte past the limit, whatever ``stat`` says), before
+its format is sniffed, so a pipe or ``/dev/stdin`` is read whole (#33); lines of at most
+``MAX_LINE_BYTES`` (1 MiB) in the line formats (mooncake, azure, burstgpt); CR-only line ends
+(classic Mac) are read as line ends. A vllm-bench file is one JSON document: its strings are
+skipped in linear time without being decoded. Every row is checked — numbers finite,
+lengths whole and at least 1 token (a 0-token output is a failed request: remove it from the
+log), at most ``MAX_TOKENS`` — and timestamps must not go backwards; every problem is reported as
 ``path:line:col: error: field: message`` (at most ``MAX_PROBLEMS`` per file) and the file is
 rejected with :class:`~advisor.loading.errors.InputError`.
 
@@ -48,6 +51,7 @@ import numpy as np
 
 from advisor.core.limits import MAX_REQUEST_LOG_BYTES, MAX_REQUEST_LOG_LINE_BYTES, MAX_TOKENS
 from advisor.loading.errors import InputError, InputProblem
+from advisor.loading.input_file import InputTooLarge, UnreadableFileError, read_input
 
 TraceFormat = Literal["auto", "mooncake", "azure", "burstgpt", "vllm-bench"]
 FORMATS: tuple[str, ...] = ("mooncake", "azure", "burstgpt", "vllm-bench")
@@ -142,7 +146,7 @@ def _tokens(rows: _Rows, line: int, key: str, value: Any, what: str) -> int | No
         rows.problem(line, key, f"{n} {what} tokens; every request needs at least 1{hint}")
         return None
     if n > MAX_TOKENS:
-        rows.problem(line, key, f"{n:,} tokens is more than {MAX_TOKENS:,}")
+        rows.problem(line, key, f"{_shown(n)} tokens is more than {MAX_TOKENS:,}")
         return None
     return n
 
@@ -150,6 +154,9 @@ def _tokens(rows: _Rows, line: int, key: str, value: Any, what: str) -> int | No
 def _number(rows: _Rows, line: int, key: str, value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         rows.problem(line, key, f"expected a number, got {_shown(value)}")
+        return None
+    if isinstance(value, int) and abs(value) > 10**15:  # 10**400 does not convert to float
+        rows.problem(line, key, f"expected a finite time, got {_shown(value)}")
         return None
     x = float(value)
     if not math.isfinite(x) or abs(x) > 1e15:
@@ -168,21 +175,23 @@ class _TooBig(Exception):
     pass
 
 
-def _open(path: Path) -> Any:
+def _read(path: Path) -> bytes:
+    """The log's bytes, read once and bounded (:func:`~advisor.loading.input_file.read_input`):
+    a pipe or ``/dev/stdin`` is read whole before the format is sniffed (#33)."""
     try:
-        if path.is_dir():
-            raise InputError([InputProblem(str(path), 1, 1, "", "is a directory, not a log")])
-        size = path.stat().st_size if path.is_file() else 0
-        if size > MAX_TRACE_BYTES:
-            raise InputError([InputProblem(str(path), 1, 1, "", _too_big(size))])
-        return path.open("rb")
-    except OSError as exc:
-        raise InputError([InputProblem(str(path), 1, 1, "",
-                                       f"cannot read: {exc.strerror or exc}")]) from exc
+        data = read_input(path, MAX_TRACE_BYTES)
+    except InputTooLarge as exc:
+        raise InputError([InputProblem(str(path), 1, 1, "", _too_big(exc.size))]) from None
+    except UnreadableFileError as exc:
+        raise InputError([InputProblem(str(path), exc.line, exc.col, "", exc.message)]
+                         ) from None
+    if b"\n" not in data and b"\r" in data:  # classic Mac line ends: one line per CR
+        data = data.replace(b"\r", b"\n")
+    return data
 
 
 def _too_big(size: int | None) -> str:
-    shown = f"{size:,} bytes" if size is not None else "more than that"
+    shown = f"{size:,} bytes" if size is not None else f"more than {MAX_TRACE_BYTES:,} bytes"
     return (f"the log is {shown}; logs are limited to {MAX_TRACE_BYTES:,} bytes (64 MiB): "
             "split it (e.g. by day) and pass the parts")
 
@@ -364,8 +373,11 @@ def _parse_number(text: str) -> Any:
         return text
 
 
-_SKIP = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# strings as "unrolled loops" ([^"\\]* runs between escapes): linear time and constant memory
+# per string; the alternation (?:[^"\\]|\\.)* took ~125 bytes of regex stack per character
+# (a 16 MiB string: 2 GB, #33)
+_SKIP = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SCALAR = re.compile(rb'[^,}\]\s]*')
 _WS = re.compile(rb'\s*')
 _VLLM_KEYS = ("start_times", "input_lens", "output_lens", "errors")
@@ -538,24 +550,31 @@ class _PrefixHits:
         self.blocks.extend(lengths.tolist())
 
 
-def sniff_format(path: Path) -> str | None:
-    """The format of ``path`` from its first line (None when it is none of them)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(65_536)
-    except OSError:
-        return None
-    text = head.decode("utf-8-sig", errors="replace").lstrip()
-    first = text.split("\n", 1)[0].strip()
-    if text.startswith("{"):
+def _first_line(data: bytes) -> str:
+    """The first non-blank line of ``data`` (at most ``MAX_LINE_BYTES``), as text."""
+    text = data[:MAX_LINE_BYTES + 1].decode("utf-8-sig", errors="replace").lstrip()
+    return text.split("\n", 1)[0].strip()
+
+
+def sniff_format(source: Path | bytes) -> str | None:
+    """The format of a log from its first line (None when it is none of them); ``source`` is
+    the bytes already read (or a path, read once)."""
+    if isinstance(source, Path):
+        try:
+            source = read_input(source, MAX_TRACE_BYTES)
+        except UnreadableFileError:
+            return None
+    first = _first_line(source)
+    if first.startswith("{"):
         try:
             obj = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser's depth: not a log line
             obj = None
         if isinstance(obj, dict) and ("input_length" in obj or "hash_ids" in obj):
             return "mooncake"
-        if any(f'"{k}"' in text for k in ("start_times", "input_lens", "num_prompts",
-                                          "request_throughput")):
+        head = source[:65_536]
+        if any(f'"{k}"'.encode() in head for k in ("start_times", "input_lens", "num_prompts",
+                                                   "request_throughput")):
             return "vllm-bench"
         return "mooncake" if isinstance(obj, dict) else None
     try:
@@ -573,34 +592,29 @@ def sniff_format(path: Path) -> str | None:
 def load_trace(path: Path, fmt: str = "auto", time_scale: float = 1.0) -> RequestLog:
     """Read one log (module docstring); raises ``InputError`` with every problem found."""
     shown = str(path)
-    handle = _open(path)
+    data = _read(path)
     if fmt == "auto":
-        sniffed = sniff_format(path)
+        sniffed = sniff_format(data)
         if sniffed is None:
-            handle.close()
             raise InputError([InputProblem(shown, 1, 1, "", "cannot tell the log's format from "
                                            "its first line; give --format-trace "
                                            f"({', '.join(FORMATS)})")])
         fmt = sniffed
     if fmt not in FORMATS:
-        handle.close()
         raise InputError([InputProblem(shown, 1, 1, "", f"unknown format {fmt!r}")])
     rows = _Rows(shown)
     hashes = _PrefixHits()
     start_abs = None
+    handle = io.BytesIO(data)
     try:
-        with handle:
-            if fmt == "mooncake":
-                _mooncake(handle, rows, hashes)
-            elif fmt == "vllm-bench":
-                _vllm(handle, rows)
-            else:
-                start_abs = _csv(handle, rows, fmt)
+        if fmt == "mooncake":
+            _mooncake(handle, rows, hashes)
+        elif fmt == "vllm-bench":
+            _vllm(handle, rows)
+        else:
+            start_abs = _csv(handle, rows, fmt)
     except _TooBig:
         raise InputError([InputProblem(shown, 1, 1, "", _too_big(None))]) from None
-    except OSError as exc:
-        raise InputError([InputProblem(shown, 1, 1, "",
-                                       f"cannot read: {exc.strerror or exc}")]) from exc
     if rows.full:
         rows.problems.append(InputProblem(shown, rows.problems[-1].line, 1, "",
                                           f"stopped after {MAX_PROBLEMS} problems"))

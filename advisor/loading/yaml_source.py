@@ -35,11 +35,8 @@ that refuses, with the position of the offending node:
 
 from __future__ import annotations
 
-import errno
 import math
-import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +46,8 @@ import yaml
 
 from advisor.core.limits import MAX_YAML_DEPTH, MAX_YAML_FILE_BYTES, MAX_YAML_NODES
 from advisor.loading.errors import InputError, InputProblem
+from advisor.loading.input_file import UnreadableFileError as UnreadableFileError
+from advisor.loading.input_file import read_input
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -130,6 +129,9 @@ class YamlDocument:
     """Plain Python data (dicts, lists, str, int, float, bool, None)."""
     problems: list[InputProblem] = field(default_factory=list)
     """Problems that do not stop further checking (duplicate or non-string keys)."""
+    sha256: str = ""
+    """SHA-256 of the file's bytes as they were read (#33: a pipe's too); empty for a document
+    parsed from text."""
 
     def locate(self, loc: Sequence[str | int], *, at_key: bool = False) -> tuple[int, int]:
         """The 1-based ``(line, col)`` of the value at ``loc`` (a pydantic-style path).
@@ -321,39 +323,17 @@ def _check_keys(node: yaml.Node, path: str, problems: list[InputProblem],
 
 
 # --------------------------------------------------------------------------- reading files
-class UnreadableFileError(Exception):
-    """A YAML file that cannot be read as text: missing, a directory, too large, not UTF-8."""
-
-    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
-        self.message = message
-        self.line = line
-        self.col = col
-        super().__init__(message)
+def read_yaml_bytes(path: Path, limit_bytes: int = MAX_YAML_BYTES, *,
+                    regular_only: bool = False) -> bytes:
+    """The bytes of a YAML file, read once (:func:`advisor.loading.input_file.read_input`: at
+    most ``limit_bytes``, a pipe read whole; ``regular_only`` for files found by listing a
+    directory), or :class:`UnreadableFileError` saying why not."""
+    return read_input(path, limit_bytes, regular_only=regular_only)
 
 
-def read_yaml_text(path: Path, limit_bytes: int = MAX_YAML_BYTES) -> str:
-    """The text of a YAML file, or :class:`UnreadableFileError` saying why not.
-
-    At most ``limit_bytes + 1`` bytes are read, so a huge file costs no time or memory. A
-    path that does not lead to a file (missing, a broken symbolic link, a symbolic-link loop,
-    a directory) is named as such. A UTF-8 byte-order mark is dropped.
-    """
-    try:
-        info = path.stat()
-    except OSError as exc:
-        raise UnreadableFileError(_stat_failure(path, exc)) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise UnreadableFileError("is a directory, not a file")
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(limit_bytes + 1)
-    except OSError as exc:
-        raise UnreadableFileError(f"cannot read file: {exc.strerror or exc}") from None
-    if len(raw) > limit_bytes:
-        shown = (f"{info.st_size:,} bytes" if info.st_size > limit_bytes
-                 else f"more than {_size_label(limit_bytes)}")
-        raise UnreadableFileError(f"file is too large ({shown}); the limit is "
-                                  f"{_size_label(limit_bytes)} ({limit_bytes:,} bytes)")
+def yaml_text(raw: bytes) -> str:
+    """The text of a YAML file's bytes (a UTF-8 byte-order mark dropped), or
+    :class:`UnreadableFileError` at the first byte that is not UTF-8."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -363,21 +343,15 @@ def read_yaml_text(path: Path, limit_bytes: int = MAX_YAML_BYTES) -> str:
                                   f"offset {exc.start})", line, col) from None
 
 
-def _stat_failure(path: Path, exc: OSError) -> str:
-    """Why ``stat`` failed, in the user's terms."""
-    if exc.errno == errno.ELOOP:
-        return "symbolic link loop: the path never reaches a file (too many levels of links)"
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        if path.is_symlink():
-            return f"file not found (broken symbolic link to '{os.readlink(path)}')"
-        return "file not found"
-    return f"cannot read file: {exc.strerror or exc}"
+def read_yaml_text(path: Path, limit_bytes: int = MAX_YAML_BYTES, *,
+                   regular_only: bool = False) -> str:
+    """The text of a YAML file, or :class:`UnreadableFileError` saying why not.
 
-
-def _size_label(size_bytes: int) -> str:
-    """``1 MiB`` for whole mebibytes, else the byte count."""
-    mib = 1024 * 1024
-    return f"{size_bytes // mib} MiB" if size_bytes % mib == 0 else f"{size_bytes:,} bytes"
+    At most ``limit_bytes + 1`` bytes are read, so a huge file costs no time or memory. A
+    path that does not lead to a file (missing, a broken symbolic link, a symbolic-link loop,
+    a directory) is named as such. A UTF-8 byte-order mark is dropped.
+    """
+    return yaml_text(read_yaml_bytes(path, limit_bytes, regular_only=regular_only))
 
 
 # --------------------------------------------------------------------------- guarded composing

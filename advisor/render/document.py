@@ -43,9 +43,17 @@ class Tool(TypedDict):
     version: str
 
 
+class PolicyFile(TypedDict):
+    """A ``.pd-advisor.yaml`` that changed the policy, and the keys it set (#33)."""
+
+    path: str
+    keys: list[str]
+
+
 class InputFile(TypedDict):
     path: str
     sha256: Sha256
+    policy_files: list[PolicyFile]
 
 
 class ModelRef(TypedDict):

@@ -9,9 +9,7 @@ reported in the JSON/table.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +18,7 @@ from advisor.core.trace_gof import GOOD_FIT_KS
 from advisor.core.trace_limits import tick_text
 from advisor.core.trace_phases import TESTS_TEXT as PHASE_TESTS
 from advisor.core.trace_timing import Burstiness
+from advisor.escaping import visible, yaml_comment, yaml_scalar
 
 if TYPE_CHECKING:
     from advisor.core.simulate import SimulationResult
@@ -178,7 +177,7 @@ def render_fit_table(fit: FittedTraffic, log: LogInfo, written: str | None) -> s
     bound = (f" (estimate; bounds {b.lower:.3g}–{b.gaps_cv:.3g})" if b.lower is not None
              else "")
     lines = [(f"Fitted {fit.requests:,} requests over {fit.duration_s:,.0f} s from "
-              f"{', '.join(log.paths)} ({log.format}{scale})"),
+              f"{visible(', '.join(log.paths))} ({log.format}{scale})"),
              (f"busy periods: {fit.rate_rps:,.4g} req/s, burstiness (CV of gaps) "
               f"{fit.burstiness:.3g}{bound}, prompt mean {fit.prompt.mean:,.0f} / p95 "
               f"{fit.prompt.p95:,.0f}, output mean {fit.output.mean:,.0f} / p95 "
@@ -209,13 +208,13 @@ def render_fit_table(fit: FittedTraffic, log: LogInfo, written: str | None) -> s
     lines.append(f"KS: Kolmogorov–Smirnov distance between the log and the fitted lognormal "
                  f"(lengths) or gamma (gaps); ! above {GOOD_FIT_KS:g}, a poor fit")
     for note in fit.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {visible(note)}")
     if fit.limits:
         lines.append("")
         lines.append("What the workload format cannot represent:")
-        lines += [f"  - {limit}" for limit in fit.limits]
+        lines += [f"  - {visible(limit)}" for limit in fit.limits]
     if written:
-        lines.append(f"wrote {written}")
+        lines.append(f"wrote {visible(written)}")
     return "\n".join(lines) + "\n"
 
 
@@ -256,7 +255,7 @@ def _phase_lines(ph: FittedPhase, log: LogInfo, indent: str, limit: int,
                  as_phase: bool) -> list[str]:
     lines = []
     if as_phase:
-        lines.append(f"{indent[:-2]}- name: {ph.name}{'':<12}# {_stretches(ph, log)}")
+        lines.append(f"{indent[:-2]}- name: {yaml_scalar(ph.name)}{'':<12}# {_stretches(ph, log)}")
         lines.append(f"{indent}{'share: ' + f'{ph.share:.6f}':<26}# {ph.duration_s:,.0f} s of "
                      "the log's busy time")
     rate = max(ph.rate_rps, 1e-6)
@@ -286,7 +285,7 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
     """The workload file text (valid under the workload schema; editors validate it against
     the file ``pd-advisor schema -o`` writes, as ``pd-advisor init`` sets up)."""
     scale = f", time scale {log.time_scale:g}" if log.time_scale != 1.0 else ""
-    head = [(f"# Traffic fitted by `pd-advisor fit` from {', '.join(log.paths)} "
+    head = [(f"# Traffic fitted by `pd-advisor fit` from {yaml_comment(', '.join(log.paths))} "
              f"({log.format}, {fit.requests:,} requests over {fit.duration_s:,.0f} s{scale})."),
             "# Every traffic number says how it was measured. Model, cluster and SLO are",
             "# starting values (--model, --gpu, --gpus): set them to your deployment."]
@@ -298,11 +297,11 @@ def workload_yaml(fit: FittedTraffic, log: LogInfo, target: Target) -> str:
                  "# it as a commented-out prefix_cache_hit_rate: uncomment it to model the",
                  "# cache (`simulate` does not model one)."]
     for note in fit.notes:
-        head.append(f"# Note: {note}.")
+        head.append(f"# Note: {yaml_comment(note)}.")
     if fit.limits:
         head.append("# What this file cannot represent of the log (pd-advisor fit):")
         for item in fit.limits:
-            head += ["#   " + line for line in _wrap("- " + item + ".", 84)]
+            head += ["#   " + line for line in _wrap("- " + yaml_comment(item) + ".", 84)]
     body = [*deployment_lines(target), "", "traffic:"]
     if fit.prefix_reuse is not None:
         body.append(f"  # prefix_cache_hit_rate: {min(fit.prefix_reuse, 0.99):.3f}  # the log's "
@@ -330,17 +329,17 @@ def deployment_lines(target: Target) -> list[str]:
     """The written workload's model, engine and cluster."""
     body = [
         "version: 1",
-        f"name: {_quote(target.name)}",
-        f"model: {_quote(target.model_ref)}",
-        f"precision: {target.precision}",
-        f"engine: {target.engine}",
+        f"name: {yaml_scalar(target.name)}",
+        f"model: {yaml_scalar(target.model_ref)}",
+        f"precision: {yaml_scalar(target.precision)}",
+        f"engine: {yaml_scalar(target.engine)}",
         "",
         "cluster:",
-        f"  gpu: {_quote(target.gpu_ref)}",
-        f"  gpus: {target.gpus}",
+        f"  gpu: {yaml_scalar(target.gpu_ref)}",
+        f"  gpus: {yaml_scalar(target.gpus)}",
     ]
     if target.inter_node:
-        body.append(f"  inter_node: {target.inter_node}")
+        body.append(f"  inter_node: {yaml_scalar(target.inter_node)}")
     return body
 
 
@@ -349,23 +348,10 @@ def wrap(text: str, width: int) -> list[str]:
     return _wrap(text, width)
 
 
-def yaml_scalar(text: str) -> str:
-    """A YAML scalar: plain when safe, else double-quoted."""
-    return _quote(text)
-
-
 def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
-
-
-def _quote(text: str) -> str:
-    """A YAML scalar: plain when safe, else double-quoted JSON-style."""
-    if re.fullmatch(r"[A-Za-z0-9_./][A-Za-z0-9_.\-/]*", text) and text.lower() not in (
-            "true", "false", "null", "yes", "no", "on", "off", "~"):
-        return text
-    return json.dumps(text, ensure_ascii=True)
 
 
 # ------------------------------------------------------------------------------ --check

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from advisor.escaping import yaml_comment
 from advisor.render.engine_flags import ENGINE_RELEASES, KV_ENV, server_flags
 from advisor.render.formats import EmitEngine
 from advisor.render.launch_plan import LaunchPlan, Pool
@@ -168,14 +169,12 @@ def header(plan: LaunchPlan, target: str, notes: Sequence[str] = ()) -> list[str
     return lines
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
-
-
 def comment(text: str) -> list[str]:
-    """``#`` lines wrapped at 98 columns; control characters escaped."""
-    safe = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
-    return textwrap.wrap(safe, width=98, initial_indent="# ", subsequent_indent="#   ",
-                         break_on_hyphens=False, break_long_words=False)
+    """``#`` lines wrapped at 98 columns, escaped by the one rule
+    (:func:`advisor.escaping.yaml_comment`: controls, line breaks, bidirectional overrides)."""
+    return textwrap.wrap(yaml_comment(text), width=98, initial_indent="# ",
+                         subsequent_indent="#   ", break_on_hyphens=False,
+                         break_long_words=False)
 
 
 class _Dumper(yaml.SafeDumper):

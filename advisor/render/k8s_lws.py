@@ -20,9 +20,9 @@ ports from the prefill pods' ``sglang.ai/bootstrap-port`` annotation).
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
+from advisor.escaping import sh_word
 from advisor.render import k8s_common as kc
 from advisor.render.engine_flags import router_notes, router_policy_flags
 from advisor.render.ep_flags import DP_RPC_PORT
@@ -120,7 +120,7 @@ def _command(plan: LaunchPlan, pool: Pool, leader: bool, pods: int) -> tuple[lis
         if leader:
             return program[:2], program[2:] + args + ["--api-server-count", str(local)]
         # each node's first DP rank is its index times its local ranks: shell arithmetic
-        words = " ".join(shlex.quote(w) for w in (*program, *args))
+        words = " ".join(sh_word(w) for w in (*program, *args))
         script = (f'exec {words} --data-parallel-start-rank '
                   f'"$((LWS_WORKER_INDEX * {local}))" --headless')
         return ["/bin/sh", "-c"], [script]

@@ -25,17 +25,19 @@ number decided there, from the recommendation) as the lines of one bash script:
   (``python -m sglang_router.launch_router --pd-disaggregation``), its worker URLs built from
   the hosts file.
 
-Everything interpolated is quoted with :func:`shlex.quote`; comment text has its control
-characters escaped, so no value can end a comment or a command.
+Everything interpolated is quoted with :func:`advisor.escaping.shell_word` (``shlex.quote``, or
+``$'...'`` with escapes for a value holding a control or bidirectional character); comment
+text goes through :func:`advisor.escaping.visible`, so no value can end a comment or a
+command or reach the terminal raw; the checkpoint path goes through
+:func:`advisor.escaping.path_argument` (``./--x``), so it is never read as an option.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
 import textwrap
 from dataclasses import dataclass
 
+from advisor.escaping import shell_word, visible
 from advisor.render.engine_flags import router_notes, router_policy_flags, server_flags
 from advisor.render.ep_flags import DP_RPC_PORT
 from advisor.render.formats import EmitEngine
@@ -69,7 +71,7 @@ def render_launch(plan: LaunchPlan) -> str:
 
 # --------------------------------------------------------------------------- shell text
 def _word(word: str) -> str:
-    return str(word) if isinstance(word, Raw) else shlex.quote(word)
+    return str(word) if isinstance(word, Raw) else shell_word(word)
 
 
 def _command(words: list[str], env: list[str] | None = None, width: int = 88,
@@ -106,14 +108,10 @@ def _command(words: list[str], env: list[str] | None = None, width: int = 88,
     return [indent + CONTINUATION.replace("\n", "\n" + indent).join(lines)]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
 def _comment(text: str, indent: str = "") -> list[str]:
     """A ``#`` comment wrapped at 98 columns; control characters (a newline in a model path)
     are escaped so that the text cannot leave the comment."""
-    safe = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
-    return textwrap.wrap(safe, width=98, initial_indent=f"{indent}# ",
+    return textwrap.wrap(visible(text), width=98, initial_indent=f"{indent}# ",
                          subsequent_indent=f"{indent}#   ", break_on_hyphens=False,
                          break_long_words=False)
 

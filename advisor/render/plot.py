@@ -21,6 +21,7 @@ Every figure is ``FIGSIZE`` inches at ``DPI`` (1000 × 700 px).
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from advisor.core.analysis.figure_data import COLOCATED, DISAGGREGATED, PLAN_LAB
 from advisor.core.analysis.keys import Axis
 from advisor.core.analysis.sweep import COST_METRIC, SweepResult
 from advisor.core.verdict.rules import DECIDING_RULES, RULES, ok_field
+from advisor.escaping import visible
 from advisor.render import numbers as n
 from advisor.render.figure_style import (
     BAR_LINE,
@@ -234,16 +236,39 @@ def _edges(x: np.ndarray, log: bool) -> np.ndarray:
     return np.concatenate([[first], mid, [last]])
 
 
+def plain(text: object) -> str:
+    """User text (a name, a profile id) for a figure: the escaping rule of
+    :func:`advisor.escaping.visible`. Every figure is drawn with ``text.parse_math`` off
+    (:data:`RC`), so ``$...$`` in a name is text, never mathtext (#33)."""
+    return visible(str(text))
+
+
+RC: dict[Any, Any] = {"text.parse_math": False}
+"""matplotlib settings of every figure: no mathtext (user text is shown as written)."""
+
+
+def sweep_png(result: SweepResult, current: dict[str, Any] | None = None,
+              title: str | None = None, cost: bool = False) -> bytes:
+    """``result`` drawn as PNG bytes (:data:`PIXELS`); the CLI writes them atomically.
+    ``cost``: a line plots USD per million output tokens instead of goodput per GPU (needs
+    a GPU price)."""
+    plt = require_matplotlib()
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        fig = draw_sweep(result, current, title, cost)
+        try:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, dpi=DPI, format="png", metadata={"Software": "pd-advisor"})
+        finally:
+            plt.close(fig)
+    return buffer.getvalue()
+
+
 def plot_sweep(result: SweepResult, path: Path | str, current: dict[str, Any] | None = None,
                title: str | None = None, cost: bool = False) -> tuple[int, int]:
-    """Draw ``result`` to a PNG at ``path``; returns its size in pixels. ``cost``: a line
-    plots USD per million output tokens instead of goodput per GPU (needs a GPU price)."""
-    plt = require_matplotlib()
-    fig = draw_sweep(result, current, title, cost)
-    try:
-        fig.savefig(str(path), dpi=DPI, format="png")
-    finally:
-        plt.close(fig)
+    """Draw ``result`` to a PNG at ``path`` (:func:`sweep_png`); returns its size in pixels."""
+    Path(path).write_bytes(sweep_png(result, current, title, cost))
     return PIXELS
 
 
@@ -316,7 +341,7 @@ def _plot_line(fig: Any, result: SweepResult, data: SweepFigure, current: dict[s
         ax.axvline(edge, color=NEUTRAL, lw=1.3, ls="-", gid="crossover")
         if k < MAX_LABELLED_CROSSOVERS:
             arrow = "→ disaggregate" if c.verdict == "disaggregate" else "→ chunked prefill"
-            ax.annotate(f"{arrow}\nfrom {c.label}", xy=(edge, 1.0),
+            ax.annotate(f"{arrow}\nfrom {plain(c.label)}", xy=(edge, 1.0),
                         xycoords=("data", "axes fraction"), xytext=(3, -4),
                         textcoords="offset points", fontsize=8, va="top", color=NEUTRAL)
     if data.crossovers:
@@ -332,7 +357,7 @@ def _plot_line(fig: Any, result: SweepResult, data: SweepFigure, current: dict[s
     cur = current.get(axis.key)
     if cur is not None and numeric:
         ax.axvline(float(cur), **WORKLOAD_LINE)
-        ax.annotate(f"workload: {cur:,g}" if isinstance(cur, (int, float)) else f"{cur}",
+        ax.annotate(f"workload: {cur:,g}" if isinstance(cur, (int, float)) else plain(cur),
                     xy=(float(cur), 0.0), xycoords=("data", "axes fraction"), xytext=(3, 4),
                     textcoords="offset points", fontsize=8)
     values = np.concatenate([data.colocated, data.disaggregated, data.bar])
@@ -347,7 +372,7 @@ def _plot_line(fig: Any, result: SweepResult, data: SweepFigure, current: dict[s
     lines = data.summary.count("\n") + 1
     inches = FIGSIZE[1]
     top_frac = 1.0 - (0.42 + 0.155 * lines) / inches
-    fig.suptitle(title or f"{result.workload or 'workload'}: sweep over {axis.key}",
+    fig.suptitle(plain(title or f"{result.workload or 'workload'}: sweep over {axis.key}"),
                  fontsize=11, y=1.0 - 0.08 / inches, va="top")
     fig.text(0.1, 1.0 - 0.36 / inches, data.summary, fontsize=8, va="top", ha="left",
              color="#222222")
@@ -372,7 +397,7 @@ def _plot_line(fig: Any, result: SweepResult, data: SweepFigure, current: dict[s
         _plain_log_ticks(strip.xaxis, x, axis.key == "cluster.gpus")
     if not numeric:
         strip.set_xticks(x)
-        strip.set_xticklabels(axis.labels, rotation=30, ha="right")
+        strip.set_xticklabels([plain(v) for v in axis.labels], rotation=30, ha="right")
     ax.set_xlim(edges[0], edges[-1])
     fig.subplots_adjust(left=0.1, right=0.93, top=top_frac,
                         bottom=(0.62 + 0.17 * legend_rows) / inches)
@@ -440,10 +465,10 @@ def _plot_map(fig: Any, result: SweepResult, data: SweepFigure, current: dict[st
         _plain_log_ticks(ax.yaxis, y, ax1.key == "cluster.gpus")
     if not xnum:
         ax.set_xticks(x)
-        ax.set_xticklabels(ax0.labels, rotation=30, ha="right")
+        ax.set_xticklabels([plain(v) for v in ax0.labels], rotation=30, ha="right")
     if not ynum:
         ax.set_yticks(y)
-        ax.set_yticklabels(ax1.labels)
+        ax.set_yticklabels([plain(v) for v in ax1.labels])
     ax.set_xlabel(ax0.key)
     ax.set_ylabel(ax1.key)
     handles = [Patch(color=chunked.tint, label="verdict: chunked prefill",
@@ -454,5 +479,5 @@ def _plot_map(fig: Any, result: SweepResult, data: SweepFigure, current: dict[st
                              hatch=INFEASIBLE_HATCH, lw=0, gid="infeasible",
                              label="no plan meets the SLOs (hatched over the verdict)"))
     tagged_legend(ax, handles, loc="upper left", fontsize=8, framealpha=0.9)
-    ax.set_title(title or f"{result.workload or 'workload'}: verdict map", fontsize=11)
+    ax.set_title(plain(title or f"{result.workload or 'workload'}: verdict map"), fontsize=11)
     fig.tight_layout()

@@ -25,7 +25,6 @@ platforms do not show unless a value lies on a rounding boundary.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -47,6 +46,7 @@ from advisor.core.results import (
 )
 from advisor.core.scenario import Scenario, TrafficPhase
 from advisor.core.verdict.decision import Boundary, Decision, PhasePlans, Sizing, SplitRow
+from advisor.escaping import json_escaped
 
 if TYPE_CHECKING:
     from advisor.render import document as doc_t
@@ -114,8 +114,11 @@ def sanitize(value: Any) -> Any:
 
 
 def json_text(doc: Any) -> str:
-    """Every JSON document pd-advisor writes: :func:`sanitize`-d, indented, key order kept."""
-    return json.dumps(sanitize(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """Every JSON document pd-advisor writes: :func:`sanitize`-d, indented, key order kept;
+    non-printable characters of its strings as ``\\uXXXX`` escapes
+    (:func:`advisor.escaping.json_escaped`, #33)."""
+    return json_escaped(json.dumps(sanitize(doc), indent=2, ensure_ascii=False,
+                                   allow_nan=False)) + "\n"
 
 
 def finding_check(finding_id: str) -> fields_t.GateCheck:
@@ -420,6 +423,14 @@ def _deployed(sc: Scenario, d: Decision) -> doc_t.Deployed:
     return out
 
 
+def _policy_files(sc: Scenario) -> list[doc_t.PolicyFile]:
+    """Every ``.pd-advisor.yaml`` that changed the policy, with the keys it set (#33)."""
+    if "policy_file" not in sc.extras:
+        return []
+    return [{"path": sc.extras["policy_file"],
+             "keys": sc.extras["policy_file_keys"].split(",")}]
+
+
 def _boundary(b: Boundary) -> doc_t.Boundary:
     out: doc_t.Boundary = {
         "key": b.key, "current": b.current, "flips_at": b.flips_at, "direction": b.direction,
@@ -487,12 +498,13 @@ def _decision(sc: Scenario, d: Decision) -> doc_t.Decision:
 
 # --------------------------------------------------------------------------- documents
 def build_report(scenario: Scenario, decision: Decision, input_path: str,
-                 input_bytes: bytes) -> doc_t.Recommendation:
+                 input_sha256: str) -> doc_t.Recommendation:
     """The recommendation document for one workload (see the module docstring).
 
     ``input_path`` is shown as given (keep it relative for reproducible output);
-    ``input_bytes`` is the file's content, hashed into ``input.sha256``; the decision's
-    boundaries (when it searched them) become ``boundaries``.
+    ``input_sha256`` is the SHA-256 of the file's content as it was read (``input.sha256``:
+    of what a pipe delivered too, #33); the decision's boundaries (when it searched them)
+    become ``boundaries``.
     """
     from advisor.render import advice, prose
 
@@ -503,7 +515,8 @@ def build_report(scenario: Scenario, decision: Decision, input_path: str,
         "schema_version": SCHEMA_VERSION,
         "kind": "recommendation",
         "tool": {"name": TOOL_NAME, "version": __version__},
-        "input": {"path": input_path, "sha256": hashlib.sha256(input_bytes).hexdigest()},
+        "input": {"path": input_path, "sha256": input_sha256,
+                  "policy_files": _policy_files(sc)},
         "name": sc.name,
         "verdict": d.verdict,
         "slo_met": d.slo_met,

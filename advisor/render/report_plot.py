@@ -53,7 +53,7 @@ from advisor.render.figure_style import (
     tagged_legend,
 )
 from advisor.render.headline import headline
-from advisor.render.plot import require_matplotlib
+from advisor.render.plot import RC, plain, require_matplotlib
 
 if TYPE_CHECKING:
     from advisor.render.document import Recommendation
@@ -65,11 +65,6 @@ FORMATS = ("png", "svg")
 TITLE_COLUMNS = 110
 """The title wraps at this many characters (12-pt bold across the 12-inch figure)."""
 LIMITED_BY = {"ttft": "TTFT binds", "tpot": "TPOT binds", "overload": "then overloaded"}
-
-
-def plain(text: str) -> str:
-    """User text safe for matplotlib: no mathtext (``$…$``)."""
-    return str(text).replace("\\", "\\\\").replace("$", r"\$")
 
 
 def figure_format(path: str) -> str:
@@ -125,7 +120,7 @@ def render_figure(data: FigureData, doc: Recommendation, fmt: str) -> bytes:
     plt = require_matplotlib()
     import matplotlib
 
-    with matplotlib.rc_context({"svg.hashsalt": "pd-advisor", "svg.fonttype": "none",
+    with matplotlib.rc_context({**RC, "svg.hashsalt": "pd-advisor", "svg.fonttype": "none",
                                 "font.size": 9}):
         fig = draw_figure(data, doc)
         try:

@@ -21,6 +21,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from advisor.escaping import json_escaped
 from advisor.render.report_json import GATE_CHECK_TITLES, as_check, finding_check
 
 if TYPE_CHECKING:
@@ -138,4 +139,4 @@ def build_sarif(report: Document,
 
 def render_sarif(doc: Document, srcroot: str | os.PathLike[str] | None = None) -> str:
     """The SARIF log as indented JSON text."""
-    return json.dumps(build_sarif(doc, srcroot), indent=2, ensure_ascii=False) + "\n"
+    return json_escaped(json.dumps(build_sarif(doc, srcroot), indent=2, ensure_ascii=False)) + "\n"

@@ -18,6 +18,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -29,6 +30,7 @@ from advisor.core.simulate import (
     SimulationResult,
     SteadyState,
 )
+from advisor.escaping import visible
 
 SCHEMA_VERSION = 2
 """2: per-phase ``steady_state`` and ``littles_law``, ``kv_cache``, ``requests_planned``,
@@ -299,9 +301,11 @@ def result_renderables(res: SimulationResult) -> list[Any]:
                          f"({res.gpus} GPUs)")
     parts: list[Any] = [head]
     for ph in res.phases:
-        title = None if len(res.phases) == 1 else f"phase {ph.name} ({ph.rate_rps:g} req/s)"
+        shown = visible(ph.name)
+        title = (None if len(res.phases) == 1  # a table title is rich markup: escaped
+                 else f"phase {escape(shown)} ({ph.rate_rps:g} req/s)")
         parts.append(_phase_table(res, ph, title or ""))
-        label = "" if len(res.phases) == 1 else f"phase {ph.name}: "
+        label = "" if len(res.phases) == 1 else f"phase {shown}: "
         parts.extend(Text(line, style="bold")
                      for line in steady_lines(ph, label, res.source == "trace"))
     if len(res.phases) > 1:
@@ -315,7 +319,8 @@ def render_table(workload: str, requests: int | None, seed: int,
                  results: Sequence[SimulationResult],
                  skipped: Sequence[tuple[str, str]] = (), width: int = 100,
                  color: bool = False, trace_note: str = "") -> str:
-    """The terminal report as a string."""
+    """The terminal report as a string (``workload`` and ``trace_note`` escaped,
+    :func:`advisor.escaping.visible`)."""
     buf = StringIO()
     console = Console(file=buf, width=width, color_system="standard" if color else None,
                       force_terminal=color, no_color=not color, highlight=False)
@@ -337,10 +342,10 @@ def render_table(workload: str, requests: int | None, seed: int,
         size = f"{requests:,} requests"
     seeded = "" if first is not None and first.source == "trace" else f", seed {seed}"
     routed = "" if first is None else f", {first.router} router on every pool"
-    console.print(Text(f"Simulation of {workload}: {size}{seeded}{routed}{slo}. "
+    console.print(Text(f"Simulation of {visible(workload)}: {size}{seeded}{routed}{slo}. "
                        "diff = (analytic − simulated) / simulated.", style="bold"))
-    if trace_note:
-        console.print(Text(trace_note))
+    if trace_note:  # names the log: its file name is the user's (#33)
+        console.print(Text(visible(trace_note)))
     console.print()
     parts: list[Any] = []
     for res in results:

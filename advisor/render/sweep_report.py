@@ -134,6 +134,7 @@ def json_chunks(result: SweepResult, workload: str,
                 current: Mapping[str, Any] | None = None) -> Iterator[str]:
     """:func:`render_json` of :func:`sweep_document`, byte for byte, in pieces of
     :data:`CHUNK_POINTS` points: the points are never all held at once."""
+    from advisor.escaping import json_escaped
     from advisor.render.report_json import sanitize
 
     marker = "\u0000points\u0000"
@@ -144,8 +145,8 @@ def json_chunks(result: SweepResult, workload: str,
     yield head
     piece: list[str] = []
     for n, idx in enumerate(_indices(result)):
-        item = json.dumps(sanitize(point_dict(result, idx)), indent=2, ensure_ascii=False,
-                          allow_nan=False)
+        item = json_escaped(json.dumps(sanitize(point_dict(result, idx)), indent=2,
+                                       ensure_ascii=False, allow_nan=False))
         piece.append((",\n    " if n else "") + item.replace("\n", "\n    "))
         if len(piece) == CHUNK_POINTS:
             yield "".join(piece)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.escaping import visible as visible
+from advisor.escaping import visible_doc as visible_doc
 from advisor.render import numbers as n
 
 DASH = n.DASH
@@ -198,34 +200,6 @@ def links_text(inputs: Mapping[str, Any]) -> str:
     if cl.get("inter_node"):
         text += f", {cl['inter_node']['id']} per GPU between nodes"
     return text
-
-
-_INVISIBLE = {
-    **{c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]},
-    **{c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x2029,
-                                   *range(0x202A, 0x202F), *range(0x2066, 0x206A)]},
-}
-"""Control characters (C0, DEL, C1: terminal escape and OSC sequences, line breaks) and the
-bidirectional overrides that reorder what is shown (#21), with the escape each prints as."""
-
-
-def visible(text: str) -> str:
-    """``text`` with control characters and bidirectional overrides shown as ``\\x1b`` /
-    ``\\u202e`` escapes, so a user string cannot move the cursor, retitle or clear the
-    terminal, write the clipboard, hide text or inject lines."""
-    return text.translate(_INVISIBLE)
-
-
-def visible_doc(value: Any) -> Any:
-    """``value`` (a JSON document) with :func:`visible` applied to every string in it,
-    keys included; the same object when nothing needs escaping."""
-    if isinstance(value, str):
-        return visible(value)
-    if isinstance(value, Mapping):
-        return {visible_doc(k): visible_doc(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [visible_doc(v) for v in value]
-    return value
 
 
 def deployed_sentences(dep: Mapping[str, Any]) -> list[str]:

@@ -342,8 +342,9 @@ class Disagreement:
 
 def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[Path],
               tensor_parallel: int | None, chunk_tokens: int | None,
-              instances: int) -> Calibration:
-    """Fit the efficiency factors to ``runs`` (read from ``files``) and render the overlay.
+              instances: int, digests: Sequence[str] = ()) -> Calibration:
+    """Fit the efficiency factors to ``runs`` (read from ``files``, whose bytes as read hash
+    to ``digests``, recorded in the overlay's ``fitted_on.files``) and render the overlay.
 
     Raises :class:`CalibrationSetupError` when no instance can have served the runs.
     """
@@ -381,5 +382,6 @@ def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[
             gpu=scenario.cluster.gpu.id, engine=scenario.engine.name,
             precision=str(scenario.precision), model=scenario.model.id,
             tensor_parallel=inst.tensor_parallel, chunk_tokens=budget, factors=kept,
-            source=source, fit=fit, files=co.input_files(list(files)))
+            source=source, fit=fit,
+            files=co.input_files(list(zip(files, digests, strict=True)) if digests else []))
     return Calibration(inst, budget, result, kept, dropped, overlay)

@@ -33,7 +33,8 @@ numbers come from (all from the document):
 * KV cache in FP8 when the workload's KV cache is fp8 (else the engine's ``auto``);
 * the checkpoint: the one the caller names, else the Hugging Face repository of a built-in
   profile (:data:`HF_REPOSITORIES`), else the profile id; a workload whose ``model:`` names a
-  ``config.json`` serves that checkpoint's folder (:func:`checkpoint_from_workload`);
+  ``config.json`` serves that checkpoint's folder (:func:`checkpoint_from_workload`), with
+  ``./`` in front of a relative path that starts with ``-`` (#33: never read as an option);
 * placement: instances packed onto nodes in order (prefill first), none straddling a node
   unless it is larger than one; host names ``node0``, ``node1``, ... stand for the machines;
 * expert-parallel plans (MoE, #17): each pool's EP degree, DP attention and redundant
@@ -55,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.memory import build_instance, launch_memory_problem, longest_sequence_tokens
 from advisor.core.scenario import DEFAULT_ROUTER, ROUTER_POLICIES, RouterPolicy
+from advisor.escaping import path_argument
 from advisor.loading.model_ids import HF_IDS, looks_like_repo_id
 from advisor.render.ep_flags import per_rank
 from advisor.render.formats import EmitEngine
@@ -193,7 +195,8 @@ def plan_launch(report: Mapping[str, Any], engine: EmitEngine | str, memory: Lau
     kv = report.get("kv_transfer") or {}
     return LaunchPlan(
         engine=engine, mode=chosen,
-        checkpoint=model or HF_REPOSITORIES.get(inputs["model"]["id"], inputs["model"]["id"]),
+        checkpoint=path_argument(
+            model or HF_REPOSITORIES.get(inputs["model"]["id"], inputs["model"]["id"])),
         gpu=inputs["cluster"]["gpu"]["id"], gpus_per_node=gpus_per_node,
         memory_fraction=fraction, max_model_len=length, max_model_len_note=length_note,
         fp8=(inputs.get("precision_tensors") or {}).get("kv_cache",

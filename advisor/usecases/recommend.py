@@ -63,7 +63,6 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
 
     loaded = load_workload(path, catalog, manifests)
     scenario, document = loaded.scenario, loaded.document
-    data = path.read_bytes()
     caps = Capacities(scenario)  # one set of capacity tables for the model and the searches
     model = evaluate(scenario, caps)
     decision = decide(scenario, model)
@@ -72,7 +71,7 @@ def build_recommendation(path: Path, catalog: ProfileCatalog, display: str | Non
 
         decision = searched(scenario, decision, caps)
     shown = str(path) if display is None else display
-    report = build_report(scenario, decision, shown, data)
+    report = build_report(scenario, decision, shown, document.sha256)
     fig = None
     if figure:
         from advisor.core.analysis.figure_data import figure_data

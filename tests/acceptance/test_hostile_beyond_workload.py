@@ -235,8 +235,8 @@ def test_json_is_the_same_bytes_in_every_locale(tmp_path: Path) -> None:
     ("NaN", "18:24: error: NaN: NaN and Infinity are not JSON numbers"),
     ("1" + "0" * 400, "18:24: error: 100000000000000000000000...: the number is beyond the "
                       "floating-point range"),
-    ("1e300", "18:24: error: num_hidden_layers: must be at most 100,000,000 (no model has "
-              "more), got 1e+300"),
+    ("1e300", "18:24: error: num_hidden_layers: must be at most 10,000 (80 times the deepest "
+              "published model), got 1e+300"),
 ])
 def test_hostile_config_json_is_located(run_cli: Any, tmp_path: Path, value: str,
                                         message: str) -> None:

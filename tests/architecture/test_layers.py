@@ -27,7 +27,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "cli": ("core", "loading", "render", "usecases", "cli"),
 }
 """Which layers of ``advisor`` each layer may import (the top-level helper modules,
-``advisor`` and ``advisor.schema_files``, any layer may)."""
+``advisor``, ``advisor.escaping`` and ``advisor.schema_files``, any layer may)."""
 
 
 def _modules() -> dict[str, Path]:

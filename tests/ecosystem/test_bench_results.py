@@ -138,5 +138,5 @@ def test_bad_run_inside_a_multi_run_file_is_located() -> None:
 def test_non_object_and_unreadable(tmp_path: Path) -> None:
     with pytest.raises(BenchResultError, match="expected a JSON object per run, got list"):
         parse_results("[1, 2]", "x.json")
-    with pytest.raises(BenchResultError, match="cannot read file"):
+    with pytest.raises(BenchResultError, match="is a directory, not a file"):
         load_results(tmp_path)  # a directory

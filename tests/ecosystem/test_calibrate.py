@@ -296,7 +296,7 @@ def test_bad_benchmark_files_exit_2(run_cli: Callable[..., Any], tmp_path: Path)
                      "-o", tmp_path / "c.yaml", exit_code=2)
     assert "truncated.json:5:2: error: invalid JSON" in result.stderr  # located (#21)
     assert "pooling.json:1:1: error: a pooling" in result.stderr
-    assert "nope.json: no such file" in result.stderr
+    assert "nope.json: file not found" in result.stderr
     assert "3 benchmark file problems; nothing fitted" in result.stderr
     assert not (tmp_path / "c.yaml").exists()
 

@@ -46,3 +46,18 @@ def test_xml_safe_keeps_xml_parsable() -> None:
     element = ET.Element("e", message=xml_safe("bad \x08 and \x00 and \ufffe; fine \u00e9\t"))
     parsed = ET.fromstring(ET.tostring(element, encoding="unicode"))
     assert parsed.get("message") == "bad \\x08 and \\x00 and \\ufffe; fine \u00e9\t"
+
+
+def test_profile_errors_keep_one_line_per_problem() -> None:
+    """A line break in a profile's path or reference cannot start a line of its own (#33):
+    ``message`` keeps a message's own line breaks, so the values in it are escaped first."""
+    from advisor.loading.profile_errors import ProfileInvalidError, ProfileNotFoundError
+
+    error = ProfileInvalidError("p/a\nb\u202e.yaml", ["1:2: id: x\ny", "no position"])
+    assert str(error).splitlines() == [
+        "invalid profile p/a\\nb\\u202e.yaml:",
+        "  p/a\\nb\\u202e.yaml:1:2: id: x\\ny",
+        "  p/a\\nb\\u202e.yaml: no position",
+    ]
+    assert str(ProfileNotFoundError("gpus", "h\n100", [])).splitlines() == [
+        "unknown GPU profile 'h\\n100' (see `pd-advisor profiles list gpus`)"]

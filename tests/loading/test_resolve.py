@@ -10,8 +10,9 @@ import pytest
 
 from advisor.core.scenario import Policy, Scenario
 from advisor.loading.catalog import ProfileCatalog
+from advisor.loading.config_discovery import find_config
 from advisor.loading.errors import InputError
-from advisor.loading.resolve import find_config, load_many, load_scenario, read_document
+from advisor.loading.resolve import load_many, load_scenario, read_document
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO_ROOT / "examples"

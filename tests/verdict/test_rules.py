@@ -40,7 +40,7 @@ class Judged:
     def __init__(self, sc: Scenario) -> None:
         self.sc = sc
         self.d: Decision = decide(sc, evaluate(sc))
-        self.doc: dict[str, Any] = build_report(sc, self.d, "w.yaml", b"")
+        self.doc: dict[str, Any] = build_report(sc, self.d, "w.yaml", "0" * 64)
 
     def pre(self, pid: str) -> RuleOutcome:
         return self.d.rule(pid)

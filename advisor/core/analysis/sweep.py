@@ -21,7 +21,12 @@ from advisor.core.analysis.keys import KEYS, Axis, SweepError, apply_value, key_
 from advisor.core.analysis.points import FIELDS, PointsError, design_points
 from advisor.core.cost import SECONDS_PER_HOUR
 from advisor.core.hardware import LinkSpec
-from advisor.core.limits import MAX_SWEEP_POINTS
+from advisor.core.limits import (
+    MAX_SWEEP_POINTS,
+    MAX_SWEEP_WORK_S,
+    SWEEP_POINT_COST_S,
+    SWEEP_STEP_COST_S,
+)
 from advisor.core.plan.capacities import Capacities
 from advisor.core.scenario import Scenario
 from advisor.core.verdict.rules import DECIDING_RULES, PRECONDITIONS, VERDICTS, ok_field
@@ -138,6 +143,38 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def work_estimate_s(sc: Scenario, axes: Sequence[Axis]) -> tuple[float, int, int]:
+    """(estimated CPU seconds, capacity steps, design points) of sweeping ``sc`` over
+    ``axes``: a capacity step per distinct combination of the capacity keys' values, each at
+    :data:`~advisor.core.limits.SWEEP_STEP_COST_S`, plus every point at
+    :data:`~advisor.core.limits.SWEEP_POINT_COST_S` (closed-loop or open-loop costs)."""
+    closed = any(ph.concurrency is not None for ph in sc.phases)
+    steps = int(np.prod([len(a) for a in axes if KEYS[a.key].capacity] or [1]))
+    points = int(np.prod([len(a) for a in axes]))
+    kind = "closed" if closed else "open"
+    estimate = steps * SWEEP_STEP_COST_S[kind] + points * SWEEP_POINT_COST_S[kind]
+    return estimate, steps, points
+
+
+def check_work(sc: Scenario, axes: Sequence[Axis]) -> None:
+    """SweepError when the sweep's estimated work (:func:`work_estimate_s`) is above
+    :data:`~advisor.core.limits.MAX_SWEEP_WORK_S` (#33: a closed-loop grid within the point
+    limit would have run for about 4.4 hours)."""
+    estimate, steps, points = work_estimate_s(sc, axes)
+    if estimate <= MAX_SWEEP_WORK_S:
+        return
+    closed = any(ph.concurrency is not None for ph in sc.phases)
+    costly = [a.key for a in axes if KEYS[a.key].capacity]
+    fewer = (f"fewer values of {' and '.join(costly)} (each re-runs the capacity step"
+             + ("; a closed-loop workload solves its rate again" if closed else "") + ")"
+             if costly else "fewer points")
+    raise SweepError(
+        f"{points:,} design points{f' in {steps:,} capacity steps' if costly else ''}"
+        f"{' of a closed-loop workload' if closed else ''} would take about "
+        f"{estimate / 60:,.0f} min of CPU; a sweep is limited to {MAX_SWEEP_WORK_S / 60:.0f} "
+        f"min of estimated work: use {fewer}")
+
+
 def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
           workload: str | None = None) -> SweepResult:
     """Evaluate ``sc`` at every point of the grid spanned by ``axes`` (one or two)."""
@@ -154,6 +191,7 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
     total = int(np.prod(shape))
     if total > MAX_SWEEP_POINTS:
         raise SweepError(f"{total:,} design points (at most {MAX_SWEEP_POINTS:,})")
+    check_work(sc, axes)
     cheap = [i for i, a in enumerate(axes) if not KEYS[a.key].capacity]
     costly = [i for i, a in enumerate(axes) if KEYS[a.key].capacity]
     flat: dict[str, np.ndarray] = {}
