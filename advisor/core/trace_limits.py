@@ -82,7 +82,7 @@ def not_represented(fit: FittedTraffic) -> tuple[str, ...]:
                        "model and the simulator take gamma gaps of the written CV")
         rho = ph.fit.length_correlation
         if rho is not None and abs(rho) >= CORRELATION_NOTE:
-            out.append(f"{ph.name}: prompt and output lengths are correlated (Spearman ρ "
+            out.append(f"{ph.name}: prompt and output lengths are correlated (Spearman rho "
                        f"{rho:+.2f}); the format draws them independently")
     stretches = sum(len(ph.stretches) for ph in fit.phases)
     if len(fit.phases) > 1 or stretches > 1:

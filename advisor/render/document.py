@@ -2,18 +2,14 @@
 JSON, and what every other format renders from (#28).
 
 Each document is a tree of :class:`~typing_extensions.TypedDict` types: the builder
-(:mod:`advisor.render.report_json`) and every renderer are type-checked against them (a key
-a renderer reads that the builder does not write is a type error), and the JSON Schema
-(``advisor/schemas/report.schema.json``, ``pd-advisor schema --report``) is generated from
-them (:mod:`advisor.render.report_schema`) instead of being kept by hand. At run time the
-documents are plain dicts: this module is imported only for type checking and to generate
-the schema, so it costs the report path nothing (a frozen dataclass costs ~1–3 ms to create;
-the report has ~40 kinds of object).
+(:mod:`advisor.render.report_json`) and every renderer are type-checked against them, and the
+JSON Schema (``advisor/schemas/report.schema.json``) is generated from them
+(:mod:`advisor.render.report_schema`). At run time the documents are plain dicts (this module
+is imported only for type checking and the schema: it costs the report path nothing).
 
 Rules: units live in key names (``_ms``, ``_rps``, ``_bytes_per_s``); fractions stay
-fractions (0.05, never 5); a value that does not exist is ``null``; no NaN or infinity ever
-appears. Keys may be added within schema version 1; none are renamed or removed. Keys of
-mixture-of-experts plans are present for MoE models only (``NotRequired``).
+fractions; a value that does not exist is ``null``; never NaN or infinity. Keys may be added
+within schema version 1, none renamed or removed; MoE keys only for MoE models (``NotRequired``).
 """
 
 from __future__ import annotations
@@ -192,8 +188,7 @@ class Inputs(TypedDict):
     slo: Slo
     autoscaling: bool
     router: RouterPolicy
-    """How every pool's router dispatches requests to its instances (colocated, prefill and
-    decode alike); the queues of both architectures assume it."""
+    """How every pool's router dispatches requests (both architectures assume it)."""
     deployment: DeploymentInput | None
 
 
@@ -212,8 +207,7 @@ class FittedOn(TypedDict):
 
 
 class Calibration(TypedDict):
-    """The calibration overlay (`calibration:` in the workload) whose factors the numbers
-    use, what it was fitted on and the factors it sets; null when none is active."""
+    """The active calibration overlay (`calibration:`): fitted on, factors; null if none."""
 
     file: str
     fitted_on: FittedOn
@@ -654,8 +648,7 @@ class ManifestGap(TypedDict):
 
 
 class ManifestSource(TypedDict):
-    """The Kubernetes manifests the deployment was read from: what they deploy, and what
-    they leave unsaid (gaps)."""
+    """The Kubernetes manifests the deployment was read from, and their gaps."""
 
     paths: list[str]
     kind: str
@@ -704,5 +697,4 @@ class CheckRun(TypedDict):
     files: list[FileEntry]
 
 
-Document = Recommendation | CheckRun
-"""Either JSON document, told apart by ``kind``."""
+Document = Recommendation | CheckRun  # either JSON document, told apart by ``kind``

@@ -581,8 +581,11 @@ def test_a_zero_statistic_is_not_a_measurement(run_cli: Run, tmp_path: Path) -> 
         runs[0][key] = 0  # what vLLM writes without streaming: np.*(ttfts or 0)
     runs[0].pop("ttfts", None)
     bench = _write_bench(tmp_path / "b.json", runs=runs)
-    result = run_cli("calibrate", bench, "-w", BENCH_WORKLOAD, "-o", tmp_path / "c.yaml",
-                     exit_code=0)
+    # these synthetic runs drive the prefill efficiency to its bound, so since #31 the fit is
+    # refused (exit 2, nothing written); the table of what was fitted is printed either way
+    result = run_cli("calibrate", bench, "-w", BENCH_WORKLOAD, "-o", tmp_path / "c.yaml")
+    assert result.exit_code in (0, 2) and "Traceback" not in result.stderr
+    assert (result.exit_code == 0) == (tmp_path / "c.yaml").exists()
     table = result.stdout.splitlines()
     first = next(i for i, row in enumerate(table) if row.startswith("b.json#1 "))
     assert "TTFT" not in table[first] and "TPOT mean ms" in table[first]

@@ -13,6 +13,7 @@ the report document's to 5e-6 relative (the JSON keeps six significant digits).
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ def _evaluated(path: Path) -> tuple[Any, Any, FigureData, dict[str, Any]]:
     caps = Capacities(sc)
     model = evaluate(sc, caps)
     decision = decide(sc, model)
-    doc = build_report(sc, decision, path.name, path.read_bytes())
+    doc = build_report(sc, decision, path.name, hashlib.sha256(path.read_bytes()).hexdigest())
     phase = (model.disaggregated_phase if decision.verdict == "disaggregate"
              else model.colocated_phase)
     return sc, model, figure_data(sc, model, caps, phase), doc

@@ -10,6 +10,7 @@ second); ``-m thorough`` draws more.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import tempfile
 from pathlib import Path
@@ -39,7 +40,8 @@ def _report(doc: dict[str, Any]) -> dict[str, Any]:
         path = Path(tmp) / "workload.yaml"
         path.write_text(to_yaml(doc), encoding="utf-8")
         sc = load_scenario(path, catalog())
-    return dict(build_report(sc, decide(sc, evaluate(sc)), "workload.yaml", b""))
+    return dict(build_report(sc, decide(sc, evaluate(sc)), "workload.yaml",
+                            hashlib.sha256(b"").hexdigest()))
 
 
 def _flat(text: str) -> str:
