@@ -62,6 +62,18 @@ def run_cli() -> Callable[..., Any]:
     return run
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The hostile-surface fuzz tests' examples by surface and exit code (#33), when they ran."""
+    import sys
+
+    module = sys.modules.get("tests.fuzz.test_fuzz_hostile_surfaces")
+    counts = getattr(module, "COUNTS", None)
+    if counts:
+        terminalreporter.section("fuzz examples by exit code (#33)")
+        for outcome, count in sorted(counts.items()):
+            terminalreporter.write_line(f"{outcome}: {count}")
+
+
 # ---- golden files (render tests) -------------------------------------------------------------
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--update-goldens`` rewrites tests/golden/* from the current renderers."""

@@ -33,12 +33,12 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from advisor.cli.output import fail as _fail
 from advisor.cli.output import (
+    fail,
     fail_with_problems,
     message,
     refuse_input_as_output,
@@ -66,7 +66,14 @@ _FIELD_LABELS = {
 
 
 def _warn(text: str) -> None:
-    warn(text)
+    """One ``warning:`` line: a line break a benchmark file's model id or a file name brought
+    into ``text`` is shown escaped (every calibrate message is one line)."""
+    warn(shown(text))
+
+
+def _fail(text: str) -> NoReturn:
+    """One ``error:`` line, exit 2 (escaped as :func:`_warn`)."""
+    fail(shown(text))
 
 
 # --------------------------------------------------------------------------- setup
@@ -88,8 +95,9 @@ def _load_runs(paths: list[Path]) -> tuple[list[BenchmarkRun], list[RunProvenanc
                                       before=len(runs))
         except BenchResultError as exc:  # path:line:col: error: ... when the place is known
             located = re.search(r":\d+:\d+$", exc.source) is not None
-            errors.append(f"{exc.source}: error: {exc.message}" if located
-                          else f"pd-advisor: error: {exc}")
+            source = shown(exc.source)  # a file name may hold a line break (#33)
+            errors.append(f"{source}: error: {exc.message}" if located
+                          else f"pd-advisor: error: {source}: {exc.message}")
             continue
         runs.extend(got)
         records.extend(recorded)
@@ -249,17 +257,17 @@ def register(app: typer.Typer) -> None:
         if given_tp is None and dep is not None and dep.mode == "colocated":
             given_tp = dep.tensor_parallel
         config_file, config_name = _model_config(workload)
-        model_named, model_note = served_model_note(records, config_name, config_file)
+        model_named, model_note, served = served_model_note(records, config_name, config_file)
         instances, instances_note, replica_problems = instances_from(records, instances)
         for note in (model_note, f"fitted with {instances_note}" if instances_note else ""):
             if note:
-                sys.stderr.write(f"pd-advisor: note: {note}\n")
+                message(f"pd-advisor: note: {shown(note)}")  # a model id may hold anything
         mismatches, fit_tp = provenance_mismatches(scenario, records, str(workload), given_tp,
                                                    instances, model_named)
         mismatches = replica_problems + mismatches
         if mismatches and not allow_mismatch:
             for problem in mismatches:
-                message(f"pd-advisor: error: {problem}")
+                message(f"pd-advisor: error: {shown(problem)}")
             _fail(f"{len(mismatches)} difference{'s' * (len(mismatches) != 1)} between the "
                   "benchmark files and the workload; nothing fitted (pass --allow-mismatch to "
                   "fit anyway)")
@@ -272,7 +280,8 @@ def register(app: typer.Typer) -> None:
         inst, result = done.instance, done.result
 
         heading = (f"Calibration of {scenario.engine.id} on {scenario.cluster.gpu.id}: "
-                   f"{scenario.model.id}, {scenario.precision}, TP{inst.tensor_parallel}"
+                   f"{served or scenario.model.id}, {scenario.precision}, "
+                   f"TP{inst.tensor_parallel}"
                    f"{f' x {instances} instances' if instances > 1 else ''}, token budget "
                    f"{done.token_budget}; {len(runs)} run{'s' * (len(runs) != 1)} from "
                    f"{len(results)} file{'s' * (len(results) != 1)}")

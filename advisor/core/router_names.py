@@ -120,9 +120,11 @@ def router_note(kind: RouterKind, policy: RouterPolicy, chosen: dict[str, str]) 
         return None
     if policy == "least-loaded":
         runs = ", ".join(f"{name} on {stage}" for stage, name in chosen.items())
+        single = [stage for stage, name in chosen.items() if name.startswith("round")]
+        why = (f" ({' and '.join(single)}: one worker, so no load to weigh)" if single else "")
         return (f"Router: the model evaluated least-loaded dispatch (join the shortest queue); "
-                f"{kind} has no such policy and runs {runs}, its load-aware "
-                "policies (operations.router picks another: round-robin, random, "
+                f"{kind} has no such policy and runs {runs}: its load-aware policies"
+                f"{why} (operations.router picks another: round-robin, random, "
                 "power-of-two)")
     runs = ", ".join(f"{name} on {stage}" for stage, name in differ.items())
     return (f"Router: the model evaluated {policy} dispatch; {kind} has no such policy and "

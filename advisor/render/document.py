@@ -578,7 +578,7 @@ class Decision(TypedDict):
     sizing: list[Sizing]
     split_phase: str
     splits: list[SplitRow]
-    knife_edges: list[KnifeEdge]
+    knife_edges: NotRequired[list[KnifeEdge]]  # only after a boundary search (not in check)
 
 
 class Recommendation(TypedDict):

@@ -476,7 +476,7 @@ def _split_row(r: SplitRow, moe: bool) -> doc_t.SplitRow:
 
 def _decision(sc: Scenario, d: Decision) -> doc_t.Decision:
     """The decision block (schema_version 1 additions, #28)."""
-    return {
+    out: doc_t.Decision = {
         "recommended": d.recommended,
         "architecture": "disaggregated" if d.verdict == "disaggregate" else "colocated",
         "rule_verdict": d.rule_verdict,
@@ -490,10 +490,13 @@ def _decision(sc: Scenario, d: Decision) -> doc_t.Decision:
         "sizing": [_sizing(s) for s in d.sizing],
         "split_phase": d.split_phase,
         "splits": [_split_row(r, sc.model.is_moe) for r in d.splits],
-        "knife_edges": [{"key": cast("Literal['cluster.gpus', 'traffic.rate_rps']", k.key),
-                         "current": k.current, "flips_at": k.flips_at, "to": k.to,
-                         "change": k.change} for k in d.knife_edges],
     }
+    if d.boundaries is not None:  # knife edges are read off the boundaries; check skips both
+        out["knife_edges"] = [
+            {"key": cast("Literal['cluster.gpus', 'traffic.rate_rps']", k.key),
+             "current": k.current, "flips_at": k.flips_at, "to": k.to, "change": k.change}
+            for k in d.knife_edges]
+    return out
 
 
 # --------------------------------------------------------------------------- documents

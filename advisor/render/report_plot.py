@@ -161,7 +161,8 @@ def _draw(fig: Any, data: FigureData, doc: Recommendation) -> None:
     # one figure to the next): the title, the legend under it, the panels under the legend
     renderer = fig.canvas.get_renderer()
     height = fig.bbox.height
-    title = fig.suptitle(plain(textwrap.fill(figure_title(doc), TITLE_COLUMNS)), fontsize=12,
+    # escaped first, then wrapped: the wrap's own line breaks must stay line breaks
+    title = fig.suptitle(textwrap.fill(plain(figure_title(doc)), TITLE_COLUMNS), fontsize=12,
                          fontweight="bold", y=0.995, va="top")
     title.set_in_layout(False)  # the rect below leaves its room (tight_layout would twice)
     top = title.get_window_extent(renderer).y0 / height - 0.004

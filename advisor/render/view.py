@@ -164,8 +164,7 @@ def gain_note(doc: Recommendation) -> str:
 # --------------------------------------------------------------------------- sections
 def _verdict(doc: Recommendation) -> Section:
     blocks: list[Block] = [Para(doc["summary"], "strong")]
-    edges = doc["decision"]["knife_edges"]
-    if edges:
+    if doc["decision"].get("knife_edges"):
         blocks.append(Para(knife_edge_text(doc), "warn"))
     blocks += [Para(""), Para("Why", "strong"), Items(tuple(doc["reasons"]))]
     return Section("verdict", title(doc), tuple(blocks))
@@ -174,7 +173,7 @@ def _verdict(doc: Recommendation) -> Section:
 def knife_edge_text(doc: Recommendation) -> str:
     """``Knife edge: the verdict flips to chunked-prefill at 15 GPUs (−6.2%) …``."""
     parts = []
-    for k in doc["decision"]["knife_edges"]:
+    for k in doc["decision"].get("knife_edges", []):
         if k["key"] == "cluster.gpus":
             where = f"at {n.gpus(round(k['flips_at']))}"
         else:

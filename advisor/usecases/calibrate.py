@@ -82,21 +82,22 @@ def gpu_matches(recorded: str, scenario: Scenario) -> bool:
 
 
 def served_model_note(records: Sequence[RunProvenance], config_name: str | None,
-                      config_file: str | None) -> tuple[bool, str]:
-    """Whether the workload's model has a name the files can be checked against, and what
-    was assumed. A model read from a ``config.json`` is named by its ``_name_or_path``
-    (``config_name``); without one its folder names nothing, so the model the result files
-    record is taken as the one served (when they agree), and said so."""
+                      config_file: str | None) -> tuple[bool, str, str | None]:
+    """Whether the workload's model has a name the files can be checked against, what was
+    assumed, and the name of the model served (None: the workload's model id). A model read
+    from a ``config.json`` is named by its ``_name_or_path`` (``config_name``); without one its
+    folder names nothing, so the model the result files record is taken as the one served
+    (when they agree), and said so."""
     if config_file is None or config_name is not None:
-        return True, ""
+        return True, "", config_name
     named = sorted({r.model for r in records if r.model})
     if len(named) == 1:
         return False, (f"the model: {config_file} has no _name_or_path, so its folder names "
                        f"nothing; the result files record '{named[0]}', taken as the model "
-                       "served (its architecture is the config's)")
+                       "served (its architecture is the config's)"), named[0]
     return False, (f"the model: {config_file} has no _name_or_path and the result files "
                    + ("record none" if not named else "record several: " + ", ".join(named))
-                   + "; the runs are taken to serve the config's model")
+                   + "; the runs are taken to serve the config's model"), None
 
 
 def instances_from(records: Sequence[RunProvenance], given: int | None

@@ -42,3 +42,14 @@ def test_policies_the_model_cannot_represent_are_said() -> None:
     assert model_policy("cache_aware").policy == "least-loaded"
     assert "prefix" in (model_policy("cache_aware").note or "")
     assert model_policy("round_robin").note is None
+
+
+def test_a_one_worker_stage_is_not_called_load_aware() -> None:
+    """vLLM Router, 4 prefill and 1 decode worker under least-loaded: decode runs round_robin,
+    and the note says why rather than calling round_robin a load-aware policy."""
+    chosen = {stage: router_policy("vllm-router", "least-loaded", stage, n)
+              for stage, n in (("prefill", 4), ("decode", 1))}
+    assert chosen == {"prefill": "cache_aware", "decode": "round_robin"}
+    note = router_note("vllm-router", "least-loaded", chosen)  # type: ignore[arg-type]
+    assert note is not None
+    assert "(decode: one worker, so no load to weigh)" in note, note

@@ -100,8 +100,11 @@ def test_llmd_example_is_refused_with_its_error(tmp_path: Path,
     workload = _workload(tmp_path, CONFIGS / "qwen3-0.6b" / "config.json", "h100-sxm", 16,
                          "  inter_node: ib-ndr-400\n")
     out = tmp_path / "cal.yaml"
-    err = run_cli("calibrate", report, "-w", workload, "-o", out, exit_code=2).stderr
-    flat = " ".join(err.split())
+    done = run_cli("calibrate", report, "-w", workload, "-o", out, exit_code=2)
+    flat = " ".join(done.stderr.split())
+    # the heading names the model served, not the folder the config came from (#31)
+    assert done.stdout.splitlines()[0].startswith("Calibration of vllm on h100-sxm: "
+                                                  "Qwen/Qwen3-0.6B, "), done.stdout
     assert "fitted with 2 instances (recorded in example.json)" in flat
     assert "'Qwen/Qwen3-0.6B', taken as the model served" in flat
     assert re.search(r"RMS log error per file, before -> after: example\.json [\d.]+ % -> "

@@ -26,10 +26,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +50,8 @@ WORKLOAD_KEYS = {"version", "name", "model", "precision", "engine", "cluster", "
                  "operations"}
 
 COUNTS: Counter[str] = Counter()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _report_counts() -> Iterator[None]:
-    yield
-    for outcome, count in sorted(COUNTS.items()):
-        sys.stderr.write(f"fuzz examples (#33): {outcome}: {count}\n")
+"""Examples run per surface and exit code (shrinking included); ``tests/conftest.py`` prints
+them in the terminal summary (``fuzz examples by exit code``), in a run without xdist workers."""
 
 
 def scaled(kind: str, thorough: bool) -> settings:
@@ -72,6 +65,8 @@ PIECES = ["\x1b]0;pwned\x07", "\x1b[2J", "\x1b[8m", "\u202e", "\u2066", "\u200b"
           "~", "null", "é", "中文", "🙂", " ", "log", "[red]x[/]", "%s", "{}", "\\"]
 names = st.lists(st.sampled_from(PIECES), min_size=1, max_size=5).map("".join).filter(
     lambda n: n not in (".", "..") and len(n.encode()) < 200)
+file_names = names.filter(lambda n: "/" not in n)
+"""A name for a file in one directory (``[red]x[/]`` would name a file in a folder ``[red]x[``)."""
 
 
 def _printable(text: str) -> bool:
@@ -126,7 +121,7 @@ class _Pipe:
 # ---- request logs ----------------------------------------------------------------------------
 def _fuzz_logs(root: Path, thorough: bool) -> None:
     @scaled("log", thorough)
-    @given(fit_inputs(), names, st.sampled_from(["file", "pipe"]), st.booleans(),
+    @given(fit_inputs(), file_names, st.sampled_from(["file", "pipe"]), st.booleans(),
            st.booleans())
     def run(drawn: tuple[bytes, list[str]], name: str, delivery: str, cr_only: bool,
             write: bool) -> None:
@@ -152,7 +147,9 @@ def _fuzz_logs(root: Path, thorough: bool) -> None:
             return
         if write:
             raw = out.read_bytes()
-            assert raw.isascii() and _printable(raw.decode()), raw[:400]
+            # printable (a hostile file name is escaped in the header comment); non-ASCII
+            # letters of a name (é) and the report's own dashes stay readable
+            assert _printable(raw.decode()), raw[:400]
             data = yaml.safe_load(raw)
             assert set(data) <= WORKLOAD_KEYS, sorted(data)
             assert isinstance(data["name"], str)
@@ -211,7 +208,7 @@ def bench_files(draw: st.DrawFn) -> str:
 
 def _fuzz_bench(root: Path, thorough: bool) -> None:
     @scaled("bench", thorough)
-    @given(bench_files(), names, st.sampled_from(["file", "pipe"]))
+    @given(bench_files(), file_names, st.sampled_from(["file", "pipe"]))
     def run(text: str, name: str, delivery: str) -> None:
         for entry in root.iterdir():
             entry.unlink()

@@ -78,6 +78,10 @@ def test_multi_phase_figure_has_the_phase_panel() -> None:
     rec = _recommendation(DAY_NIGHT)
     svg = render_figure(rec.figure, rec.report, "svg").decode()
     assert "(e) goodput per phase" in svg and "night-rag" in svg and "day-chat" in svg
+    # the title wraps onto lines of its own, never a literal "\n" (escaped after wrapping)
+    root = ET.fromstring(svg.encode())
+    text = " ".join("".join(t.itertext()) for t in root.iter(f"{SVG_NS}text"))
+    assert "day-night-shift" in text and "\\n" not in text
     assert render_figure(rec.figure, rec.report, "svg").decode() == svg
 
 

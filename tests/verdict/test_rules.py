@@ -384,3 +384,15 @@ def test_a_model_that_fits_no_gpu_names_its_size(tmp_path: Path) -> None:
     assert a.d.deciding_rule == "no-split"
     assert "does not fit" in a.reasons[0] and "weights need" in a.reasons[0]
     assert "does not fit" in a.summary
+
+
+def test_the_report_schema_names_exactly_the_registrys_rules() -> None:
+    """A rule added to RULES must appear in the JSON document's enums (render.document_fields)
+    or the report would fail its own schema: the two lists are tied here."""
+    from typing import get_args
+
+    from advisor.core.verdict.rules import PRECONDITIONS
+    from advisor.render.document_fields import DecidingRule, PreconditionId
+
+    assert set(get_args(PreconditionId)) == set(PRECONDITIONS)
+    assert set(get_args(DecidingRule)) == set(DECIDING_RULES)
