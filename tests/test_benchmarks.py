@@ -29,6 +29,7 @@ def _positive(*values: float) -> bool:
     return all(math.isfinite(v) and v > 0 for v in values)
 
 
+@pytest.mark.thorough  # ~23 s: runs every benchmark function once (thorough tier: .ci/run runs it)
 def test_benchmark_functions_return_positive_figures(run: ModuleType) -> None:
     from advisor.loading.catalog import ProfileCatalog
 

@@ -90,6 +90,7 @@ def test_benchmark_file_of_64_mib_is_refused_quickly(tmp_path: Path) -> None:
     assert not (tmp_path / "c.yaml").exists()
 
 
+@pytest.mark.thorough  # ~16 s: a 20,000-point sweep twice, memory measured (thorough tier)
 def test_sweep_json_memory_does_not_grow_with_points(tmp_path: Path) -> None:
     """20,000 points as JSON grew 130 MB before streaming; now within 50 MB."""
     args = ["sweep", str(EXAMPLE), "--vary", "traffic.rate_rps=1:200:200", "--vary",
@@ -215,6 +216,7 @@ def test_a_usage_error_shows_control_characters_escaped(run_cli: Any, char: str)
     assert repr(char)[1:-1] in result.stderr  # shown as its escape
 
 
+@pytest.mark.thorough  # ~11 s: eight subprocesses under four locales (thorough tier)
 def test_json_is_the_same_bytes_in_every_locale(tmp_path: Path) -> None:
     """POSIX locale without UTF-8 mode failed with UnicodeEncodeError; latin-1 changed bytes."""
     workload = _workload(tmp_path, **{"name: chat-8b-single-node": 'name: "naïve × café"'})

@@ -142,6 +142,7 @@ def _run_check_step(action: dict[str, Any], tmp_path: Path, files: str, sarif: s
 
 
 @pytest.mark.slow
+@pytest.mark.thorough  # ~12 s: the action's steps in a fresh venv (thorough tier: .ci/run)
 def test_action_passes_the_exit_code_through(action: dict[str, Any], tmp_path: Path) -> None:
     workloads = tmp_path / "w"
     workloads.mkdir()
