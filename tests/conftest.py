@@ -66,8 +66,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """The hostile-surface fuzz tests' examples by surface and exit code (#33), when they ran."""
     import sys
 
-    module = sys.modules.get("tests.fuzz.test_fuzz_hostile_surfaces")
-    counts = getattr(module, "COUNTS", None)
+    # imported by file (no __init__.py), so under its basename or its dotted path
+    counts = next((module.COUNTS for name, module in list(sys.modules.items())
+                   if name.endswith("test_fuzz_hostile_surfaces") and hasattr(module, "COUNTS")),
+                  None)
     if counts:
         terminalreporter.section("fuzz examples by exit code (#33)")
         for outcome, count in sorted(counts.items()):
