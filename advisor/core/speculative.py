@@ -66,8 +66,8 @@ DEFAULT_ACCEPTANCE: dict[str, DefaultAcceptance] = {
     "draft-model": DefaultAcceptance(
         acceptance_rate=0.6, kind="estimate",
         source="ESTIMATE inside the range Leviathan et al., 'Fast Inference from Transformers "
-               "via Speculative Decoding', ICML 2023 (arXiv:2211.17192), Table 3 measures for "
-               "small draft models (alpha 0.5-0.8)"),
+               "via Speculative Decoding', ICML 2023 (arXiv:2211.17192) measures for small "
+               "draft models of the same family (alpha about 0.5-0.8)"),
     "ngram": DefaultAcceptance(
         acceptance_rate=0.3, kind="estimate",
         source="ESTIMATE: prompt-lookup (n-gram) drafts are accepted only where the output "
