@@ -183,6 +183,8 @@ deployment:                      # what runs today; `pd-advisor check` gates on 
   # max_model_len: 32768         #   longest prompt + output a request may have
   # gpu_memory_utilization: 0.9  #   share of GPU memory the engine may use
   # router: round-robin          # the policy this deployment's router runs (default: operations)
+  # speculative: {{method: eagle3, draft_tokens: 3}}  # speculative decoding (acceptance_rate:
+  #                                #   default per method; docs/model.md §3.6)
 
 policy: {{}}                       # rule thresholds; defaults in docs/model.md §9
 """

@@ -124,6 +124,10 @@ def register(app: typer.Typer) -> None:
             fail(f"{shown(workload)}: the simulator does not model prefix caching yet (every "
                  "prompt token would be prefilled); recommend, check and sweep do. Remove "
                  "traffic.prefix_cache_hit_rate / shared_prefix_tokens to simulate")
+        if scenario.engine.speculative is not None:
+            fail(f"{shown(workload)}: the simulator does not model speculative decoding yet "
+                 "(each step would emit one token); recommend, check and sweep do. Remove "
+                 "deployment.speculative to simulate")
         if any(ph.batch_requests for ph in scenario.phases):
             if trace is not None or requests is not None:
                 fail(f"{workload}: a finite batch fixes its requests (traffic.requests); "

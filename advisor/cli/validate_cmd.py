@@ -165,6 +165,11 @@ def _deployment(scenario: Scenario) -> str:
         default = ("" if deployment.chunk_tokens is not None
                    else f", {scenario.engine.id}'s default on this GPU")
         chunking = f"chunked prefill, token budget {scenario.chunk_tokens}{default}"
+    spec = deployment.speculative
+    if spec is not None:
+        chunking += (f", speculative {spec.method} (k = {spec.draft_tokens}, "
+                     f"{spec.tokens_per_step:.2f} tokens a step, {spec.acceptance_source} "
+                     "acceptance)")
     if deployment.mode == "colocated":
         tp = f"TP {deployment.tensor_parallel or 1}"
         return f"colocated, {tp}, {chunking}"

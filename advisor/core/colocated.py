@@ -38,12 +38,12 @@ from typing import Any
 import numpy as np
 
 from advisor.core.arrays import clip
+from advisor.core.decode_lines import decode_step_lines
 from advisor.core.instance import (
     Instance,
     StackedInstances,
     budget_units,
     cycle_token_budget,
-    decode_step_lines,
 )
 from advisor.core.queueing import (
     backlog_quantile_tokens,
@@ -173,24 +173,29 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     if not chunked and inst.model.moe is None:
         return _unchunked_explicit(inst, max_sequences, phase, lam, c, quantile, instances)
 
+    # speculative decoding (docs/model.md §3.6): a decoding sequence takes v = k + 1 tokens of
+    # the budget and a step emits τ_s tokens of it, so τ (time per token) is a step / τ_s
+    v, ts = inst.params.decode_query_tokens, inst.params.decode_tokens_per_step
     b = np.zeros_like(lam)
     b_prev = b
     t_inf = inst.decode_step_s(1.0, ctx) + 0.0 * lam
-    tau = t_inf
+    tau = t_inf / ts
     for it in range(FIXED_POINT_ITERATIONS):
         t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
         if chunked:
-            room = np.maximum(c - b, 1.0)
+            room = np.maximum(c - b * v, 1.0)
             # the previous iterate's τ stands in for this one's in λ·τ
-            _, f, t_inf = _mixed_steps(inst, lam * tau, b, room, s_mean, ctx)
-            tau = f * t_inf + (1.0 - f) * t_dec
+            _, f, t_inf = _mixed_steps(inst, lam * tau * ts, b, room, s_mean, ctx)
+            step = f * t_inf + (1.0 - f) * t_dec
+            tau = step / ts
             # the prompt "server" is the token budget: its utilisation is the share of the
             # budget prompts use, λ·S̄·τ/room (≥ 1 = overload)
-            phi = lam * s_mean * tau / room
+            phi = lam * s_mean * step / room
         else:
             t_pre, passes, phi, phi_c = _prefill_passes(inst, lam, s_mean)
-            tau = t_dec / (1.0 - phi_c)
-            f = np.minimum(passes * tau, 1.0)
+            step = t_dec / (1.0 - phi_c)
+            tau = step / ts
+            f = np.minimum(passes * step, 1.0)
             t_inf = t_pre + t_dec
         # B = λ·Ō·τ(B) is increasing in B: iterating from 0 climbs monotonically to the
         # smallest fixed point, or past the cap (overload). The cap keeps numbers finite.
@@ -212,7 +217,7 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     converged = np.abs(b - lam * o_mean * tau) <= 1e-3 * np.maximum(b, 1.0)
     overloaded = (phi >= 1.0) | (b > max_sequences) | ~converged
     if chunked:
-        overloaded = overloaded | (c <= b)
+        overloaded = overloaded | (c <= b * v)
 
     return _metrics(inst, phase, quantile, chunked, lam, b, c, tau, f, t_dec, t_inf, phi,
                     overloaded, instances)
@@ -229,17 +234,19 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
     # the queue), so a request's Ō gaps hold about Ō/run independent draws, not Ō.
     burst = max((1.0 + phase.burstiness**2) / 2.0, 1.0)
     units = budget_units(inst.params)
-    run = (np.maximum(s_mean * units / np.maximum(c - b, 1.0), 1.0) * burst if chunked
+    v, ts = inst.params.decode_query_tokens, inst.params.decode_tokens_per_step
+    run = (np.maximum(s_mean * units / np.maximum(c - b * v, 1.0), 1.0) * burst if chunked
            else burst)
-    share_q = binomial_share_quantile(o_mean / run, f, quantile)
-    tpot_q = t_dec + (t_inf - t_dec) * share_q
+    # a request's Ō tokens come in Ō/τ_s steps (speculative decoding, §3.6)
+    share_q = binomial_share_quantile(o_mean / ts / run, f, quantile)
+    tpot_q = (t_dec + (t_inf - t_dec) * share_q) / ts
 
     # TTFT: a residual step, the queue ahead of the prompt, and its own prefill. The router
     # deals arrivals out round robin (JSQ on outstanding requests: each arrival raises its
     # instance's count), so each instance sees gamma arrivals of CV² = c²/n.
     split_cv = phase.burstiness / np.sqrt(np.maximum(np.asarray(instances, dtype=float), 1.0))
     if chunked:
-        room = np.maximum(c - b, 1.0)
+        room = np.maximum(c - b * v, 1.0)
         # the budget's units (pipeline micro-batches, DP-attention ranks): a prompt and the
         # backlog ahead of it in its unit advance room/u tokens a step
         unit_room = room / units
@@ -296,7 +303,8 @@ def own_prompt_prefill_s(inst: Instance | StackedInstances, phase: TrafficPhase,
     ``_metrics`` runs the backlog and the prompt in; the report's TTFT decomposition)."""
     _, s_q, _, ctx, _ = _phase_numbers(phase, quantile)
     b = np.asarray(point.batch, dtype=float)
-    room = np.maximum(cycle_token_budget(inst.params, float(chunk_tokens)) - b, 1.0)
+    room = np.maximum(cycle_token_budget(inst.params, float(chunk_tokens))
+                      - b * inst.params.decode_query_tokens, 1.0)
     return np.asarray(_chunked_pass_s(inst, s_q, room / budget_units(inst.params), b, ctx),
                       dtype=float)
 
@@ -337,13 +345,14 @@ def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.nda
 
     The prefill passes do not depend on the decode batch: φ = (λ/m)·T_pre(m prompts), m =
     max(1, λ·T_pre(S̄)). Little's law then reads B = c₁·T_dec(B) with c₁ = λ·Ō/(1 − φ), and
-    T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B (``instance.decode_step_lines``), so the
+    T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B (``decode_lines.decode_step_lines``), so the
     smallest fixed point is max over the two lines of c₁·a/(1 − c₁·b) (or c₁·T_dec(1) when
     that is below one sequence); none exists when c₁·b ≥ 1 for a line (overload).
     """
     s_mean, _, o_mean, ctx, _ = _phase_numbers(phase, quantile)
     t_pre, passes, phi, phi_c = _prefill_passes(inst, lam, s_mean)
-    c1 = lam * o_mean / (1.0 - phi_c)
+    ts = inst.params.decode_tokens_per_step  # a step emits τ_s tokens per sequence (§3.6)
+    c1 = lam * o_mean / (1.0 - phi_c) / ts
     cc, m0, mm, r0, rr = decode_step_lines(inst.model, inst.params, ctx)
     # the lines hold from one sequence per pipeline micro-batch (B ≥ m) on; below, the step
     # is their value at m
@@ -357,8 +366,9 @@ def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.nda
     cap = 4.0 * np.asarray(max_sequences, dtype=float) + 4.0
     b = np.where(no_fixed | ~np.isfinite(b), cap, np.minimum(b, cap))
     t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
-    tau = t_dec / (1.0 - phi_c)
-    f = np.minimum(passes * tau, 1.0)
+    step = t_dec / (1.0 - phi_c)
+    tau = step / ts
+    f = np.minimum(passes * step, 1.0)
     t_inf = t_pre + t_dec
     overloaded = (phi >= 1.0) | (b > max_sequences) | no_fixed
     return _metrics(inst, phase, quantile, False, lam, b, c, tau, f, t_dec, t_inf, phi,
@@ -382,15 +392,16 @@ def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.
                                cycle_token_budget(inst.params, chunk_tokens))
     b, c = b.astype(float), c.astype(float)
     x = b / o_mean  # λ·τ
+    v, ts = inst.params.decode_query_tokens, inst.params.decode_tokens_per_step
     t_dec = inst.decode_step_s(np.maximum(b, 1.0), ctx)
-    room = np.maximum(c - b, 1.0)
-    need, f, t_inf = _mixed_steps(inst, x, b, room, s_mean, ctx)
-    tau = f * t_inf + (1.0 - f) * t_dec
+    room = np.maximum(c - b * v, 1.0)
+    need, f, t_inf = _mixed_steps(inst, x * ts, b, room, s_mean, ctx)  # arrivals per step
+    tau = (f * t_inf + (1.0 - f) * t_dec) / ts
     lam = x / tau
     stable = np.concatenate([np.ones((*lam.shape[:-1], 1), bool),
                              np.diff(lam, axis=-1) > 0], axis=-1)
     stable = np.logical_and.accumulate(stable, axis=-1)
-    overloaded = (need >= 1.0) | (b > max_sequences) | (c <= b) | ~stable
+    overloaded = (need >= 1.0) | (b > max_sequences) | (c <= b * v) | ~stable
     return _metrics(inst, phase, quantile, True, lam, b, c, tau, f, t_dec, t_inf, need,
                     overloaded, instances), stable
 
@@ -407,7 +418,8 @@ def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndar
     """
     seqs = np.asarray(max_sequences, dtype=float)
     seqs_lead = seqs.reshape(seqs.shape + (1,) * (len(lead) - seqs.ndim))
-    b_hi = np.minimum(np.broadcast_to(seqs_lead, lead), chunks - 1.0)
+    verify = float(np.max(inst.params.decode_query_tokens))  # k + 1 budget tokens (§3.6)
+    b_hi = np.minimum(np.broadcast_to(seqs_lead, lead), (chunks - 1.0) / verify)
     lo = np.full(lead, np.log(BATCH_FLOOR))
     hi = np.log(np.maximum(b_hi, BATCH_FLOOR * 2))
     best = np.zeros(lead)

@@ -280,20 +280,20 @@ def decode_capacity(inst: Instance, max_sequences: int, phase: TrafficPhase,
     if tpot_slo_s is None:
         b = b_max
     else:
-        if float(inst.decode_step_s(1.0, ctx)) > tpot_slo_s:
-            return DecodeCapacity(inst, int(b_max), 0.0, 0.0, float(inst.decode_step_s(1.0, ctx)))
+        if float(inst.decode_token_s(1.0, ctx)) > tpot_slo_s:
+            return DecodeCapacity(inst, int(b_max), 0.0, 0.0, float(inst.decode_token_s(1.0, ctx)))
         lo, hi = 1.0, b_max
-        if float(inst.decode_step_s(hi, ctx)) <= tpot_slo_s:
+        if float(inst.decode_token_s(hi, ctx)) <= tpot_slo_s:
             lo = hi
         else:
             for _ in range(BISECTION_STEPS):
                 mid = (lo + hi) / 2.0
-                if float(inst.decode_step_s(mid, ctx)) <= tpot_slo_s:
+                if float(inst.decode_token_s(mid, ctx)) <= tpot_slo_s:
                     lo = mid
                 else:
                     hi = mid
         b = lo
-    t = float(inst.decode_step_s(b, ctx))
+    t = float(inst.decode_token_s(b, ctx))
     return DecodeCapacity(inst, int(b_max), b, b / (o_mean * t), t)
 
 
@@ -305,7 +305,7 @@ def decode_tpot_at_rate(inst: Instance, phase: TrafficPhase, rate_rps: float,
     b = 0.0
     for _ in range(200):
         # B ↦ λ·Ō·T_dec(B) is increasing: iterating from 0 climbs to the smallest fixed point
-        t = float(inst.decode_step_s(max(b, 1.0), ctx))
+        t = float(inst.decode_token_s(max(b, 1.0), ctx))
         b_new = rate_rps * o_mean * t
         if b_new > max_sequences * 4:
             return float("nan"), b_new, True
@@ -313,6 +313,6 @@ def decode_tpot_at_rate(inst: Instance, phase: TrafficPhase, rate_rps: float,
         b = b_new
         if done:
             break
-    t = float(inst.decode_step_s(max(b, 1.0), ctx))
+    t = float(inst.decode_token_s(max(b, 1.0), ctx))
     overloaded = b > max_sequences or abs(b - rate_rps * o_mean * t) > 1e-3 * max(b, 1.0)
     return (float("nan") if overloaded else t), b, overloaded

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from advisor.core.expert_parallel import ExpertParallelTerms
 from advisor.core.hardware import EfficiencyFactors, GpuSpec
 from advisor.core.kv_transfer import KvTransferTerms
+from advisor.core.speculative import SpeculativeDecoding
 
 GIB = float(2**30)
 
@@ -73,6 +74,8 @@ class EngineSupport:
     """Prefill and decode pools may run different tensor-parallel degrees."""
     expert_parallel: bool = False
     dp_attention: bool = False
+    speculative_methods: tuple[str, ...] = ()
+    """Speculative-decoding methods the family runs (``deployment.speculative.method``)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,9 @@ class EngineSpec:
     kv_transfer: KvTransferTerms = dataclasses.field(default_factory=KvTransferTerms)
     """How the engine's P/D path moves a request (without a profile: the KV after the
     prefill, a sequential router: the conservative side)."""
+    speculative: SpeculativeDecoding | None = None
+    """The launch's speculative decoding (``deployment.speculative``; None: off): every
+    decoding instance of the scenario — colocated and the decode pool alike — runs it."""
 
     def can_pair(self, prefill_tensor_parallel: int, decode_tensor_parallel: int) -> bool:
         """Whether a prefill pool of one attention TP may feed a decode pool of another

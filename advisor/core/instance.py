@@ -52,6 +52,7 @@ from advisor.core.engine import EngineSpec
 from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec, Precision
 from advisor.core.model_arch import ModelSpec
+from advisor.core.speculative import draft_step_s, step_terms
 
 ACTIVATION_BYTES = 2.0
 """Activations travel in 16-bit for both precisions (FP8 here means weights and KV)."""
@@ -106,6 +107,15 @@ class StepParams:
     """Batches in flight across the pipeline stages (the stage count when the engine
     micro-batches, else 1): a step's sequences are spread over up to this many micro-batches,
     each crossing every stage (the step time is one crossing)."""
+    decode_query_tokens: np.ndarray | float = 1.0
+    """Query tokens per decoding sequence: k + 1 under speculative decoding (the verify
+    pass), else 1 (``core.speculative``)."""
+    decode_tokens_per_step: np.ndarray | float = 1.0
+    """τ: tokens a decode step emits per sequence (1 without speculation)."""
+    draft_fixed_s: np.ndarray | float = 0.0
+    draft_s_per_seq: np.ndarray | float = 0.0
+    draft_kv_bytes_per_token_per_gpu: np.ndarray | float = 0.0
+    """The draft passes of a step with decodes (``speculative.DraftCost``)."""
 
     @classmethod
     def stack(cls, params: list[StepParams], ndim: int) -> StepParams:
@@ -159,7 +169,8 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
     if units != 1.0:  # the heaviest micro-batch crosses the stages (busiest_unit_share)
         pieces = max(min(n, units), 1.0)
         p, n, d = p / pieces, n / pieces, max(d / units, min(d, 1.0))
-    tokens = p + d
+    dq = d * q.decode_query_tokens
+    tokens = p + dq
     chunk = p / n if n > 0 else 0.0
 
     attn_width = float(m.num_layers * m.attention_width)
@@ -174,7 +185,7 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
         pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
         dec_keys = full_share * ctx + win_share * min(ctx, window)
     gemm_flops = 2.0 * m.matmul_params_per_token * tokens
-    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d * dec_keys
+    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * dq * dec_keys
     compute_s = (gemm_flops / q.compute_flops_per_s
                  + attention_flops / q.attention_flops_per_s)
 
@@ -187,8 +198,10 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
     act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
+    draft_s = (q.draft_fixed_s * (1.0 if d > 0 else 0.0) + q.draft_s_per_seq * d
+               + q.draft_kv_bytes_per_token_per_gpu * d * dec_keys / q.kv_read_bytes_per_s)
     return np.float64(_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
-                      + q.step_overhead_s)
+                      + q.step_overhead_s + draft_s)
 
 
 def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 0.0,
@@ -213,13 +226,14 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     p, n, d = busiest_unit_share(q.pipeline_microbatches, p, n, d)
     if m.moe is not None:
         return _moe_step_time(m, q, p, n, k, d, ctx)
-    tokens = p + d
+    dq = d * q.decode_query_tokens
+    tokens = p + dq
     chunk = np.divide(p, n, out=np.zeros(np.broadcast(p, n).shape), where=n > 0)
 
     attn_width = float(m.num_layers * m.attention_width)
     pre_keys, dec_keys, k = _attended_keys(m, chunk, k, ctx)
     gemm_flops = 2.0 * m.matmul_params_per_token * tokens
-    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d * dec_keys
+    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * dq * dec_keys
     compute_s = (gemm_flops / q.compute_flops_per_s
                  + attention_flops / q.attention_flops_per_s)
 
@@ -231,8 +245,16 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
     core_s: np.ndarray = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
-                          + q.step_overhead_s)
+                          + q.step_overhead_s + draft_seconds(q, d, dec_keys))
     return core_s
+
+
+def draft_seconds(q: StepParams, d: np.ndarray, dec_keys: np.ndarray) -> np.ndarray | float:
+    """The draft passes of a step with ``d`` decodes at ``dec_keys`` keys (0 without)."""
+    seconds: np.ndarray | float = draft_step_s(
+        q.draft_fixed_s, q.draft_s_per_seq, q.draft_kv_bytes_per_token_per_gpu,
+        q.kv_read_bytes_per_s, d, dec_keys)
+    return seconds
 
 
 def _attended_keys(m: ModelSpec, chunk: np.ndarray, k: np.ndarray, ctx: np.ndarray
@@ -266,15 +288,16 @@ def _moe_step_time(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k:
     the slowest (the imbalance factor on the whole step). Without EP: one rank, the
     experts on the instance's GPUs."""
     assert m.moe is not None
-    tokens = p + d
+    v = q.decode_query_tokens
+    tokens = p + d * v
     p_r, n_r, d_r = busiest_unit_share(q.attention_ranks, p, n, d)
-    rank_tokens = p_r + d_r
+    rank_tokens = p_r + d_r * v
     chunk = np.divide(p_r, n_r, out=np.zeros(np.broadcast(p_r, n_r).shape), where=n_r > 0)
     attn_width = float(m.num_layers * m.attention_width)
     pre_keys, dec_keys, k = _attended_keys(m, chunk, k, ctx)
     dense_flops = (2.0 * (m.matmul_params_per_token - m.routed_matmul_params_per_token)
                    * rank_tokens)
-    attention_flops = n_r * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d_r * dec_keys
+    attention_flops = n_r * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d_r * v * dec_keys
     expert_flops = 2.0 * m.routed_matmul_params_per_token * tokens
     compute_s = (dense_flops / q.compute_flops_per_s
                  + attention_flops / q.attention_flops_per_s
@@ -288,8 +311,9 @@ def _moe_step_time(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k:
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
     core_s = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
-              + q.step_overhead_s + q.moe_overhead_s * (1.0 - frac))
-    a2a_s = all_to_all_seconds(q, p, d)
+              + q.step_overhead_s + q.moe_overhead_s * (1.0 - frac)
+              + draft_seconds(q, d_r, dec_keys))
+    a2a_s = all_to_all_seconds(q, p, d * v)
     step_s: np.ndarray = (core_s + a2a_s - q.a2a_overlap * np.minimum(core_s, a2a_s)) * q.step_scale
     return step_s
 
@@ -337,39 +361,6 @@ def all_to_all_seconds(q: StepParams, prefill_tokens: np.ndarray | float,
     busy = np.where(p + d > 0, 1.0, 0.0)
     return (q.a2a_latency_s * busy + q.a2a_s_per_prefill_token * p
             + q.a2a_s_per_decode_token * d)
-
-
-def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
-                      ) -> tuple[np.ndarray | float, ...]:
-    """A decode-only step as lines in the batch B (dense models): (cc, m0, mm, r0, rr) with
-
-        T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B,
-
-    the compute line, the memory line and the communication + overhead line of
-    :func:`step_time` for ``decode_seqs = B`` (MoE weight traffic is not linear in B). An
-    engine whose compute and memory work do not overlap (``compute_memory_overlap`` 0: C + M)
-    has its compute line folded into the memory line (cc = 0, mm + cc); the overlap is 0 or 1.
-    With m pipeline micro-batches the lines hold for B ≥ m (a crossing of B/m sequences:
-    slopes divided by m); below, each micro-batch holds one sequence and the step is the
-    lines' value at B = m (``StepParams.pipeline_microbatches``).
-    """
-    if m.moe is not None:
-        raise ValueError("decode steps of MoE models are not linear in the batch")
-    ctx = float(context_tokens)
-    if m.sliding_window_tokens:
-        win_share = m.window_layer_share
-        ctx = (1.0 - win_share) * ctx + win_share * min(ctx, m.sliding_window_tokens)
-    attn_width = float(m.num_layers * m.attention_width)
-    cc = (2.0 * m.matmul_params_per_token / q.compute_flops_per_s
-          + 4.0 * attn_width * ctx / q.attention_flops_per_s)
-    m0 = (q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu) / q.memory_bytes_per_s
-    mm = q.kv_bytes_per_token_per_gpu * (ctx + 1.0) / q.kv_read_bytes_per_s
-    overlap = q.compute_memory_overlap
-    cc, mm = cc * overlap, mm + (1.0 - overlap) * cc
-    r0 = q.tp_comm_latency_s + q.pp_comm_latency_s + q.step_overhead_s
-    rr = (q.tp_comm_s_per_byte + q.pp_comm_s_per_byte) * m.hidden_size * ACTIVATION_BYTES
-    per = q.pipeline_microbatches
-    return cc / per, m0, mm / per, r0, rr / per
 
 
 @dataclass(frozen=True)
@@ -531,7 +522,17 @@ class Instance:
             compute_memory_overlap=eng.compute_memory_overlap,
             expert_compute_flops_per_s=tp * self.peak_flops_per_s * self.prefill_mfu,
             pipeline_microbatches=float(self.pipeline_microbatches),
+            **self._speculative_terms(tp * self.peak_flops_per_s * self.prefill_mfu),
         )
+
+    def _speculative_terms(self, compute_flops_per_s: float) -> dict[str, float]:
+        """The StepParams of the engine's speculative decoding (none: the defaults)."""
+        return step_terms(self.engine.speculative, self.model, self.precision,
+                          tensor_parallel=self.tensor_parallel,
+                          weight_bytes_per_s=(self.gpu.memory_bandwidth_bytes_per_s
+                                              * self.efficiency.decode_bandwidth_efficiency),
+                          compute_flops_per_s=compute_flops_per_s,
+                          expert_shards=self.expert_parallel if self.layout else None)
 
     @property
     def pipeline_microbatches(self) -> int:
@@ -591,6 +592,7 @@ class Instance:
             step_scale=imbalance,
             expert_compute_flops_per_s=self.gpus * flops_per_gpu,
             attention_ranks=float(ranks),
+            **self._speculative_terms(tp * flops_per_gpu),
         )
 
     def all_to_all_share(self, prefill_tokens: float = 0.0, prefill_seqs: float = 0.0,
@@ -651,6 +653,13 @@ class Instance:
                       context_tokens: np.ndarray | float) -> np.ndarray:
         """Seconds for a decode-only step of ``batch`` sequences at a mean context."""
         return self.step_time_s(decode_seqs=batch, decode_context_tokens=context_tokens)
+
+    def decode_token_s(self, batch: np.ndarray | float,
+                       context_tokens: np.ndarray | float) -> np.ndarray:
+        """Seconds per output token of a decode-only step: the step over the tokens it emits
+        per sequence (speculative decoding; the step itself without, docs/model.md §3.6)."""
+        step: np.ndarray = self.decode_step_s(batch, context_tokens)
+        return step / self.params.decode_tokens_per_step
 
 
 class StackedInstances:

@@ -20,7 +20,8 @@ def tpot_inflation(inst: Instance, batch: float, context_tokens: float, prompt_t
     t_dec = float(inst.decode_step_s(b, context_tokens))
     t_pre = float(inst.prefill_time_s(prompt_tokens))
     # one prompt's chunk: its unit's share of the budget (pipeline micro-batch, DP rank)
-    room = max(float(cycle_token_budget(inst.params, chunk_tokens)) - b, 1.0) / float(
+    room = max(float(cycle_token_budget(inst.params, chunk_tokens))
+               - b * float(inst.params.decode_query_tokens), 1.0) / float(
         budget_units(inst.params))
     t_mix = float(inst.step_time_s(prefill_tokens=min(room, prompt_tokens), prefill_seqs=1.0,
                                    prefill_context_tokens=max(prompt_tokens - room, 0.0) / 2.0,

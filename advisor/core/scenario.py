@@ -16,6 +16,7 @@ from advisor.core.engine import EngineSpec
 from advisor.core.hardware import GpuSpec, LinkSpec, Precision
 from advisor.core.kv_transfer import pool_link
 from advisor.core.model_arch import ModelSpec
+from advisor.core.speculative import SpeculativeDecoding
 
 Engine = Literal["vllm", "sglang", "trtllm"]
 DeploymentMode = Literal["colocated", "disaggregated"]
@@ -247,6 +248,9 @@ class Deployment:
     router: RouterPolicy | None = None
     """The router policy the deployment runs (None: ``operations.router``); the scenario's
     ``router`` carries it."""
+    speculative: SpeculativeDecoding | None = None
+    """Speculative decoding the launch runs (None: off); the scenario's engine spec carries
+    it to every decoding instance (docs/model.md §3.6)."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pydantic import Field, StrictBool, field_validator, model_validator
 from advisor.core.engine import GIB, EngineSpec, EngineSupport, TokenBudgetTier
 from advisor.core.expert_parallel import ExpertParallelTerms
 from advisor.core.kv_transfer import KvTransferTerms, RequestPath, TransferTiming
+from advisor.core.speculative import SpeculativeMethod
 from advisor.loading.profile_schema import (
     NonEmptyStr,
     PositiveInt,
@@ -154,6 +155,8 @@ class Supports(StrictModel):
     different_tp_across_pools: StrictBool
     expert_parallel: StrictBool
     dp_attention: StrictBool
+    speculative_methods: list[SpeculativeMethod] = Field(default_factory=list)
+    """Speculative-decoding methods the family runs (docs/model.md §3.6)."""
 
 
 class PipelineParallel(StrictModel):
@@ -290,7 +293,8 @@ class EngineProfile(StrictModel):
                 pd_transfer_backends=tuple(self.supports.pd_transfer_backends),
                 different_tp_across_pools=self.supports.different_tp_across_pools,
                 expert_parallel=self.supports.expert_parallel,
-                dp_attention=self.supports.dp_attention),
+                dp_attention=self.supports.dp_attention,
+                speculative_methods=tuple(self.supports.speculative_methods)),
             expert_parallel=self._ep_terms(),
             pipeline_microbatching=(self.pipeline_parallel is not None
                                     and self.pipeline_parallel.microbatching.value == 1.0),

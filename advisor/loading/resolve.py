@@ -31,6 +31,7 @@ from advisor.core.plan.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.token_budget import deployment_token_budget
 from advisor.loading import model_ids
+from advisor.loading import speculative_input as spi
 from advisor.loading import workload_fields as wf
 from advisor.loading import workload_schema as ws
 from advisor.loading.catalog import (
@@ -241,6 +242,8 @@ class _Profiles:
     inter_node: Any = None
     engine: Any = None
     calibration: core.AppliedCalibration | None = None
+    draft_model: Any = None
+    """The ``deployment.speculative.draft_model`` of a draft-model deployment."""
 
 
 _POSITION_RE = re.compile(r"^(\d+):(\d+): (.*)$", re.DOTALL)
@@ -263,6 +266,11 @@ class _ProfileResolver:
         found.model = self._lookup("models", data.get("model"), ("model",))
         found.gpu = self._lookup("gpus", cluster.get("gpu"), ("cluster", "gpu"))
         found.engine = self._engine(data.get("engine", "vllm"))
+        spec = (data.get("deployment") or {}).get("speculative") if isinstance(
+            data.get("deployment"), dict) else None
+        if isinstance(spec, dict) and spec.get("method") == "draft-model":
+            found.draft_model = self._lookup("models", spec.get("draft_model"),
+                                             (*spi.SPEC_LOC, "draft_model"))
         if found.gpu is not None and isinstance(data.get("calibration"), str):
             found.gpu, found.calibration = self._calibrated(
                 found.gpu, data["calibration"], found.engine, found.model,
@@ -472,6 +480,10 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
     if deployment is not None:
         issues += [ws.SchemaIssue(loc, ws.dotted(loc), message)
                    for loc, message in expert_parallel_issues(deployment, cluster, profiles)]
+    if deployment is not None and deployment.speculative is not None:
+        batch = traffic is not None and traffic.requests is not None
+        issues += [ws.SchemaIssue(loc, ws.dotted(loc), message) for loc, message
+                   in spi.speculative_issues(deployment.speculative, profiles.engine, batch)]
     if traffic is not None and profiles.model is not None:
         issues += _context_issues(traffic, profiles.model)
     if traffic is not None and traffic.shared_prefix_tokens is not None:
@@ -633,8 +645,12 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
     limits: dict[str, Any] = {}
     block: Any = model.deployment  # a Deployment: a reference was replaced when reading
     if block is not None:
-        deployment = core.Deployment(**block.model_dump())
-        engine = with_max_num_seqs(engine, deployment.max_num_seqs)
+        fields = block.model_dump(exclude={"speculative"})
+        spec = (None if block.speculative is None
+                else spi.to_core(block.speculative, profiles.draft_model))
+        deployment = core.Deployment(**fields, speculative=spec)
+        engine = dataclasses.replace(with_max_num_seqs(engine, deployment.max_num_seqs),
+                                     speculative=spec)
         if deployment.gpu_memory_utilization is not None:
             limits["memory_fraction"] = deployment.gpu_memory_utilization
     policy = core.Policy(**{**config_policy, **_overrides(model.policy), **limits})

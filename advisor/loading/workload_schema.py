@@ -12,8 +12,7 @@ both pool sizes, ...) are not pydantic validators: they run afterwards on every 
 validated on its own, so that a file with problems in several sections gets all of them
 reported, each at the exact key.
 
-The result of checking is a list of :class:`SchemaIssue` (a pydantic-style ``loc`` plus a
-message); :mod:`advisor.loading.resolve` turns them into located problems.
+The result (:class:`SchemaIssue`s: a ``loc`` and a message) :mod:`.resolve` locates.
 """
 
 from __future__ import annotations
@@ -51,11 +50,11 @@ from advisor.core.limits import (  # the limits of the model's domain
 from advisor.core.scenario import Policy
 from advisor.loading import deployment_ref as dref
 from advisor.loading import expert_parallel_input as epi
+from advisor.loading import speculative_input as spi
 from advisor.loading import workload_fields as wf
 from advisor.loading.errors import describe
 
-SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
-"""Workload/config format versions this release reads."""
+SUPPORTED_VERSIONS: tuple[int, ...] = (1,)  # workload/config format versions read
 
 PHASE_SHARE_TOLERANCE = 1e-6
 """How far the phase shares may add up away from 1."""
@@ -263,6 +262,7 @@ class Deployment(_Model):
     max_model_len: wf.MaxModelLen = None
     gpu_memory_utilization: wf.GpuMemoryUtilization = None
     router: wf.DeploymentRouter = None
+    speculative: spi.SpeculativeField = None
 
 
 # --------------------------------------------------------------------------- policy

@@ -113,11 +113,12 @@ def _moe_advisories(sc: Scenario, m: ModelResult) -> list[Advisory]:
         and max(m.disaggregated.allocation.prefill_expert_parallel,
                 m.disaggregated.allocation.decode_expert_parallel) > 1)
     if uses_ep:
+        mtp = ("" if sc.engine.speculative is not None else
+               "multi-token prediction (speculative decoding raises decode tokens per step), ")
         out.append(Advisory(
             "ep-left-out",
-            "expert-parallel plans leave out multi-token prediction (speculative decoding "
-            "raises decode tokens per step), KV-cache hits on disk (prefill work saved) and "
-            "dynamic expert imbalance beyond the fixed EPLB factor; see docs/model.md §10"))
+            f"expert-parallel plans leave out {mtp}KV-cache hits on disk (prefill work saved) "
+            "and dynamic expert imbalance beyond the fixed EPLB factor; see docs/model.md §10"))
     return out
 
 

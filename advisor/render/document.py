@@ -4,8 +4,8 @@ JSON, and what every other format renders from (#28).
 Each document is a tree of :class:`~typing_extensions.TypedDict` types: the builder
 (:mod:`advisor.render.report_json`) and every renderer are type-checked against them, and the
 JSON Schema (``advisor/schemas/report.schema.json``) is generated from them
-(:mod:`advisor.render.report_schema`). At run time the documents are plain dicts (this module
-is imported only for type checking and the schema: it costs the report path nothing).
+(:mod:`advisor.render.report_schema`). At run time the documents are plain dicts (imported
+only for type checking and the schema).
 
 Rules: units live in key names (``_ms``, ``_rps``, ``_bytes_per_s``); fractions stay
 fractions; a value that does not exist is ``null``; never NaN or infinity. Keys may be added
@@ -29,16 +29,13 @@ from advisor.render.document_fields import (
     PreconditionId,
     Quantiles,
     Sha256,
+    SpeculativeInput,
+    Tool,
     Verdict,
 )
 
 
 # --------------------------------------------------------------------------- inputs
-class Tool(TypedDict):
-    name: Literal["pd-advisor"]
-    version: str
-
-
 class PolicyFile(TypedDict):
     """A ``.pd-advisor.yaml`` that changed the policy, and the keys it set (#33)."""
 
@@ -172,6 +169,7 @@ class DeploymentInput(TypedDict):
     expert_parallel: NotRequired[Count | None]
     prefill_expert_parallel: NotRequired[Count | None]
     decode_expert_parallel: NotRequired[Count | None]
+    speculative: NotRequired[SpeculativeInput]
 
 
 class Inputs(TypedDict):

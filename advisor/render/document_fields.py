@@ -36,9 +36,47 @@ DecidingRule = Literal["gain", "gpu-scale", "kv-bandwidth", "traffic-mix", "not-
 PreconditionId = Literal["gpu-scale", "kv-bandwidth", "traffic-mix"]
 
 
+class Tool(TypedDict):
+    name: Literal["pd-advisor"]
+    version: str
+
+
 class Quantiles(TypedDict):
     """A latency's p50, p95 and p99."""
 
     p50: NonNeg
     p95: NonNeg
     p99: NonNeg
+
+
+class SpeculativeEffect(TypedDict):
+    """A plan's decode instance with and without the deployment's speculative decoding
+    (docs/model.md §3.6)."""
+
+    plan: Literal["colocated", "disaggregated"]
+    instance: str
+    context_tokens: NonNeg
+    tokens_per_step: NonNeg
+    decode_step_ms_at_batch_1: NonNeg
+    draft_ms_at_batch_1: NonNeg
+    tpot_ms_at_batch_1: NonNeg
+    tpot_ms_at_batch_1_without: NonNeg
+    max_decode_batch_at_tpot_slo: NonNeg | None
+    max_decode_batch_at_tpot_slo_without: NonNeg | None
+
+
+class SpeculativeInput(TypedDict):
+    """``deployment.speculative`` as resolved, and its effect on the chosen plans."""
+
+    method: Literal["eagle3", "mtp", "ngram", "draft-model"]
+    draft_tokens: Count
+    acceptance_rate: Fraction | None
+    """Per-token acceptance (None when accepted tokens per step were given instead)."""
+    accepted_tokens_per_step: NonNeg
+    """τ: mean tokens per verify step, given or (1 − a^(k+1))/(1 − a)."""
+    acceptance_source: Literal["workload", "default"]
+    default_acceptance_source: str | None
+    """Where the method's default acceptance comes from (when it is used)."""
+    verify_tokens_per_sequence: Count
+    draft_model: str | None
+    effect: list[SpeculativeEffect]

@@ -84,7 +84,7 @@ def _vllm(plan: LaunchPlan, pool: Pool, gpus_per_node: int) -> list[str]:
     words += _limits(plan, seqs, vllm=True)
     if pool.role != "colocated":
         words += ["--kv-transfer-config", kv_transfer_config(pool)]
-    return words
+    return words + speculative_flags(plan, pool)
 
 
 def _sglang(plan: LaunchPlan, pool: Pool) -> list[str]:
@@ -102,7 +102,46 @@ def _sglang(plan: LaunchPlan, pool: Pool) -> list[str]:
     words += _limits(plan, pool.running_sequences, vllm=False)
     if pool.role != "colocated":
         words += ["--disaggregation-transfer-backend", "mooncake"]
-    return words
+    return words + speculative_flags(plan, pool)
+
+
+# --------------------------------------------------------------------------- speculation
+VLLM_METHODS = {"eagle3": "eagle3", "mtp": "mtp", "ngram": "ngram", "draft-model": "draft_model"}
+"""``deployment.speculative.method`` → vLLM's ``--speculative-config`` ``method`` (vLLM docs,
+"Speculative Decoding": eagle3, mtp, ngram, draft_model)."""
+SGLANG_ALGORITHMS = {"eagle3": "EAGLE3", "mtp": "NEXTN", "ngram": "NGRAM",
+                     "draft-model": "STANDALONE"}
+"""→ SGLang's ``--speculative-algorithm`` (its choices EAGLE, EAGLE3, NEXTN, STANDALONE,
+NGRAM; ``srt/server_args.py``; NEXTN is EAGLE on the model's own MTP layers)."""
+DRAFT_PLACEHOLDER = "DRAFT_CHECKPOINT"
+"""Written where a draft is needed and the workload names none (set
+``deployment.speculative.draft_model``)."""
+
+
+def speculative_flags(plan: LaunchPlan, pool: Pool) -> list[str]:
+    """The speculative-decoding options of a decoding server (colocated, decode; none for a
+    prefill server, which emits no tokens of its own but the first)."""
+    spec = plan.speculative
+    if spec is None or pool.role == "prefill":
+        return []
+    k, draft = spec.draft_tokens, spec.draft_checkpoint
+    needs_draft = spec.method in ("eagle3", "draft-model")
+    if needs_draft and draft is None:
+        draft = DRAFT_PLACEHOLDER
+    if plan.engine is EmitEngine.vllm:
+        config: dict[str, object] = {"method": VLLM_METHODS[spec.method]}
+        if needs_draft:
+            config["model"] = draft
+        config["num_speculative_tokens"] = k
+        return ["--speculative-config", json.dumps(config, separators=(",", ":"))]
+    words = ["--speculative-algorithm", SGLANG_ALGORITHMS[spec.method]]
+    if spec.method == "ngram":
+        return [*words, "--speculative-num-draft-tokens", str(k)]
+    if needs_draft:
+        words += ["--speculative-draft-model-path", str(draft)]
+    # a chain of k drafts: k steps, top-1, k + 1 tokens verified (SGLang's rule for topk 1)
+    return [*words, "--speculative-num-steps", str(k), "--speculative-eagle-topk", "1",
+            "--speculative-num-draft-tokens", str(k + 1)]
 
 
 # --------------------------------------------------------------------------- routers

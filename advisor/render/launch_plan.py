@@ -77,6 +77,18 @@ class Pool:
         return f"TP{self.tensor_parallel}" + (f" x PP{pp}" if pp > 1 else "")
 
 
+@dataclass(frozen=True, kw_only=True)
+class SpeculativeLaunch:
+    """The speculative decoding every decoding server starts with
+    (``inputs.deployment.speculative``; docs/model.md §3.6)."""
+
+    method: str
+    """``eagle3``, ``mtp``, ``ngram`` or ``draft-model``."""
+    draft_tokens: int
+    draft_checkpoint: str | None
+    """The draft's checkpoint (eagle3, draft-model); None: not named."""
+
+
 @dataclass(frozen=True)
 class LaunchPlan:
     """Everything the launch commands of one plan carry (decided by
@@ -112,3 +124,5 @@ class LaunchPlan:
     """The dispatch policy the model evaluated (``operations.router`` /
     ``deployment.router``); the emitted routers run the closest they have
     (:mod:`advisor.core.router_names`)."""
+    speculative: SpeculativeLaunch | None = None
+    """Speculative decoding of the colocated and decode servers (None: off)."""

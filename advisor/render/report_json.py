@@ -41,10 +41,13 @@ from advisor.core.results import (
     DisaggregatedPlan,
     Fragility,
     Interference,
+    ModelResult,
     PhaseResult,
     SplitVariant,
 )
 from advisor.core.scenario import Scenario, TrafficPhase
+from advisor.core.speculative import DEFAULT_ACCEPTANCE
+from advisor.core.speculative_effect import speculative_effects
 from advisor.core.verdict.decision import Boundary, Decision, PhasePlans, Sizing, SplitRow
 from advisor.escaping import json_escaped
 
@@ -564,8 +567,28 @@ def build_report(scenario: Scenario, decision: Decision, input_path: str,
         doc["boundaries"] = [_boundary(b) for b in d.boundaries]
     if sc.deployment is not None:
         doc["deployed"] = _deployed(sc, d)
+    deployment = doc["inputs"]["deployment"]
+    if deployment is not None and sc.engine.speculative is not None:
+        deployment["speculative"] = _speculative(sc, m)
     report: doc_t.Recommendation = sanitize(doc)  # the same shape, rounded
     return report
+
+
+def _speculative(sc: Scenario, m: ModelResult) -> fields_t.SpeculativeInput:
+    """``inputs.deployment.speculative``: the setting and its effect (docs/model.md §3.6)."""
+    spec = sc.engine.speculative
+    assert spec is not None
+    effects: list[fields_t.SpeculativeEffect] = [
+        cast("fields_t.SpeculativeEffect", dict(vars(e))) for e in speculative_effects(sc, m)]
+    default = DEFAULT_ACCEPTANCE[spec.method]
+    return {"method": spec.method, "draft_tokens": spec.draft_tokens,
+            "acceptance_rate": spec.acceptance_rate,
+            "accepted_tokens_per_step": spec.tokens_per_step,
+            "acceptance_source": cast("Literal['workload', 'default']", spec.acceptance_source),
+            "default_acceptance_source": (default.source if spec.acceptance_source == "default"
+                                          else None),
+            "verify_tokens_per_sequence": spec.verify_tokens_per_sequence,
+            "draft_model": spec.draft_model_id, "effect": effects}
 
 
 Locator = Callable[[str], tuple[int, int]]

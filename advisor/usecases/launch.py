@@ -61,6 +61,7 @@ from advisor.loading.model_ids import HF_IDS, looks_like_repo_id
 from advisor.render.ep_flags import per_rank
 from advisor.render.formats import EmitEngine
 from advisor.render.launch import LaunchPlan, Pool, Slot
+from advisor.render.launch_plan import SpeculativeLaunch
 
 if TYPE_CHECKING:
     from advisor.core.engine import EngineSpec
@@ -205,8 +206,29 @@ def plan_launch(report: Mapping[str, Any], engine: EmitEngine | str, memory: Lau
         nodes=len({node for s in slots for node in s.nodes}),
         kv_link=kv.get("link_id") if chosen == "disaggregated" else None,
         slo_met=bool(report.get("slo_met", True)), warnings=warnings,
-        notes=_engine_notes(inputs, engine, memory), gpu_name=memory.gpu.name,
-        router=_router(inputs))
+        notes=_engine_notes(inputs, engine, memory) + _speculative_notes(inputs),
+        gpu_name=memory.gpu.name, router=_router(inputs), speculative=_speculative(inputs))
+
+
+def _speculative_notes(inputs: Mapping[str, Any]) -> tuple[str, ...]:
+    """A note where the draft's checkpoint is needed and not named."""
+    spec = (inputs.get("deployment") or {}).get("speculative") or {}
+    if spec.get("method") in ("eagle3", "draft-model") and spec.get("draft_model") is None:
+        return (f"speculative decoding ({spec['method']}) needs the draft's checkpoint: replace "
+                "DRAFT_CHECKPOINT, or name it in deployment.speculative.draft_model",)
+    return ()
+
+
+def _speculative(inputs: Mapping[str, Any]) -> SpeculativeLaunch | None:
+    """The report's ``inputs.deployment.speculative`` for the launch (None: off)."""
+    spec = (inputs.get("deployment") or {}).get("speculative")
+    if not spec:
+        return None
+    draft = spec.get("draft_model")
+    return SpeculativeLaunch(
+        method=str(spec["method"]), draft_tokens=int(spec["draft_tokens"]),
+        draft_checkpoint=None if draft is None else path_argument(
+            HF_REPOSITORIES.get(draft, draft)))
 
 
 def _router(inputs: Mapping[str, Any]) -> RouterPolicy:

@@ -129,7 +129,7 @@ def test_memory_exclusion_has_reason() -> None:
     ("mistral-7b", "l40s", 1), ("opt-13b", "a100-80gb-sxm", 2)])
 def test_decode_step_is_two_lines_in_the_batch(model: str, gpu: str, tp: int) -> None:
     """The closed-form unchunked solve relies on T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B."""
-    from advisor.core.instance import decode_step_lines
+    from advisor.core.decode_lines import decode_step_lines
 
     inst = instance(model, gpu, tp)
     batch = np.array([1.0, 3.0, 50.0, 700.0, 2000.0])

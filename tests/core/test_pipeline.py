@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from advisor.core.colocated import evaluate_colocated
+from advisor.core.decode_lines import decode_step_lines
 from advisor.core.engine import EngineSpec
-from advisor.core.instance import ACTIVATION_BYTES, Instance, decode_step_lines
+from advisor.core.instance import ACTIVATION_BYTES, Instance
 from advisor.core.memory import build_instance
 from tests.core.helpers import catalog, scenario
 

@@ -309,7 +309,7 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
     gpus = a.prefill_gpus + a.decode_gpus + a.idle_gpus
     light_ttft, _, _ = prefill_ttft(pshape.instance, ph, np.array(LIGHT_LOAD_RPS), sc.slo.quantile,
                                     link, 0.0, pc.saturating_tokens, path=path)
-    light_tpot = float(dshape.instance.decode_step_s(1.0, ph.prompt_tokens.mean
+    light_tpot = float(dshape.instance.decode_token_s(1.0, ph.prompt_tokens.mean
                                                       + ph.output_tokens.mean / 2.0))
     ideal_loss = 1.0 if ideal_total <= 0 else max(0.0, min(1.0, 1.0 - a.goodput_rps / ideal_total))
     return DisaggregatedPlan(
@@ -416,7 +416,7 @@ def _floors(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]
     for ph in sc.phases:
         ctx = ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0
         caps = pools[ph.name].prefill_caps
-        t_d = min(((float(s.instance.decode_step_s(1.0, ctx)), s.label) for s in grp.shapes),
+        t_d = min(((float(s.instance.decode_token_s(1.0, ctx)), s.label) for s in grp.shapes),
                   default=None)
         t_p = min(((float(prefill_ttft(s.instance, ph, np.array(LIGHT_LOAD_RPS),
                                        sc.slo.quantile, grp.link, 0.0,
