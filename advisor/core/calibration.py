@@ -62,6 +62,10 @@ PRIOR_WEIGHT = 0.01
 MIN_SENSITIVITY = 0.01
 """Smallest data-residual change (log units) per 100 % change of a factor to call it fitted."""
 
+AT_PEAK = 0.999
+"""A fitted efficiency at or above this share of its upper bound (1, the GPU's peak) is at its
+bound: shown so in the table and refused as physically impossible (usecases.calibrate)."""
+
 OVERLOAD_PENALTY = 5.0
 """Residual of a metric the model cannot predict at a run's load (e^5 ≈ 150× off)."""
 
@@ -389,7 +393,8 @@ def fit_efficiency(instance: Instance, runs: Sequence[BenchmarkRun], chunk_token
     sensitivity = np.linalg.norm(jac * scale[None, :], axis=0)
     fields = (key, "decode_bandwidth_efficiency", "step_overhead_s", "request_overhead_s")
     constrained = {f: bool(s >= MIN_SENSITIVITY) for f, s in zip(fields, sensitivity, strict=True)}
-    at_bound = {f: bool(min(v - lo, hi - v) <= 1e-6 * max(hi, 1.0))
+    at_bound = {f: bool(min(v - lo, hi - v) <= 1e-6 * max(hi, 1.0)
+                        or (not f.endswith("_s") and v >= AT_PEAK * hi))
                 for f, v, lo, hi in zip(fields, x, lower, upper, strict=True)}
     return CalibrationResult(
         before=_factors(base, key, x0), after=_factors(base, key, x), prefill_key=key,

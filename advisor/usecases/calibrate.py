@@ -168,13 +168,13 @@ def provenance_mismatches(scenario: Scenario, records: Sequence[RunProvenance],
 def physical_problems(result: CalibrationResult, kept: dict[str, float]) -> list[str]:
     """Fitted efficiencies the physics forbids: at the fit's upper bound 1.0, the GPU's peak
     (the KV-read efficiency that follows the weight efficiency is capped at 1, not fitted)."""
-    from advisor.core.calibration import BOUNDS
+    from advisor.core.calibration import AT_PEAK, BOUNDS
 
     top = BOUNDS["decode_bandwidth_efficiency"][1]
     return [f"{name} = {value:.4g} (the fit's upper bound, {top:g} = the GPU's peak)"
             for name, value in kept.items()
             if name in result.fitted_fields and not name.endswith("_s")
-            and value >= top * 0.999]
+            and value >= top * AT_PEAK]
 
 
 def file_of(label: str) -> str:

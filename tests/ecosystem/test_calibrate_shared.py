@@ -105,6 +105,10 @@ def test_llmd_example_is_refused_with_its_error(tmp_path: Path,
     # the heading names the model served, not the folder the config came from (#31)
     assert done.stdout.splitlines()[0].startswith("Calibration of vllm on h100-sxm: "
                                                   "Qwen/Qwen3-0.6B, "), done.stdout
+    # the factor the refusal names is marked at its bound in the table too (1.0000 shown)
+    row = next(line for line in done.stdout.splitlines()
+               if line.startswith("prefill compute efficiency"))
+    assert "1.0000" in row and "at its bound" in row, row
     assert "fitted with 2 instances (recorded in example.json)" in flat
     assert "'Qwen/Qwen3-0.6B', taken as the model served" in flat
     assert re.search(r"RMS log error per file, before -> after: example\.json [\d.]+ % -> "
