@@ -27,7 +27,11 @@ settings.load_profile("ci")  # the pytest option --hypothesis-profile=NAME overr
 
 @pytest.fixture(autouse=True)
 def _stable_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No colour, fixed widths, no forced terminal (Typer forces one under GitHub Actions)."""
+    """No colour, fixed widths, no forced terminal (Typer forces one under GitHub Actions),
+    and no result cache: no test answers from another's cache (tests/usecases/
+    test_result_cache.py turns it on, in its own directory)."""
+    monkeypatch.setenv("PD_ADVISOR_NO_CACHE", "1")
+    monkeypatch.delenv("PD_ADVISOR_CACHE_DIR", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setenv("TERMINAL_WIDTH", "3000")
