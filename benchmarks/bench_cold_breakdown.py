@@ -134,12 +134,13 @@ def cold_env(pycache: str) -> dict[str, str]:
     """The environment of a cold run: the checkout first on PYTHONPATH; bytecode cached in
     ``pycache`` (written by the warm-up run whatever PYTHONDONTWRITEBYTECODE says, so no run
     pays for compiling, as after a pip install, and nothing is written into the checkout);
-    no colour; no extra profile directories."""
+    no colour; no extra profile directories; no result cache."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("PD_ADVISOR_PROFILES", "PYTHONDONTWRITEBYTECODE")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     env["PYTHONPYCACHEPREFIX"] = pycache
     env["NO_COLOR"] = "1"
+    env["PD_ADVISOR_NO_CACHE"] = "1"  # cold means computed: never a result cache hit (#34)
     return env
 
 

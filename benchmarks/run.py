@@ -69,6 +69,7 @@ for _p in (str(HERE), str(ROOT)):
         sys.path.insert(0, _p)
 
 # after the thread limits and the path above, which these imports need (hence E402)
+import bench_cache  # noqa: E402
 import bench_cold_breakdown  # noqa: E402
 import bench_evaluate  # noqa: E402
 import bench_scaling  # noqa: E402
@@ -254,6 +255,7 @@ class Figures:
     kernel: bench_sweep.KernelResult | None = None
     sweep: bench_sweep.SweepResult | None = None
     simulate: bench_simulate.SimulateResult | None = None
+    cache: bench_cache.CacheResult | None = None
 
 
 def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
@@ -409,6 +411,13 @@ def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
             verdict(target_ok, "simulate") if m.mode == "chunked" else ""])
     if thr.rows:
         out.append(thr)
+    if figures.cache is not None:
+        out.append(Table(
+            f"Result cache (#34): `pd-advisor check --format none` on {figures.cache.files} "
+            "copies of the chat example, wall time of a fresh process, median [range]",
+            ["case", "wall"], "lr", [list(row) for row in bench_cache.summary(figures.cache)],
+            note="`benchmarks/bench_cache.py`; the cache in a temporary directory. The cold "
+                 "figures above run with PD_ADVISOR_NO_CACHE=1."))
     return out, failures
 
 
@@ -494,6 +503,8 @@ def collect(runs: int, quick: bool, progress: Callable[[str], None]) -> Figures:
     progress("simulate …")
     figures.simulate = bench_simulate.measure(requests=50_000 if quick else 200_000,
                                               runs=3 if quick else 5)
+    progress("result cache …")
+    figures.cache = bench_cache.measure(files=100, runs=3 if quick else runs)
     return figures
 
 

@@ -25,9 +25,23 @@ settings.register_profile("thorough", max_examples=1000, deadline=None, derandom
 settings.load_profile("ci")  # the pytest option --hypothesis-profile=NAME overrides this
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_result_cache() -> Any:
+    """No result cache for the session's fixtures either: a module-scoped fixture's child
+    processes start before :func:`_stable_terminal` applies (#34)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PD_ADVISOR_NO_CACHE", "1")
+        patch.delenv("PD_ADVISOR_CACHE_DIR", raising=False)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _stable_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No colour, fixed widths, no forced terminal (Typer forces one under GitHub Actions)."""
+    """No colour, fixed widths, no forced terminal (Typer forces one under GitHub Actions),
+    and no result cache: no test answers from another's cache (tests/usecases/
+    test_result_cache.py turns it on, in its own directory)."""
+    monkeypatch.setenv("PD_ADVISOR_NO_CACHE", "1")
+    monkeypatch.delenv("PD_ADVISOR_CACHE_DIR", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setenv("TERMINAL_WIDTH", "3000")

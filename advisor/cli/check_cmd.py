@@ -29,9 +29,11 @@ import typer
 from advisor.cli.output import debug_enabled, refuse_input_as_output, write_output
 from advisor.cli.recommend_cmd import (
     FORMAT_ENV,
+    NO_CACHE_HELP,
     OUTPUT_HELP,
     PROFILES_HELP,
     catalog_for,
+    open_result_cache,
     render_output,
 )
 from advisor.render.formats import Format  # light: enums only
@@ -65,14 +67,16 @@ class ValuesKind(str, enum.Enum):
     llm_d = "llm-d"
 
 
-def _entry(path: Path, catalog: Any, values_kind: str | None) -> FileEntry:
-    """One file's check entry; problems are echoed to stderr."""
-    from advisor.usecases.recommend import check_file
+def _entry(path: Path, catalog: Any, values_kind: str | None, cache: Any) -> FileEntry:
+    """One file's check entry, through the result cache (its ``cache`` key says whether it
+    was a hit); problems are echoed to stderr."""
+    from advisor.usecases.recommend import cached_check_file
 
-    entry, problems = check_file(path, catalog, reraise=debug_enabled(),
-                                 values_kind=values_kind)
+    entry, problems, status = cached_check_file(path, catalog, cache, reraise=debug_enabled(),
+                                                values_kind=values_kind)
     for problem in problems:
         sys.stderr.write(problem.format() + "\n")
+    entry["cache"] = status
     return entry
 
 
@@ -104,6 +108,7 @@ def register(app: typer.Typer) -> None:
         exit_zero: Annotated[bool, typer.Option(
             "--exit-zero", help="Exit 0 even when the gate fails (input errors still exit 2).",
         )] = False,
+        no_cache: Annotated[bool, typer.Option("--no-cache", help=NO_CACHE_HELP)] = False,
     ) -> None:
         """Gate each workload's declared deployment against the recommendation.
 
@@ -111,11 +116,15 @@ def register(app: typer.Typer) -> None:
         2 a file could not be evaluated (input error or no deployment: block) — 2 wins.
         """
         from advisor.render.report_json import build_check, exit_code
+        from advisor.usecases.result_cache import trim
 
         refuse_input_as_output(output, workloads)
         catalog = catalog_for(profiles or [])
+        cache = open_result_cache(catalog, not no_cache)
         kind = values_kind.value if values_kind is not None else None
-        doc = build_check([_entry(path, catalog, kind) for path in workloads])
+        doc = build_check([_entry(path, catalog, kind, cache) for path in workloads])
+        if cache.stored:
+            trim(cache)
         to_stdout = output is None or str(output) == "-"
         if fmt is not CheckOutput.none:
             write_output(render_output(doc, Format(fmt.value), output), output,

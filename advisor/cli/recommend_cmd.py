@@ -53,6 +53,16 @@ FORMAT_ENV = "PD_ADVISOR_FORMAT"
 PROFILES_HELP = ("Extra profile directory (gpus/, interconnects/, models/); repeatable. "
                  "Searched before $PD_ADVISOR_PROFILES and the built-in profiles.")
 OUTPUT_HELP = "Write the report to FILE instead of stdout ('-' means stdout)."
+NO_CACHE_HELP = ("Neither read nor write the result cache ($PD_ADVISOR_CACHE_DIR, else "
+                 "$XDG_CACHE_HOME/pd-advisor, else ~/.cache/pd-advisor; "
+                 "PD_ADVISOR_NO_CACHE=1 turns it off too).")
+
+
+def open_result_cache(catalog: ProfileCatalog, enabled: bool) -> Any:
+    """The command's result cache (``usecases/result_cache.py``); trimmed at exit."""
+    from advisor.usecases.result_cache import open_cache
+
+    return open_cache(catalog.search_dirs, enabled=enabled)
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -122,6 +132,28 @@ def _figure(rec: Any, fmt: RecommendOutput, plot: Path | None, plot_fmt: str,
     return Figure(svg=svg, path=link)
 
 
+def _cached(workload: Path, profiles: list[Path], fmt: RecommendOutput, no_cache: bool
+            ) -> tuple[Any, Figure]:
+    """The report (and the HTML report's figure) through the result cache."""
+    from advisor.usecases.recommend import cached_report
+    from advisor.usecases.result_cache import trim
+
+    catalog = catalog_for(profiles)
+    cache = open_result_cache(catalog, not no_cache)
+
+    def svg(rec: Any) -> tuple[str | None, str | None]:
+        figure = _figure(rec, fmt, None, "", None)
+        return figure.svg, figure.note
+
+    payload, _ = cached_report(workload, catalog, cache,
+                               svg if fmt is RecommendOutput.html else None)
+    if cache.stored:
+        trim(cache)
+    if fmt is not RecommendOutput.html:
+        return payload["report"], Figure()
+    return payload["report"], Figure(svg=payload["svg"], note=payload["note"])
+
+
 # --------------------------------------------------------------------------- command
 def register(app: typer.Typer) -> None:
     """Attach the ``recommend`` command to ``app``."""
@@ -155,6 +187,7 @@ def register(app: typer.Typer) -> None:
             help="Also draw the figure: TTFT/TPOT against load with the SLOs, the P:D split, "
                  "the TTFT in parts, goodput per phase (needs pip install "
                  "'pd-advisor\\[plot]').")] = None,
+        no_cache: Annotated[bool, typer.Option("--no-cache", help=NO_CACHE_HELP)] = False,
     ) -> None:
         """Recommend chunked prefill on a colocated pool or prefill/decode disaggregation.
 
@@ -173,9 +206,14 @@ def register(app: typer.Typer) -> None:
         refuse_same_outputs({"-o": output, "--plot": plot})
         plot_fmt = _check_plot(plot) if plot is not None else ""
         try:
-            rec = build_recommendation(workload, catalog_for(profiles or []),
-                                       figure=plot is not None or fmt is RecommendOutput.html)
-            figure = _figure(rec, fmt, plot, plot_fmt, output)
+            if emit is None and plot is None:  # the report alone: through the result cache
+                report, figure = _cached(workload, profiles or [], fmt, no_cache)
+            else:
+                rec = build_recommendation(workload, catalog_for(profiles or []),
+                                           figure=plot is not None
+                                           or fmt is RecommendOutput.html)
+                report, document = rec.report, rec.document
+                figure = _figure(rec, fmt, plot, plot_fmt, output)
         except InputError as exc:
             fail_with_problems(workload, exc.problems, "nothing evaluated")
         except typer.Exit:  # a located failure already reported (an unwritable --plot)
@@ -184,14 +222,13 @@ def register(app: typer.Typer) -> None:
             if debug_enabled():
                 raise
             fail(internal_error(exc))
-        report, document = rec.report, rec.document
         text = ("" if fmt is RecommendOutput.none
                 else render_output(report, Format(fmt.value), output, figure))
         if emit is not None:
             from advisor.usecases.emit import emit_text
             from advisor.usecases.launch import LaunchError
 
-            data = document.data if isinstance(document.data, dict) else {}
+            data = document.data if isinstance(document.data, dict) else {}  # emit: computed
             try:
                 text += ("\n" if text else "") + emit_text(
                     report, emit, data.get("model"), workload, catalog_for(profiles or []))

@@ -35,6 +35,16 @@ from advisor.cli.output import (
     write_file,
     write_output,
 )
+from advisor.cli.recommend_cmd import NO_CACHE_HELP
+from advisor.usecases.result_cache import (
+    MAX_ENTRY_BYTES,
+    entry_key,
+    lookup,
+    open_cache,
+    recorded_reads,
+    store,
+    trim,
+)
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -88,14 +98,10 @@ def register(app: typer.Typer) -> None:
                  "only).")] = True,
         profiles: Annotated[list[Path] | None, typer.Option(
             "--profiles", metavar="DIR", help=PROFILES_HELP, show_default=False)] = None,
+        no_cache: Annotated[bool, typer.Option("--no-cache", help=NO_CACHE_HELP)] = False,
     ) -> None:
         """Sweep WORKLOAD over one key (a line) or two (a verdict map)."""
-        from advisor.core.analysis.keys import SweepError, current_value
-        from advisor.core.analysis.sweep import sweep
         from advisor.loading.catalog import ProfileCatalog
-        from advisor.loading.errors import InputError
-        from advisor.loading.resolve import load_scenario
-        from advisor.loading.sweep_spec import axis_from_vary
 
         if not 1 <= len(vary) <= 2:
             fail("give --vary once (a line) or twice (a grid)")
@@ -110,29 +116,19 @@ def register(app: typer.Typer) -> None:
         refuse_input_as_output(plot, [workload])
         refuse_same_outputs({"-o": output, "--plot": plot})
         catalog = ProfileCatalog(extra_dirs=profiles or [])
-        try:
-            scenario = load_scenario(workload, catalog)
-        except InputError as exc:
-            fail_with_problems(workload, exc.problems, "nothing swept")
-        if plot_cost and (plot is None or len(vary) != 1
-                          or scenario.cluster.usd_per_gpu_hour is None):
-            fail("--plot-cost needs --plot, one --vary, and a GPU price (set "
-                 "cluster.price_per_gpu_hour in the workload, or price_per_gpu_hour_usd in the "
-                 "GPU profile)")
-        try:
-            axes = [axis_from_vary(text, catalog.link) for text in vary]
-            current = {a.key: current_value(scenario, a.key) for a in axes}
-            with _ProgressBar(progress) as bar:
-                result = sweep(scenario, axes, progress=bar.update, workload=scenario.name)
-        except (ValueError, SweepError) as exc:
-            fail(f"{shown(workload)}: {exc}")
-        except typer.Exit:
-            raise
-        except Exception as exc:  # exit 2, never a traceback
-            if debug_enabled():
-                raise
-            fail(f"internal error: {type(exc).__name__}: {exc} "
-                        "(run with --debug for the traceback)")
+        # the table states how long the sweep took: only CSV and JSON are cached
+        cache = open_cache(catalog.search_dirs, enabled=not no_cache and plot is None
+                           and fmt is not SweepFormat.table)
+        width, color = terminal_settings(output is None or str(output) == "-")
+        key = entry_key(cache, "sweep", workload, {
+            "vary": vary, "format": fmt.value, "max_rows": max_rows, "width": width,
+            "color": color})
+        hit = lookup(cache, key)
+        if isinstance(hit, dict) and isinstance(hit.get("text"), str):  # the text, as written
+            write_output(hit["text"], output, inputs=[workload])
+            return
+        with recorded_reads() as log:
+            result, current = _swept(workload, catalog, vary, plot, plot_cost, progress)
         image = None
         if plot is not None:  # drawn before anything is written: a failure leaves no file
             from advisor.render.plot import sweep_png
@@ -145,10 +141,60 @@ def register(app: typer.Typer) -> None:
                 fail(f"cannot draw {shown(plot)}: internal error: {type(exc).__name__}: {exc} "
                      "(run with --debug for the traceback)")
         text = _render(result, str(workload), current, fmt, output, max_rows)
-        write_output(text, output, inputs=[workload])
+        kept: list[str] = []
+        write_output(_kept(text, kept) if key is not None else text, output, inputs=[workload])
+        if kept and store(cache, key, {"text": "".join(kept)}, log):
+            trim(cache)
         if plot is not None and image is not None:
             write_file(image, plot)
 
+
+def _swept(workload: Path, catalog: Any, vary: list[str], plot: Path | None, plot_cost: bool,
+           progress: bool) -> tuple[Any, dict[str, Any]]:
+    """Load WORKLOAD and sweep it: the result and the current value of each key."""
+    from advisor.core.analysis.keys import SweepError, current_value
+    from advisor.core.analysis.sweep import sweep
+    from advisor.loading.errors import InputError
+    from advisor.loading.resolve import load_scenario
+    from advisor.loading.sweep_spec import axis_from_vary
+
+    try:
+        scenario = load_scenario(workload, catalog)
+    except InputError as exc:
+        fail_with_problems(workload, exc.problems, "nothing swept")
+    if plot_cost and (plot is None or len(vary) != 1
+                      or scenario.cluster.usd_per_gpu_hour is None):
+        fail("--plot-cost needs --plot, one --vary, and a GPU price (set "
+             "cluster.price_per_gpu_hour in the workload, or price_per_gpu_hour_usd in the "
+             "GPU profile)")
+    try:
+        axes = [axis_from_vary(text, catalog.link) for text in vary]
+        current = {a.key: current_value(scenario, a.key) for a in axes}
+        with _ProgressBar(progress) as bar:
+            result = sweep(scenario, axes, progress=bar.update, workload=scenario.name)
+    except (ValueError, SweepError) as exc:
+        fail(f"{shown(workload)}: {exc}")
+    except typer.Exit:
+        raise
+    except Exception as exc:  # exit 2, never a traceback
+        if debug_enabled():
+            raise
+        fail(f"internal error: {type(exc).__name__}: {exc} "
+             "(run with --debug for the traceback)")
+    return result, current
+
+
+def _kept(text: str | Iterable[str], kept: list[str]) -> Iterable[str]:
+    """``text``'s pieces, collected in ``kept`` while they fit a cache entry (else ``kept``
+    is emptied: too large to store)."""
+    size = 0
+    for piece in [text] if isinstance(text, str) else text:
+        size += len(piece)
+        if size <= MAX_ENTRY_BYTES:
+            kept.append(piece)
+        elif kept:
+            kept.clear()
+        yield piece
 
 def _render(result: Any, workload: str, current: dict[str, Any], fmt: SweepFormat,
             output: Path | None, max_rows: int) -> str | Iterable[str]:

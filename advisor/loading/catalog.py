@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 # The catalog's errors and kind names are re-exported (``X as X`` marks an explicit
 # re-export for mypy and ruff): callers import them from the catalog.
+from advisor.loading.input_file import note_read
 from advisor.loading.profile_errors import KIND_SINGULAR as KIND_SINGULAR
 from advisor.loading.profile_errors import YAML_SUFFIXES, looks_like_path
 from advisor.loading.profile_errors import EngineVersionError as EngineVersionError
@@ -205,6 +206,8 @@ class ProfileCatalog:
                 from advisor.loading.hf_config import load_hf_profile
 
                 self._profiles[(kind, config)] = load_hf_profile(config)
+            else:
+                note_read(config)
             return self._profiles[(kind, config)], config
         path = self.path_of(kind, ref)
         key = (kind, path)
@@ -212,6 +215,8 @@ class ProfileCatalog:
             self._profiles[key] = load_profile(kind, path,
                                                expected_id=None if looks_like_path(ref)
                                                else path.stem)
+        else:  # read once, a dependency of every result that uses it (a result cache)
+            note_read(path)
         return self._profiles[key], path
 
     def _spec(self, kind: str, ref: str) -> Any:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from advisor.loading.input_file import note_config
+
 CONFIG_FILE_NAME = ".pd-advisor.yaml"
 """The project configuration file :func:`find_config` looks for."""
 
@@ -65,8 +67,7 @@ def _device(directory: Path) -> int | None:
 
 def find_config(path: Path) -> Path | None:
     """The nearest ``.pd-advisor.yaml`` in :func:`config_search_dirs` of a workload, or None."""
-    for directory in config_search_dirs(path):
-        candidate = directory / CONFIG_FILE_NAME
-        if candidate.is_file():
-            return candidate
-    return None
+    found = next((directory / CONFIG_FILE_NAME for directory in config_search_dirs(path)
+                  if (directory / CONFIG_FILE_NAME).is_file()), None)
+    note_config(path, found)  # a dependency of the result (a result cache)
+    return found

@@ -24,8 +24,61 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadLog:
+    """What a result depended on: ``files``, absolute path → SHA-256 of what was read ("" for
+    anything but a regular file, which a result cache cannot trust); ``configs``, absolute
+    workload path → the ``.pd-advisor.yaml`` found for it ("" for none)."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+_LOGS: list[ReadLog] = []
+"""The open :func:`recorded_reads` logs (innermost last)."""
+_SEEN: dict[str, str] = {}
+"""Every file read while a log was open, for :func:`note_read` (a profile the catalog
+keeps in memory is a dependency of each workload that uses it)."""
+
+
+@contextmanager
+def recorded_reads() -> Iterator[ReadLog]:
+    """Log every file :func:`read_input` reads (and :func:`note_read` names), and every
+    config file search (:func:`note_config`), in the block: the inputs a result depends on
+    (``usecases/result_cache.py``)."""
+    log = ReadLog()
+    _LOGS.append(log)
+    try:
+        yield log
+    finally:
+        _LOGS.remove(log)
+
+
+def note_read(path: Path) -> None:
+    """Log ``path`` as read again (its bytes already in memory) in the open logs."""
+    name = os.path.abspath(path)
+    for log in _LOGS:
+        log.files[name] = _SEEN.get(name, "")
+
+
+def note_config(workload: Path, found: Path | None) -> None:
+    """Log the outcome of a config file search for ``workload`` in the open logs."""
+    for log in _LOGS:
+        log.configs[os.path.abspath(workload)] = "" if found is None else os.path.abspath(found)
+
+
+def _record(path: Path, data: bytes, regular: bool) -> None:
+    name = os.path.abspath(path)
+    _SEEN[name] = hashlib.sha256(data).hexdigest() if regular else ""
+    for log in _LOGS:
+        log.files[name] = _SEEN[name]
 
 
 class UnreadableFileError(Exception):
@@ -102,6 +155,8 @@ def read_input(path: Path, limit: int, *, regular_only: bool = False) -> bytes:
         raise UnreadableFileError(f"cannot read file: {exc.strerror or exc}") from None
     if len(data) > limit:  # grew since stat, or a pipe, or /proc (stat says 0)
         raise InputTooLarge(None, limit)
+    if _LOGS:
+        _record(path, data, regular)
     return data
 
 

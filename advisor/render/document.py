@@ -56,8 +56,7 @@ class ModelRef(TypedDict):
 
 
 class PrecisionTensors(TypedDict):
-    """Formats of the weights and KV cache, and the tensor-core format the matmuls run in on
-    this GPU (bf16 = 16-bit, incl. weight-only kernels)."""
+    """Weight and KV-cache formats, and the matmul format on this GPU (bf16 incl. weight-only)."""
 
     weights: Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
     kv_cache: Literal["bf16", "fp16", "fp8"]
@@ -674,6 +673,7 @@ class FileEntry(TypedDict):
     problems: list[Problem]
     report: Recommendation | None
     manifest: NotRequired[ManifestSource]
+    cache: NotRequired[Literal["hit", "miss", "off"]]
 
 
 class Counts(TypedDict):

@@ -31,27 +31,24 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from advisor import __version__
-from advisor.core.cost import plan_cost
-from advisor.core.distributions import LengthDistribution
-from advisor.core.kv_transfer import KvTransfer
-from advisor.core.results import (
-    AllocationSummary,
-    ColocatedPlan,
-    DeployedPrediction,
-    DisaggregatedPlan,
-    Fragility,
-    Interference,
-    ModelResult,
-    PhaseResult,
-    SplitVariant,
-)
-from advisor.core.scenario import Scenario, TrafficPhase
-from advisor.core.speculative import DEFAULT_ACCEPTANCE
-from advisor.core.speculative_effect import speculative_effects
-from advisor.core.verdict.decision import Boundary, Decision, PhasePlans, Sizing, SplitRow
 from advisor.escaping import json_escaped
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the core only in annotations: a cached report renders without it
+    from advisor.core.distributions import LengthDistribution
+    from advisor.core.kv_transfer import KvTransfer
+    from advisor.core.results import (
+        AllocationSummary,
+        ColocatedPlan,
+        DeployedPrediction,
+        DisaggregatedPlan,
+        Fragility,
+        Interference,
+        ModelResult,
+        PhaseResult,
+        SplitVariant,
+    )
+    from advisor.core.scenario import Scenario, TrafficPhase
+    from advisor.core.verdict.decision import Boundary, Decision, PhasePlans, Sizing, SplitRow
     from advisor.render import document as doc_t
     from advisor.render import document_fields as fields_t
 
@@ -235,6 +232,8 @@ def _cost(sc: Scenario, max_goodput_rps: float | None, phase: str | None
     """(``usd_per_hour``, ``usd_per_million_output_tokens``) of a plan (core/cost.py): every
     cluster GPU billed, tokens at the plan's max goodput and its phase's mean output."""
     ph = next((p for p in sc.phases if p.name == phase), sc.peak_phase)
+    from advisor.core.cost import plan_cost
+
     cost = plan_cost(sc.cluster.gpus, sc.cluster.usd_per_gpu_hour, max_goodput_rps,
                      ph.output_tokens.mean)
     return cost.usd_per_hour, cost.usd_per_million_output_tokens
@@ -576,6 +575,9 @@ def build_report(scenario: Scenario, decision: Decision, input_path: str,
 
 def _speculative(sc: Scenario, m: ModelResult) -> fields_t.SpeculativeInput:
     """``inputs.deployment.speculative``: the setting and its effect (docs/model.md §3.6)."""
+    from advisor.core.speculative import DEFAULT_ACCEPTANCE
+    from advisor.core.speculative_effect import speculative_effects
+
     spec = sc.engine.speculative
     assert spec is not None
     effects: list[fields_t.SpeculativeEffect] = [

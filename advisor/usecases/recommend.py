@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from advisor.usecases.result_cache import ResultCache, Status, through
+
 if TYPE_CHECKING:
     from advisor.core.analysis.figure_data import FigureData
     from advisor.loading.catalog import ProfileCatalog
@@ -121,5 +123,61 @@ def check_file(path: Path, catalog: ProfileCatalog, reraise: bool = False,
     else:
         entry = manifest_findings(rec.report, rec.document, rec.manifest, str(path),
                                   locator(rec.document))
-    return entry, [InputProblem(p["path"], p["line"], p["col"], p["key"], p["message"])
-                   for p in entry["problems"]]
+    return entry, entry_problems(entry)
+
+
+def entry_problems(entry: FileEntry) -> list[Any]:
+    """The ``InputProblem`` of each problem a check entry holds."""
+    from advisor.loading.errors import InputProblem
+
+    return [InputProblem(p["path"], p["line"], p["col"], p["key"], p["message"])
+            for p in entry["problems"]]
+
+
+def cached_check_file(path: Path, catalog: ProfileCatalog, cache: ResultCache,
+                      reraise: bool = False, values_kind: str | None = None
+                      ) -> tuple[FileEntry, list[Any], Status]:
+    """:func:`check_file` through the result cache (``usecases/result_cache.py``); an entry
+    that could not be evaluated is never stored. Also says whether it was a hit."""
+
+    def compute() -> tuple[Any, bool]:
+        entry, _ = check_file(path, catalog, reraise, values_kind)
+        return entry, entry["status"] != "error"
+
+    entry, status = through(cache, "check", path, {"values_kind": values_kind}, compute,
+                            keys=("path", "status", "problems"))
+    return entry, entry_problems(entry), status
+
+
+def cached_report(path: Path, catalog: ProfileCatalog, cache: ResultCache,
+                  svg: Callable[[Recommendation], tuple[str | None, str | None]] | None = None
+                  ) -> tuple[dict[str, Any], Status]:
+    """``recommend``'s report through the result cache: ``{"report": …, "svg": …, "note":
+    …}``. With ``svg`` (the HTML report) the figure is drawn on a miss, ``svg(rec)`` giving
+    the SVG or the note that replaces it; a note (matplotlib missing) is never stored."""
+
+    def compute() -> tuple[Any, bool]:
+        rec = build_recommendation(path, catalog, figure=svg is not None)
+        image, note = svg(rec) if svg is not None else (None, None)
+        return {"report": rec.report, "svg": image, "note": note}, note is None
+
+    options = {"html": svg is not None,
+               "matplotlib": _matplotlib_version() if svg is not None else ""}
+    return through(cache, "recommend", path, options, compute,
+                   keys=("report", "svg", "note"))
+
+
+def _matplotlib_version() -> str:
+    """The installed matplotlib's version ("" without it), not importing it: the HTML
+    report's figure depends on it."""
+    import sys
+
+    loaded: object = sys.modules.get("matplotlib", sys)
+    if loaded is None:
+        return ""  # imports of it blocked
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("matplotlib")
+    except PackageNotFoundError:
+        return ""
