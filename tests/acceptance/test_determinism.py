@@ -126,6 +126,7 @@ def _assert_identical(first: dict[str, Any], seeds: tuple[str, ...],
             assert other[command]["exit"] == result["exit"]
 
 
+@pytest.mark.thorough  # children run every command under two hash seeds: ~18 s
 def test_every_command_produced_json(runs: list[dict[str, Any]]) -> None:
     first = runs[0]
     assert len(first) == len(_commands())
@@ -137,6 +138,7 @@ def test_every_command_produced_json(runs: list[dict[str, Any]]) -> None:
         assert doc["schema_version"] == expected, command
 
 
+@pytest.mark.thorough  # children run every command under two hash seeds: ~18 s
 def test_json_is_byte_identical_across_runs_and_hash_seeds(runs: list[dict[str, Any]]) -> None:
     _assert_identical(runs[0], HASH_SEEDS[1:], runs[1:])
 

@@ -140,12 +140,14 @@ def offline_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[tuple[li
     return commands, json.loads(out.read_text(encoding="utf-8"))
 
 
+@pytest.mark.thorough  # a child runs every command, network blocked: ~16 s
 def test_the_network_block_is_in_force(offline_run: tuple[Any, dict[str, Any]]) -> None:
     """The child's own probes (socket, connect, resolve) were refused and recorded."""
     _, report = offline_run
     assert report["probes"] == 3
 
 
+@pytest.mark.thorough  # a child runs every command, network blocked: ~16 s
 def test_every_command_succeeds_without_network(
         offline_run: tuple[list[tuple[list[str], int]], dict[str, Any]]) -> None:
     commands, report = offline_run
