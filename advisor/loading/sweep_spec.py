@@ -52,6 +52,8 @@ def parse_spec(key: str, spec: str) -> tuple[tuple[Any, ...], bool]:
             vals = [float(t) for t in text.split(",")]
         except ValueError:
             raise SweepError(f"{key}: '{spec}' is not a list of numbers") from None
+        if not all(math.isfinite(v) for v in vals):  # 1e400, inf, nan
+            raise SweepError(f"{key}: '{spec}' has a value that is not finite")
         log = False
     else:
         parts = [p.strip() for p in text.split(":")]

@@ -42,6 +42,8 @@ def test_float_specs() -> None:
     ("cluster.gpus", "0,8", "≥ 1"),
     ("cluster.gpus", "8.5", "whole numbers"),
     ("cluster.gpus", "a,b", "not a list of numbers"),
+    ("cluster.gpus", "1e400", "not finite"),  # was an internal OverflowError (fuzz)
+    ("traffic.rate_rps", "nan,1", "not finite"),
     ("traffic.rate_rps", "0:10", "≥ 1e-06"),
     ("traffic.rate_rps", "1:10:log:0", "positive integer"),
     ("slo.percentile", "50:100", "≤ 99.99"),
