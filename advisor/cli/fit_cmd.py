@@ -113,7 +113,7 @@ def _check_rates(log: RequestLog, fitted: FittedTraffic, paths: list[Path]) -> N
 
         unit = {"mooncake": "milliseconds", "vllm-bench": "seconds",
                 "burstgpt": "seconds"}.get(log.format, "the format's")
-        problem = InputProblem(str(paths[0]), 1, 1, "", (
+        problem = InputProblem(path=str(paths[0]), line=1, col=1, key="", message=(
             f"the requests arrive at {fastest:.3g} req/s, above the largest rate a workload "
             f"accepts ({MAX_RATE_RPS:.0e} req/s): are the timestamps in {unit}? "
             "--time-scale stretches the log's clock"))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from advisor.core.hardware import LinkSpec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AllToAllCost:
     """α + β cost of one MoE layer's dispatch + combine, per token of the instance."""
 

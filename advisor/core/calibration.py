@@ -82,7 +82,7 @@ _GRID_PASSES = 3
 _RATE_DECADES = 9.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BenchmarkRun:
     """One measured benchmark run, reduced to what the model is compared against."""
 
@@ -124,7 +124,7 @@ class BenchmarkRun:
         return "burst"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunPrediction:
     """The model's numbers for one run under one set of factors."""
 
@@ -138,7 +138,7 @@ class RunPrediction:
     """The load exceeds what the model says the instance can sustain."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CalibrationResult:
     """Factors before and after the fit, and every run's predictions under both."""
 
@@ -245,9 +245,9 @@ def predict_batch_run(instance: Instance, run: BenchmarkRun, chunk_tokens: int |
                           kv_tokens, run.completed, prompt, LengthDistribution.constant(osl),
                           chunk_tokens, float(instance.model.max_context_tokens), None, 0.5)
     ttft = (fig.ttft_ms[0] if run.ttft_statistic == "median" else fig.ttft_mean_ms) / 1000.0
-    return RunPrediction(fig.throughput_rps / instances, ttft,
-                         fig.tpot_mean_ms / 1000.0 if osl > 1 else None,
-                         fig.output_tokens_per_s, False)
+    return RunPrediction(rate_rps=fig.throughput_rps / instances, ttft_s=ttft,
+                         tpot_s=fig.tpot_mean_ms / 1000.0 if osl > 1 else None,
+                         output_tokens_per_s=fig.output_tokens_per_s, saturated=False)
 
 
 def predict_run(instance: Instance, run: BenchmarkRun, chunk_tokens: int | None,
@@ -281,14 +281,16 @@ def predict_run(instance: Instance, run: BenchmarkRun, chunk_tokens: int | None,
                                           None)[0], True
     point = at(rate)
     if bool(point.overloaded):
-        return RunPrediction(rate, None, None, None, True)
+        return RunPrediction(rate_rps=rate, ttft_s=None, tpot_s=None, output_tokens_per_s=None,
+                             saturated=True)
     ttft = float(point.ttft_q_s)
     tpot = float(point.tpot_mean_s)
     e2e = ttft + (osl - 1.0) * tpot
     total_rate = rate * instances
     duration = run.completed / total_rate + (0.0 if closed or saturated else e2e)
     throughput = run.completed * osl / duration if duration > 0 else None
-    return RunPrediction(rate, ttft, tpot if osl > 1 else None, throughput, saturated)
+    return RunPrediction(rate_rps=rate, ttft_s=ttft, tpot_s=tpot if osl > 1 else None,
+                         output_tokens_per_s=throughput, saturated=saturated)
 
 
 def _log_error(predicted: float | None, measured: float | None) -> float | None:

@@ -64,7 +64,7 @@ class TokenBudgetTier:
         return not (self.exclude and self.exclude.lower() in f"{gpu.id} {gpu.name}".lower())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EngineSupport:
     """Deployment features of the engine family (what a plan may ask of it)."""
 
@@ -78,7 +78,7 @@ class EngineSupport:
     """Speculative-decoding methods the family runs (``deployment.speculative.method``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EngineSpec:
     """One engine version family, resolved from its profile (see the module docstring)."""
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 GIB = float(2**30)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExpertParallelTerms:
     """The engine's expert-parallel constants (sourced in ``profiles/engines/*.yaml``)."""
 
@@ -47,7 +47,7 @@ class ExpertParallelTerms:
     """Plans use the expert-placement balancer (EPLB) and its redundant experts."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExpertLayout:
     """How an EP instance places experts and attention."""
 

@@ -20,7 +20,7 @@ LinkScope = Literal["scale-up", "scale-out", "host"]
 NicUnit = Literal["gpu", "node"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EfficiencyFactors:
     """Empirical factors that turn datasheet peaks into achieved rates (all fractions)."""
 
@@ -68,7 +68,7 @@ class EfficiencyFactors:
         return self.prefill_compute_efficiency_bf16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LinkSpec:
     """One interconnect, per GPU (or per NIC) and per direction."""
 
@@ -103,7 +103,7 @@ class LinkSpec:
         return self.nic_count * (gpus_per_node if self.nic_unit == "gpu" else 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GpuSpec:
     """One GPU model: dense peaks, memory, node shape and default efficiency factors."""
 

@@ -58,7 +58,7 @@ ACTIVATION_BYTES = 2.0
 """Activations travel in 16-bit for both precisions (FP8 here means weights and KV)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StepParams:
     """Per-instance constants of the step-time formula (floats, or arrays for stacked shapes)."""
 
@@ -363,7 +363,7 @@ def all_to_all_seconds(q: StepParams, prefill_tokens: np.ndarray | float,
             + q.a2a_s_per_decode_token * d)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Instance:
     """One serving engine instance: ``tensor_parallel`` GPUs per stage, ``pipeline_stages``
     stages."""

@@ -26,7 +26,7 @@ NCCL_RESERVE_BYTES = 392 * 2**20
 """aiconfigurator NCCL buffers at TP4/TP8 (342 MiB at TP2; the larger value is used)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InstanceMemory:
     """Memory plan of one instance at a workload's context lengths."""
 

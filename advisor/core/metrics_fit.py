@@ -54,7 +54,7 @@ class HistogramSeries:
     sums: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetricSeries:
     """What ``fit --metrics`` reads, in scrape order."""
 
@@ -72,7 +72,7 @@ class MetricSeries:
     """``vllm`` or ``sglang``."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetricsPhase:
     """One phase of the metrics: its intervals and what they show."""
 
@@ -96,7 +96,7 @@ class MetricsPhase:
     """Measured p50/p95/p99 per latency histogram."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetricsFit:
     """The phases of the metrics and the whole span."""
 

@@ -30,7 +30,7 @@ UNQUANTISED_BYTES_PER_PARAM = 2.0
 """The input embedding and the LM head of 4-bit checkpoints stay in 16 bit."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MoeSpec:
     """Mixture-of-experts fields."""
 
@@ -46,7 +46,7 @@ class MoeSpec:
     """Storage size of expert weights when the checkpoint fixes it (gpt-oss MXFP4 = 4.25/8)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MlaSpec:
     """Multi-head latent attention fields (DeepSeek-V2/V3)."""
 
@@ -57,7 +57,7 @@ class MlaSpec:
     v_head_dim: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     """A transformer's architecture, enough to derive params, FLOPs and KV bytes."""
 

@@ -43,7 +43,7 @@ class ExcludedInstance:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Interference:
     """TPOT inflation when a prompt lands in a running decode batch (docs/model.md §5)."""
 
@@ -61,7 +61,7 @@ class Interference:
     """Rate (whole pool) up to which chunked prefill keeps the TPOT percentile in the SLO."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ColocatedPlan:
     """A colocated pool: identical instances, each running prefill and decode."""
 
@@ -164,7 +164,7 @@ class DisaggregatedPlan:
         return meets_slo(self, slo)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhaseResult:
     """Everything evaluated for one traffic phase."""
 
@@ -245,7 +245,7 @@ class Fragility:
         return max((v.loss for v in self.drifted), default=0.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelResult:
     """The cost model's full output for one scenario."""
 

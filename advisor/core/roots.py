@@ -1,6 +1,6 @@
 """Brent's bracketing root-finder, step for step as ``scipy.optimize.brentq``.
 
-The closed-loop solve (``core.plan.closed_loop``) runs on the path of ``recommend``, whose cold
+The closed-loop solve (``core.solve.closed_loop``) runs on the path of ``recommend``, whose cold
 start may not pay the ~0.2–0.4 s of importing ``scipy.optimize`` (issue #8, #20). This is
 scipy's ``brentq`` (its C routine ``scipy/optimize/Zeros/brentq.c``, after Brent, *Algorithms
 for Minimization Without Derivatives*, 1973, ch. 4): the same inverse quadratic

@@ -31,7 +31,7 @@ ROUTER_POLICIES: tuple[RouterPolicy, ...] = get_args(RouterPolicy)
 DEFAULT_ROUTER: RouterPolicy = "least-loaded"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cluster:
     """The GPUs the deployment may use and how they are connected."""
 
@@ -127,9 +127,9 @@ def instances_in_cluster(gpus: np.ndarray | int, instance_gpus: np.ndarray | int
     return np.where(size <= gpus_per_node, small, large)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClosedLoop:
-    """How a closed-loop phase's equivalent rate was solved (``core.plan.closed_loop``)."""
+    """How a closed-loop phase's equivalent rate was solved (``core.solve.closed_loop``)."""
 
     concurrency: int
     rate_rps: float
@@ -161,7 +161,7 @@ class BatchPlanFigures:
 
 @dataclass(frozen=True, kw_only=True)
 class FiniteBatch:
-    """How a finite batch was evaluated (``core.plan.batch``)."""
+    """How a finite batch was evaluated (``core.solve.finite_batch_rate``)."""
 
     requests: int
     plan: str
@@ -169,7 +169,7 @@ class FiniteBatch:
     plans: tuple[BatchPlanFigures, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrafficPhase:
     """One segment of the daily mix (or the whole traffic when there are no phases)."""
 
@@ -185,12 +185,12 @@ class TrafficPhase:
     """Share of prompt tokens served from the prefix cache (0 ≤ h < 1; docs/model.md §2.1)."""
     concurrency: int | None = None
     """Closed-loop clients this phase was given as (``rate_rps`` is then the equivalent
-    rate solved by ``core.plan.closed_loop``); None: an open-loop rate."""
+    rate solved by ``core.solve.closed_loop``); None: an open-loop rate."""
     closed_loop: ClosedLoop | None = None
     """How the equivalent rate was solved (None until :func:`solve_closed_loop` ran)."""
     batch_requests: int | None = None
     """A finite batch: this many requests at t = 0 (``rate_rps`` is then requests / makespan,
-    solved by ``core.plan.batch``); None: open or closed loop."""
+    solved by ``core.solve.finite_batch_rate``); None: open or closed loop."""
     finite_batch: FiniteBatch | None = None
     """The batch's figures on both architectures (None until solved)."""
 
@@ -221,7 +221,7 @@ class Slo:
         return self.ttft_ms is not None or self.tpot_ms is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Deployment:
     """What runs today (judged by ``check``)."""
 
@@ -266,7 +266,7 @@ class AppliedCalibration:
     """The efficiency factors it sets (``field -> value``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Policy:
     """Rule thresholds (fractions). Defaults and their rationale: docs/model.md §9."""
 
@@ -282,7 +282,7 @@ class Policy:
     is assumed to drift by (the ``traffic-mix`` band, docs/model.md §9)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scenario:
     """A workload with every profile looked up and every default applied."""
 

@@ -43,7 +43,8 @@ def lengths(x: np.ndarray) -> LengthSummary:
     """Mean, median, p95 and max of token lengths (percentiles interpolated linearly)."""
     v = np.asarray(x, dtype=float)
     p50, p95 = np.percentile(v, [50.0, 95.0])
-    return LengthSummary(float(v.mean()), float(p50), float(p95), float(v.max()), int(v.size))
+    return LengthSummary(mean=float(v.mean()), p50=float(p50), p95=float(p95), max=float(v.max()),
+                         count=int(v.size))
 
 
 def _prefix(prompt: np.ndarray, hits: np.ndarray | None, block: int | None) -> float | None:

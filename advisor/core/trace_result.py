@@ -9,7 +9,7 @@ import numpy as np
 from advisor.core.trace_timing import Burstiness, IdlePeriods, Quantisation
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LengthSummary:
     """Statistics of one length (tokens)."""
 
@@ -32,7 +32,7 @@ class GoodnessOfFit:
     """Spearman's ρ between prompt and output lengths."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FittedPhase:
     """One phase found in the log."""
 
@@ -56,7 +56,7 @@ class FittedPhase:
     fit: GoodnessOfFit
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class FittedTraffic:
     """The fitted traffic of a log."""
 

@@ -56,7 +56,7 @@ DISPERSION_WINDOW_ARRIVALS = 20.0
 MIN_DISPERSION_WINDOWS = 8
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Quantisation:
     """How finely the log's timestamps are written."""
 
@@ -72,7 +72,7 @@ class Quantisation:
     """The tick is coarse against the gaps (module docstring): the burstiness is bounded."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IdlePeriods:
     """The idle gaps of a log (module docstring)."""
 
@@ -100,7 +100,7 @@ class IdlePeriods:
         return 1.0 if self.span_s <= 0 else max(0.0, 1.0 - self.idle_s / self.span_s)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Burstiness:
     """The burstiness (CV of inter-arrival gaps) of a stretch of busy time."""
 

@@ -480,7 +480,7 @@ with ``vllm bench serve --metadata engine=vllm tp=2 gpus=2 gpu=H100``
 (values saved as strings; docs/sources.md#benchmark-result-formats)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunProvenance:
     """What a result file records about the deployment that produced one run (None where it
     records nothing)."""
@@ -561,13 +561,16 @@ def report_provenance(obj: dict[str, Any], label: str) -> list[RunProvenance]:
                               replicas=replicas, disaggregated=roles.get("prefill", 0) > 0)]
     if fmt == "aiperf":
         _c, _r, model = aiperf_config(obj)
-        return [RunProvenance(label, model if isinstance(model, str) else None, None, None,
-                              None, None, None)]
+        return [RunProvenance(label=label, model=model if isinstance(model, str) else None,
+                              engine=None, engine_key=None,
+                              tensor_parallel=None, gpus=None, gpu=None)]
     if fmt == "guidellm":
         count = len(obj.get("benchmarks") or [])
-        return [RunProvenance(f"{label}[{i}]", None, None, None, None, None, None)
+        return [RunProvenance(label=f"{label}[{i}]", model=None, engine=None, engine_key=None,
+                              tensor_parallel=None, gpus=None, gpu=None)
                 for i in range(count)]
-    return [RunProvenance(label, None, None, None, None, None, None)]
+    return [RunProvenance(label=label, model=None, engine=None, engine_key=None,
+                          tensor_parallel=None, gpus=None, gpu=None)]
 
 
 def run_provenance(obj: dict[str, Any], label: str) -> RunProvenance:

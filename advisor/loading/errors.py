@@ -14,7 +14,7 @@ from typing import Any
 from advisor.escaping import visible
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InputProblem:
     """One thing wrong with an input file, with a 1-based position."""
 

@@ -90,8 +90,8 @@ def read_documents(ref: ManifestRef) -> tuple[str, list[Doc]]:
     try:
         text = read_yaml_text(ref.path)
     except UnreadableFileError as exc:
-        raise InputError([InputProblem(ref.display, exc.line, exc.col, "",
-                                       exc.message)]) from None
+        raise InputError([InputProblem(path=ref.display, line=exc.line, col=exc.col, key="",
+                                       message=exc.message)]) from None
     documents = parse_yaml_stream(text, ref.display)
     problems = [p for d in documents for p in d.problems]
     if problems:
@@ -107,7 +107,8 @@ def read_manifest(ref: ManifestRef) -> DeployedPlan:
         return _plan(ref, text, docs)
     except ManifestError as exc:
         w = exc.where
-        raise InputError([InputProblem(w.path, w.line, w.col, w.key, exc.message)]) from None
+        raise InputError([InputProblem(path=w.path, line=w.line, col=w.col, key=w.key,
+                                       message=exc.message)]) from None
 
 
 def _plan(ref: ManifestRef, text: str, docs: list[Doc]) -> DeployedPlan:
@@ -280,7 +281,8 @@ def as_deployment(plan: DeployedPlan) -> ManifestDeployment:
     notes: list[mp.Gap] = []
 
     def fail(at: Where, message: str) -> InputError:
-        return InputError([InputProblem(at.path, at.line, at.col, at.key, message)])
+        return InputError([InputProblem(path=at.path, line=at.line, col=at.col, key=at.key,
+                                        message=message)])
 
     for role in mp.ROLES:
         if roles.count(role) > 1:

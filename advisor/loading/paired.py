@@ -54,8 +54,8 @@ def manifest_refs(document: YamlDocument, workload: Path) -> list[ManifestRef] |
             line, col = document.locate(loc, at_key=error["type"] == "extra_forbidden")
             message = ("only from and values_kind may stand next to from (the manifests give "
                        "the rest)" if error["type"] == "extra_forbidden" else error["msg"])
-            problems.append(InputProblem(document.path, line, col,
-                                         ".".join(str(p) for p in loc), message))
+            problems.append(InputProblem(path=document.path, line=line, col=col,
+                                         key=".".join(str(p) for p in loc), message=message))
         raise InputError(problems) from None
     paths = [ref.from_] if isinstance(ref.from_, str) else list(ref.from_)
     base = workload.parent
@@ -99,8 +99,8 @@ def relocate(problems: Iterable[InputProblem],
         key = problem.key
         if key == "deployment" or key.startswith("deployment."):
             where = paired.where.get(key) or paired.where["deployment"]
-            out.append(InputProblem(where.path, where.line, where.col, key,
-                                    f"{problem.message} (read from the manifest)"))
+            out.append(InputProblem(path=where.path, line=where.line, col=where.col, key=key,
+                                    message=f"{problem.message} (read from the manifest)"))
         else:
             out.append(problem)
     return out

@@ -122,13 +122,15 @@ def read_exposition(path: Path) -> _Scrape:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError([InputProblem(shown, 1, 1, "", f"not UTF-8 text (byte {exc.start})")]
+        raise InputError([InputProblem(path=shown, line=1, col=1, key="",
+                                       message=f"not UTF-8 text (byte {exc.start})")]
                          ) from None
     for number, line in enumerate(text.splitlines(), 1):
         if len(problems) >= MAX_PROBLEMS:
             break
         if len(line) > MAX_LINE_BYTES:
-            problems.append(InputProblem(shown, number, 1, "", "line longer than "
+            problems.append(InputProblem(path=shown, line=number, col=1, key="",
+                                         message="line longer than "
                                          f"{MAX_LINE_BYTES:,} bytes"))
             continue
         stripped = line.strip()
@@ -138,20 +140,22 @@ def read_exposition(path: Path) -> _Scrape:
         labels = _labels(m.group(3) or "") if m else None
         value = _number(m.group(4)) if m else None
         if m is None or labels is None:
-            problems.append(InputProblem(shown, number, 1, "", "not a Prometheus sample line "
+            problems.append(InputProblem(path=shown, line=number, col=1, key="",
+                                         message="not a Prometheus sample line "
                                          "(name{label=\"value\"} value [timestamp])"))
             continue
         name = m.group(1)
         if value is None or (math.isinf(value) and not name.endswith("_bucket")):
             if name.split(":", 1)[0] in ("vllm", "sglang"):
                 col = line.find(m.group(4)) + 1
-                problems.append(InputProblem(shown, number, col, name,
-                                             f"expected a finite number, got {m.group(4)!r}"))
+                problems.append(InputProblem(path=shown, line=number, col=col, key=name,
+                                             message=("expected a finite number, got "
+                                                      f"{m.group(4)!r}")))
             continue
         if value < 0 and name.split(":", 1)[0] in ("vllm", "sglang"):
             col = line.find(m.group(4)) + 1
-            problems.append(InputProblem(shown, number, col, name,
-                                         f"a count below 0 ({m.group(4)})"))
+            problems.append(InputProblem(path=shown, line=number, col=col, key=name,
+                                         message=f"a count below 0 ({m.group(4)})"))
             continue
         values[(name, labels.get("le", "") if name.endswith("_bucket") else "")] += value
         if m.group(5):
@@ -159,7 +163,8 @@ def read_exposition(path: Path) -> _Scrape:
     if problems:
         raise InputError(problems)
     if not any(n.split(":", 1)[0] in ("vllm", "sglang") for n, _ in values):
-        raise InputError([InputProblem(shown, 1, 1, "", "no vllm:* or sglang:* metrics: "
+        raise InputError([InputProblem(path=shown, line=1, col=1, key="",
+                                       message="no vllm:* or sglang:* metrics: "
                                        "expected a scrape of a vLLM or SGLang /metrics "
                                        "endpoint")])
     return _Scrape(shown, max(stamps) if stamps else None, dict(values))
@@ -172,15 +177,17 @@ def read_query_range(path: Path) -> list[_Scrape]:
     try:
         doc = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise InputError([InputProblem(shown, 1, 1, "", f"not UTF-8 text (byte {exc.start})")]
+        raise InputError([InputProblem(path=shown, line=1, col=1, key="",
+                                       message=f"not UTF-8 text (byte {exc.start})")]
                          ) from None
     except json.JSONDecodeError as exc:
         hint = " (truncated?)" if exc.pos >= len(data) - 2 else ""
-        raise InputError([InputProblem(shown, exc.lineno, exc.colno, "",
-                                       f"not JSON: {exc.msg}{hint}")]) from None
+        raise InputError([InputProblem(path=shown, line=exc.lineno, col=exc.colno, key="",
+                                       message=f"not JSON: {exc.msg}{hint}")]) from None
     result = doc.get("data", {}).get("result") if isinstance(doc, dict) else None
     if not isinstance(result, list) or doc.get("data", {}).get("resultType") != "matrix":
-        raise InputError([InputProblem(shown, 1, 1, "data.result", "expected a Prometheus "
+        raise InputError([InputProblem(path=shown, line=1, col=1, key="data.result",
+                                       message="expected a Prometheus "
                                        "query_range answer: data.resultType matrix with "
                                        "data.result series")])
     by_time: dict[float, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
@@ -189,19 +196,22 @@ def read_query_range(path: Path) -> list[_Scrape]:
         values = series.get("values") if isinstance(series, dict) else None
         if not isinstance(metric, dict) or not isinstance(values, list) or not isinstance(
                 metric.get("__name__"), str):
-            raise InputError([InputProblem(shown, 1, 1, f"data.result[{i}]", "expected "
+            raise InputError([InputProblem(path=shown, line=1, col=1, key=f"data.result[{i}]",
+                                           message="expected "
                                            "{metric: {__name__, …}, values: [[t, v], …]}")])
         name = metric["__name__"]
         le = str(metric.get("le", "")) if name.endswith("_bucket") else ""
         for pair in values:
             if not (isinstance(pair, list) and len(pair) == 2):
-                raise InputError([InputProblem(shown, 1, 1, f"data.result[{i}].values",
-                                               "expected [timestamp, \"value\"] pairs")])
+                raise InputError([InputProblem(path=shown, line=1, col=1,
+                                               key=f"data.result[{i}].values",
+                                               message="expected [timestamp, \"value\"] pairs")])
             value = _number(str(pair[1]))
             stamp = pair[0]
             if value is None or isinstance(stamp, bool) or not isinstance(stamp, int | float):
-                raise InputError([InputProblem(shown, 1, 1, f"data.result[{i}].values",
-                                               f"not a number: {pair!r:.40}")])
+                raise InputError([InputProblem(path=shown, line=1, col=1,
+                                               key=f"data.result[{i}].values",
+                                               message=f"not a number: {pair!r:.40}")])
             by_time[float(stamp)][(name, le)] += value
     return [_Scrape(f"{shown}@{t:g}", t, dict(v)) for t, v in sorted(by_time.items())]
 
@@ -212,10 +222,12 @@ def _read(path: Path) -> bytes:
         with path.open("rb") as handle:
             data: bytes = handle.read(MAX_METRICS_BYTES + 1)
     except OSError as exc:
-        raise InputError([InputProblem(shown, 1, 1, "", f"cannot read: {exc.strerror or exc}")]
+        raise InputError([InputProblem(path=shown, line=1, col=1, key="",
+                                       message=f"cannot read: {exc.strerror or exc}")]
                          ) from None
     if len(data) > MAX_METRICS_BYTES:
-        raise InputError([InputProblem(shown, 1, 1, "", f"larger than {MAX_METRICS_BYTES:,} "
+        raise InputError([InputProblem(path=shown, line=1, col=1, key="",
+                                       message=f"larger than {MAX_METRICS_BYTES:,} "
                                        "bytes")])
     return data
 
@@ -249,7 +261,8 @@ def series_of(scrapes: list[_Scrape], interval_s: float | None) -> MetricSeries:
     """The counters and histograms ``fit_metrics`` reads, from scrapes in time order."""
     first = scrapes[0].path.split("@", 1)[0]
     if len(scrapes) < 2:
-        raise InputError([InputProblem(first, 1, 1, "", "one scrape holds totals since the "
+        raise InputError([InputProblem(path=first, line=1, col=1, key="",
+                                       message="one scrape holds totals since the "
                                        "server started; rates need two or more (scrapes some "
                                        "time apart, or a query_range export)")])
     if all(s.time_s is not None for s in scrapes):
@@ -257,12 +270,14 @@ def series_of(scrapes: list[_Scrape], interval_s: float | None) -> MetricSeries:
     elif interval_s is not None:
         times = np.arange(len(scrapes)) * float(interval_s)
     else:
-        raise InputError([InputProblem(first, 1, 1, "", "the scrapes carry no timestamps: give "
+        raise InputError([InputProblem(path=first, line=1, col=1, key="",
+                                       message="the scrapes carry no timestamps: give "
                                        "--interval SECONDS (the time between consecutive "
                                        "scrapes)")])
     bad = [s for s, d in zip(scrapes[1:], np.diff(times), strict=True) if d <= 0]
     if bad:
-        raise InputError([InputProblem(bad[0].path.split("@", 1)[0], 1, 1, "", "scrapes must "
+        raise InputError([InputProblem(path=bad[0].path.split("@", 1)[0], line=1, col=1, key="",
+                                       message="scrapes must "
                                        "be given in time order, at distinct times")])
     engine = _engine(scrapes)
     roles = NAMES[engine]
@@ -278,7 +293,8 @@ def series_of(scrapes: list[_Scrape], interval_s: float | None) -> MetricSeries:
     elif "e2e" in latency:
         requests = latency["e2e"].counts[:, -1]
     else:
-        raise InputError([InputProblem(first, 1, 1, roles["requests"][0], "missing (and no "
+        raise InputError([InputProblem(path=first, line=1, col=1, key=roles["requests"][0],
+                                       message="missing (and no "
                                        "end-to-end latency histogram to count requests with)")])
 
     def counter(role: str) -> np.ndarray | None:
@@ -289,10 +305,10 @@ def series_of(scrapes: list[_Scrape], interval_s: float | None) -> MetricSeries:
     prompt_h = next((h for n in roles["prompt_hist"] if (h := _histogram(scrapes, n))), None)
     output_h = next((h for n in roles["output_hist"] if (h := _histogram(scrapes, n))), None)
     if prompt_h is None and counter("prompt_tokens") is None:
-        raise InputError([InputProblem(first, 1, 1, (roles["prompt_hist"] or
+        raise InputError([InputProblem(path=first, line=1, col=1, key=(roles["prompt_hist"] or
                                                      roles["prompt_tokens"])[0],
-                                       "missing: no token histogram or counter to measure the "
-                                       "prompt lengths with")])
+                                       message=("missing: no token histogram or counter to "
+                                                "measure the prompt lengths with"))])
     return MetricSeries(times_s=times, requests=requests, prompt=prompt_h, output=output_h,
                         prompt_tokens=counter("prompt_tokens"),
                         output_tokens=counter("output_tokens"), latency=latency,

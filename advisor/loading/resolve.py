@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
-from advisor.core.plan.batch import FiniteBatchError, solve_finite_batch
-from advisor.core.plan.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.precision import Precision, unsupported_reason
+from advisor.core.solve.closed_loop import ClosedLoopError, solve_closed_loop
+from advisor.core.solve.finite_batch_rate import FiniteBatchError, solve_finite_batch
 from advisor.core.token_budget import deployment_token_budget
 from advisor.loading import model_ids
 from advisor.loading import speculative_input as spi
@@ -83,15 +83,16 @@ def read_document(path: Path, display: str | None = None, text: str | None = Non
             raw = read_yaml_bytes(path, MAX_FILE_BYTES)
             text = yaml_text(raw)
         except UnreadableFileError as exc:
-            raise InputError([InputProblem(name, exc.line, exc.col, "", exc.message)]
+            raise InputError([InputProblem(path=name, line=exc.line, col=exc.col, key="",
+                                           message=exc.message)]
                              ) from None
         digest = sha256_hex(raw)
     document = parse_yaml(text, name)
     document.sha256 = digest
     if document.root is None:
         raise InputError([InputProblem(
-            name, 1, 1, "",
-            "file is empty; expected a YAML mapping that starts with 'version: 1'")])
+            path=name, line=1, col=1, key="",
+            message="file is empty; expected a YAML mapping that starts with 'version: 1'")])
     return document
 
 
@@ -108,7 +109,8 @@ def _problems(document: YamlDocument, issues: Iterable[ws.SchemaIssue]) -> list[
     located = []
     for issue in issues:
         line, col = document.locate(issue.loc, at_key=issue.at_key)
-        located.append(InputProblem(document.path, line, col, issue.key, issue.message))
+        located.append(InputProblem(path=document.path, line=line, col=col, key=issue.key,
+                                    message=issue.message))
     return located
 
 
@@ -193,7 +195,8 @@ def _load(path: Path, catalog: ProfileCatalog, document: YamlDocument
         scenario = solve_finite_batch(solve_closed_loop(scenario))
     except (ClosedLoopError, FiniteBatchError) as exc:
         line, col = document.locate(("traffic",))
-        raise InputError([InputProblem(document.path, line, col, "traffic", str(exc))]) from None
+        raise InputError([InputProblem(path=document.path, line=line, col=col, key="traffic",
+                                       message=str(exc))]) from None
     return scenario, document
 
 
@@ -232,7 +235,7 @@ def _overrides(policy: Any) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- profiles
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class _Profiles:
     """Profile lookups that succeeded (None where absent or failed)."""
 
@@ -397,7 +400,8 @@ class _ProfileResolver:
 
     def _add(self, loc: ws.Loc, message: str) -> None:
         line, col = self.document.locate(loc)
-        self.problems.append(InputProblem(self.document.path, line, col, ws.dotted(loc), message))
+        self.problems.append(InputProblem(path=self.document.path, line=line, col=col,
+                                          key=ws.dotted(loc), message=message))
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -417,9 +421,10 @@ def _profile_problems(exc: ProfileInvalidError) -> list[InputProblem]:
     for text in exc.problems:
         match = _POSITION_RE.match(text)
         if match:
-            located.append(InputProblem(name, int(match[1]), int(match[2]), "", match[3]))
+            located.append(InputProblem(path=name, line=int(match[1]), col=int(match[2]), key="",
+                                        message=match[3]))
         else:
-            located.append(InputProblem(name, 1, 1, "", text))
+            located.append(InputProblem(path=name, line=1, col=1, key="", message=text))
     return located
 
 
@@ -580,13 +585,13 @@ def _hit_rate(traffic: ws.Traffic, prompt: LengthDistribution) -> float:
 
 
 def _batch(traffic: ws.Traffic) -> int | None:
-    """The finite batch's requests (``core.plan.batch`` solves its rate)."""
+    """The finite batch's requests (``core.solve.finite_batch_rate`` solves its rate)."""
     return None if traffic.requests is None else int(traffic.requests)
 
 
 def _arrivals(own: Any, traffic: ws.Traffic) -> tuple[float, int | None]:
     """(rate, concurrency) of a phase: its own arrival key replaces the traffic's. A closed
-    loop's rate is solved from its concurrency by ``core.plan.closed_loop.solve_closed_loop``,
+    loop's rate is solved from its concurrency by ``core.solve.closed_loop.solve_closed_loop``,
     which :func:`load_scenario` runs on every scenario it builds; the 1 req/s given here is
     never evaluated (the solver probes rates of its own)."""
     source: Any = own if own is not None and (own.rate_rps is not None
@@ -658,8 +663,9 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
         phases = _phases(model.traffic)
     except (ValueError, ArithmeticError) as exc:  # a fit the statistics do not allow
         line, col = document.locate(("traffic",))
-        raise InputError([InputProblem(document.path, line, col, "traffic",
-                                       f"cannot fit the length statistics: {exc}")]) from None
+        raise InputError([InputProblem(path=document.path, line=line, col=col, key="traffic",
+                                       message=f"cannot fit the length statistics: {exc}")]
+                         ) from None
     return core.Scenario(
         model=profiles.model,
         precision=Precision(*wf.precision_pair(model.precision)),

@@ -68,7 +68,7 @@ _HASH_FLUSH = 1 << 20
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RequestLog:
     """The requests of one or more logs, in arrival order."""
 
@@ -113,7 +113,8 @@ class _Rows:
         if len(self.problems) >= MAX_PROBLEMS:
             self.full = True
             return
-        self.problems.append(InputProblem(self.path, line, col, key, message))
+        self.problems.append(InputProblem(path=self.path, line=line, col=col, key=key,
+                                          message=message))
 
     def add(self, line: int, t: float, prompt: int, output: int, time_key: str) -> bool:
         if t < self.prev_t:
@@ -181,9 +182,11 @@ def _read(path: Path) -> bytes:
     try:
         data = read_input(path, MAX_TRACE_BYTES)
     except InputTooLarge as exc:
-        raise InputError([InputProblem(str(path), 1, 1, "", _too_big(exc.size))]) from None
+        raise InputError([InputProblem(path=str(path), line=1, col=1, key="",
+                                       message=_too_big(exc.size))]) from None
     except UnreadableFileError as exc:
-        raise InputError([InputProblem(str(path), exc.line, exc.col, "", exc.message)]
+        raise InputError([InputProblem(path=str(path), line=exc.line, col=exc.col, key="",
+                                       message=exc.message)]
                          ) from None
     if b"\n" not in data and b"\r" in data:  # classic Mac line ends: one line per CR
         data = data.replace(b"\r", b"\n")
@@ -209,7 +212,8 @@ def _lines(handle: Any, path: str) -> Iterator[tuple[int, bytes]]:
             raise _TooBig
         number += 1
         if len(line) > MAX_LINE_BYTES:
-            raise InputError([InputProblem(path, number, 1, "", f"line longer than "
+            raise InputError([InputProblem(path=path, line=number, col=1, key="",
+                                           message=f"line longer than "
                                            f"{MAX_LINE_BYTES:,} bytes")])
         yield number, line
 
@@ -596,12 +600,14 @@ def load_trace(path: Path, fmt: str = "auto", time_scale: float = 1.0) -> Reques
     if fmt == "auto":
         sniffed = sniff_format(data)
         if sniffed is None:
-            raise InputError([InputProblem(shown, 1, 1, "", "cannot tell the log's format from "
+            raise InputError([InputProblem(path=shown, line=1, col=1, key="",
+                                           message="cannot tell the log's format from "
                                            "its first line; give --format-trace "
                                            f"({', '.join(FORMATS)})")])
         fmt = sniffed
     if fmt not in FORMATS:
-        raise InputError([InputProblem(shown, 1, 1, "", f"unknown format {fmt!r}")])
+        raise InputError([InputProblem(path=shown, line=1, col=1, key="",
+                                       message=f"unknown format {fmt!r}")])
     rows = _Rows(shown)
     hashes = _PrefixHits()
     start_abs = None
@@ -614,10 +620,11 @@ def load_trace(path: Path, fmt: str = "auto", time_scale: float = 1.0) -> Reques
         else:
             start_abs = _csv(handle, rows, fmt)
     except _TooBig:
-        raise InputError([InputProblem(shown, 1, 1, "", _too_big(None))]) from None
+        raise InputError([InputProblem(path=shown, line=1, col=1, key="",
+                                       message=_too_big(None))]) from None
     if rows.full:
-        rows.problems.append(InputProblem(shown, rows.problems[-1].line, 1, "",
-                                          f"stopped after {MAX_PROBLEMS} problems"))
+        rows.problems.append(InputProblem(path=shown, line=rows.problems[-1].line, col=1, key="",
+                                          message=f"stopped after {MAX_PROBLEMS} problems"))
     if not rows.problems and len(rows.t) < MIN_REQUESTS:
         rows.problem(1, "", f"{len(rows.t)} request{'s' * (len(rows.t) != 1)}; a log needs at "
                      f"least {MIN_REQUESTS}")

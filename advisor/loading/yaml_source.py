@@ -117,7 +117,7 @@ _Core12Loader.add_constructor("tag:yaml.org,2002:int", _Core12Loader.construct_c
 _Core12Loader.add_constructor("tag:yaml.org,2002:float", _Core12Loader.construct_core_float)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class YamlDocument:
     """A parsed YAML file: plain data, the node tree it came from, and non-fatal problems."""
 
@@ -202,10 +202,12 @@ def _parse(text: str, path: str, stream: bool) -> list[YamlDocument]:
         except yaml.reader.ReaderError as exc:
             line, col = _position_of(text, exc.position)
             raise InputError([InputProblem(
-                path, line, col, "", f"invalid YAML: {_codepoint(exc.character)} is not allowed "
+                path=path, line=line, col=col, key="",
+                message=f"invalid YAML: {_codepoint(exc.character)} is not allowed "
                                      "(no control characters except tab and newline)")]) from None
         except yaml.YAMLError as exc:
-            raise InputError([InputProblem(path, 1, 1, "", f"invalid YAML: {exc}")]) from None
+            raise InputError([InputProblem(path=path, line=1, col=1, key="",
+                                           message=f"invalid YAML: {exc}")]) from None
         tag_errors = [error for composed in roots for error in composed.tag_errors]
         if tag_errors:
             raise InputError([_guard_problem(path, exc) for exc in tag_errors])
@@ -220,7 +222,8 @@ def _parse(text: str, path: str, stream: bool) -> list[YamlDocument]:
                 raise InputError([_syntax_problem(path, exc, text)]) from None
             except (ValueError, TypeError) as exc:
                 raise InputError([InputProblem(
-                    path, 1, 1, "", f"cannot read YAML value: {exc}")]) from None
+                    path=path, line=1, col=1, key="",
+                    message=f"cannot read YAML value: {exc}")]) from None
             documents.append(YamlDocument(path=path, root=root, data=data, problems=problems))
     finally:
         loader.dispose()
@@ -267,10 +270,10 @@ def _syntax_problem(path: str, exc: yaml.MarkedYAMLError, text: str) -> InputPro
     if (mark is not None and mark.line < len(lines) and mark.column < len(lines[mark.line])
             and lines[mark.line][mark.column] == "\t"):
         message = "invalid YAML: tab character; YAML indentation must use spaces"
-        return InputProblem(path, line, col, "", message)
+        return InputProblem(path=path, line=line, col=col, key="", message=message)
     if exc.context and exc.problem and exc.context_mark is not None:
         message += f" ({exc.context} at line {exc.context_mark.line + 1})"
-    return InputProblem(path, line, col, "", message)
+    return InputProblem(path=path, line=line, col=col, key="", message=message)
 
 
 _TAG_NAMES = {"tag:yaml.org,2002:int": "a number", "tag:yaml.org,2002:float": "a number",
@@ -298,20 +301,21 @@ def _check_keys(node: yaml.Node, path: str, problems: list[InputProblem],
                 _check_keys(value_node, path, problems, seen, keys)
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
-                problems.append(InputProblem(path, line, col, where,
-                                             "keys must be plain strings, not lists or mappings"))
+                problems.append(InputProblem(path=path, line=line, col=col, key=where,
+                                             message=("keys must be plain strings, not lists "
+                                                      "or mappings")))
                 continue
             name = str(key_node.value)
             if key_node.tag != _STR_TAG:
                 kind = _TAG_NAMES.get(key_node.tag, key_node.tag)
-                problems.append(InputProblem(path, line, col, where,
-                                             f"key '{name}' is read as {kind}; keys must be "
-                                             "strings (put it in quotes)"))
+                problems.append(InputProblem(path=path, line=line, col=col, key=where,
+                                             message=(f"key '{name}' is read as {kind}; keys "
+                                                      "must be strings (put it in quotes)")))
                 continue
             if name in first_line:
                 problems.append(InputProblem(
-                    path, line, col, where,
-                    f"duplicate key '{name}' (first defined at line {first_line[name]})"))
+                    path=path, line=line, col=col, key=where,
+                    message=f"duplicate key '{name}' (first defined at line {first_line[name]})"))
                 continue
             first_line[name] = line
             kept.append((key_node, value_node))
@@ -389,7 +393,7 @@ class _Anchor:
     """Still being composed: an alias to it now would be recursive."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Frame:
     """A collection being composed."""
 
@@ -532,7 +536,7 @@ def _compose_document(loader: Any, max_nodes: int, max_depth: int,
         anchor = None
         if event.anchor is not None:
             anchor = anchors[event.anchor] = _Anchor(collection)
-        stack.append(_Frame(collection, anchor))
+        stack.append(_Frame(node=collection, anchor=anchor))
     loader.get_event()  # document end
     return root
 
@@ -572,7 +576,7 @@ def _guard_problem(path: str, exc: YamlGuardError) -> InputProblem:
     """A guard error as a located problem."""
     mark = exc.problem_mark
     line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-    return InputProblem(path, line, col, exc.key, exc.message)
+    return InputProblem(path=path, line=line, col=col, key=exc.key, message=exc.message)
 
 
 def key_position(text: str, loc: Sequence[str | int]) -> tuple[int, int] | None:

@@ -18,7 +18,7 @@ from typing import Any
 from advisor.core.analysis.figure_data import COLOCATED, DISAGGREGATED, UNCHUNKED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanStyle:
     """How one plan is drawn."""
 
@@ -31,9 +31,9 @@ class PlanStyle:
 
 
 PLAN_STYLE = {
-    COLOCATED: PlanStyle("#0072B2", "#BFDCEC", "-", "o", ""),
-    DISAGGREGATED: PlanStyle("#D55E00", "#F4D7BF", "--", "s", "//"),
-    UNCHUNKED: PlanStyle("#009E73", "#BFE7DC", ":", "^", ".."),
+    COLOCATED: PlanStyle(color="#0072B2", tint="#BFDCEC", ls="-", marker="o", hatch=""),
+    DISAGGREGATED: PlanStyle(color="#D55E00", tint="#F4D7BF", ls="--", marker="s", hatch="//"),
+    UNCHUNKED: PlanStyle(color="#009E73", tint="#BFE7DC", ls=":", marker="^", hatch=".."),
 }
 PLAN_COLORS = {plan: style.color for plan, style in PLAN_STYLE.items()}
 """The one colour of each plan."""

@@ -28,7 +28,7 @@ PREFIX_NOTE = ("an upper bound (an unbounded prefix cache); the written workload
                "as a commented-out traffic.prefix_cache_hit_rate, to opt in")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LogInfo:
     """What was read."""
 
@@ -39,7 +39,7 @@ class LogInfo:
     block_tokens: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Target:
     """The non-traffic part of the written workload."""
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from advisor.render.document import Recommendation
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Headline:
     """The parts of the one-line verdict (plain text; each renderer escapes them)."""
 
@@ -71,5 +71,6 @@ def headline(doc: Recommendation) -> Headline:
     """The headline of a recommendation document."""
     from advisor.render.view import title
 
-    return Headline(doc["verdict"], title(doc), doc["decision"]["any_plan_meets"],
-                    gain_text(doc), deciding_reason(doc))
+    return Headline(verdict=doc["verdict"], title=title(doc),
+                    slo_met=doc["decision"]["any_plan_meets"],
+                    gain=gain_text(doc), reason=deciding_reason(doc))

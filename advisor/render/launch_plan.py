@@ -11,7 +11,7 @@ from advisor.core.scenario import DEFAULT_ROUTER, RouterPolicy
 from advisor.render.formats import EmitEngine
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Slot:
     """Where one instance runs."""
 
@@ -32,7 +32,7 @@ class Slot:
         return f"node{self.nodes[0]}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pool:
     """Identical instances of one role."""
 
@@ -89,7 +89,7 @@ class SpeculativeLaunch:
     """The draft's checkpoint (eagle3, draft-model); None: not named."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LaunchPlan:
     """Everything the launch commands of one plan carry (decided by
     ``advisor.usecases.launch.plan_launch``)."""

@@ -91,7 +91,7 @@ class Crossover:
     verdict: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepFigure:
     """What a 1-D sweep plot draws, per point of the axis."""
 
@@ -176,8 +176,11 @@ def sweep_figure(result: SweepResult, cost: bool = False) -> SweepFigure:
                            for i in change)
         summary = _summary(result.axes[0], dis, infeasible, by_slo, rules, disagg, coloc,
                            cost, min_gain)
-    return SweepFigure(metric, coloc, disagg, _bar(metric, coloc, disagg, gain, min_gain),
-                       min_gain, dis, infeasible, rules, crossovers, summary)
+    return SweepFigure(metric=metric, colocated=coloc, disaggregated=disagg, bar=_bar(metric, coloc,
+                                                                                      disagg, gain,
+                                                                                      min_gain),
+                       min_gain=min_gain, disaggregate=dis, no_plan_meets=infeasible, rules=rules,
+                       crossovers=crossovers, summary=summary)
 
 
 def _summary(axis: Axis, dis: np.ndarray, infeasible: np.ndarray, by_slo: np.ndarray,

@@ -242,8 +242,9 @@ def disagreeing_file(instance: Instance, runs: Sequence[BenchmarkRun], budget: i
                   for r in mine)
     full_preds = tuple(p for r, p in zip(full.runs, full.predictions_after, strict=True)
                        if file_of(r.label) == name)
-    return Disagreement(name, others, fit, preds, mine, len(others) >= 2 and not problems,
-                        tuple(problems), full_preds)
+    return Disagreement(file=name, others=others, result=fit, predictions=preds, runs=mine,
+                        accepted=len(others) >= 2 and not problems,
+                        problems=tuple(problems), full_predictions=full_preds)
 
 
 def serving_instance(scenario: Scenario, runs: Sequence[BenchmarkRun],
@@ -297,7 +298,7 @@ def serving_token_budget(scenario: Scenario, chunk_tokens: int | None) -> int:
     return engine_default_budget(scenario.engine, scenario.cluster.gpu)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Calibration:
     """One calibration: what was fitted to what, and the overlay to write."""
 
@@ -323,7 +324,7 @@ class Calibration:
         return bool(self.impossible or self.worse)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Disagreement:
     """The file a refused fit misses most, and the fit of the other files without it."""
 
@@ -367,7 +368,9 @@ def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[
     if impossible or worse:
         found = disagreeing_file(inst, runs, budget, scenario.policy.memory_fraction, instances,
                                  result) if len(file_of_runs(runs)) > 1 else None
-        return Calibration(inst, budget, result, kept, dropped, "", impossible, worse, found)
+        return Calibration(instance=inst, token_budget=budget, result=result, kept=kept,
+                           dropped=dropped, overlay="", impossible=impossible, worse=worse,
+                           disagreement=found)
     overlay = ""
     if kept:
         names = ", ".join(p.name for p in files[:4]) + (", ..." if len(files) > 4 else "")
@@ -385,4 +388,5 @@ def calibrate(scenario: Scenario, runs: Sequence[BenchmarkRun], files: Sequence[
             tensor_parallel=inst.tensor_parallel, chunk_tokens=budget, factors=kept,
             source=source, fit=fit,
             files=co.input_files(list(zip(files, digests, strict=True)) if digests else []))
-    return Calibration(inst, budget, result, kept, dropped, overlay)
+    return Calibration(instance=inst, token_budget=budget, result=result, kept=kept,
+                       dropped=dropped, overlay=overlay)

@@ -122,7 +122,7 @@ class LaunchOverrides:
                    gpu_memory_utilization=float(fraction) if fraction else None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LaunchMemory:
     """What the memory check of an emitted instance needs: the model, GPU, precision, links
     and the profile of the engine the commands launch (not the workload's, when the two
@@ -142,8 +142,10 @@ class LaunchMemory:
     def from_scenario(cls, scenario: Scenario, engine: EngineSpec) -> LaunchMemory:
         """The scenario's hardware and model, launched on ``engine``."""
         cl = scenario.cluster
-        return cls(scenario.model, cl.gpu, scenario.precision, engine, cl.intra_node,
-                   cl.inter_node, LaunchOverrides.from_scenario(scenario), cl.gpus_per_node)
+        return cls(model=scenario.model, gpu=cl.gpu, precision=scenario.precision,
+                   engine=engine, intra_node=cl.intra_node, inter_node=cl.inter_node,
+                   overrides=LaunchOverrides.from_scenario(scenario),
+                   gpus_per_node=cl.gpus_per_node)
 
     def instance(self, tensor_parallel: int, pipeline_stages: int, expert_parallel: int = 1,
                  redundant_experts: int = 0) -> Instance:
@@ -330,9 +332,12 @@ def _colocated_pools(report: Mapping[str, Any], engine: EmitEngine) -> tuple[Poo
     budget = plan.get("chunk_tokens")
     seqs = running_sequences(plan["max_running_sequences"])
     del engine  # vLLM's budget >= max_num_seqs rule: _apply_overrides
-    return (Pool("colocated", int(plan["instances"]), int(plan["tensor_parallel"]),
-                 int(plan["pipeline_stages"]), int(budget) if budget else None, seqs,
-                 *_ep(plan.get("expert_parallel"), plan.get("redundant_experts"))),)
+    ep, redundant = _ep(plan.get("expert_parallel"), plan.get("redundant_experts"))
+    return (Pool(role="colocated", instances=int(plan["instances"]),
+                 tensor_parallel=int(plan["tensor_parallel"]),
+                 pipeline_stages=int(plan["pipeline_stages"]),
+                 token_budget=int(budget) if budget else None, running_sequences=seqs,
+                 expert_parallel=ep, redundant_experts=redundant),)
 
 
 def _disaggregated_pools(report: Mapping[str, Any], memory: LaunchMemory
@@ -347,13 +352,18 @@ def _disaggregated_pools(report: Mapping[str, Any], memory: LaunchMemory
     budget = max(prefill_budget(list(report["inputs"]["traffic"])),
                  min(pow2_at_least(float(plan["prefill_saturating_tokens"]) / ranks),
                      PREFILL_BUDGET_RANGE[1]))
-    prefill = Pool("prefill", int(plan["prefill_instances"]), p_tp,
-                   int(plan.get("prefill_pipeline_stages") or 1), budget * ranks,
-                   min(memory.engine.max_num_seqs(memory.gpu), budget) * ranks, p_ep, p_red)
-    decode = Pool("decode", int(plan["decode_instances"]), int(plan["decode_tensor_parallel"]),
-                  int(plan.get("decode_pipeline_stages") or 1), None,
-                  running_sequences(plan["decode_max_running_sequences"]),
-                  *_ep(plan.get("decode_expert_parallel"), plan.get("decode_redundant_experts")))
+    prefill = Pool(role="prefill", instances=int(plan["prefill_instances"]), tensor_parallel=p_tp,
+                   pipeline_stages=int(plan.get("prefill_pipeline_stages") or 1),
+                   token_budget=budget * ranks,
+                   running_sequences=min(memory.engine.max_num_seqs(memory.gpu), budget) * ranks,
+                   expert_parallel=p_ep, redundant_experts=p_red)
+    d_ep, d_red = _ep(plan.get("decode_expert_parallel"), plan.get("decode_redundant_experts"))
+    decode = Pool(role="decode", instances=int(plan["decode_instances"]),
+                  tensor_parallel=int(plan["decode_tensor_parallel"]),
+                  pipeline_stages=int(plan.get("decode_pipeline_stages") or 1),
+                  token_budget=None,
+                  running_sequences=running_sequences(plan["decode_max_running_sequences"]),
+                  expert_parallel=d_ep, redundant_experts=d_red)
     return prefill, decode
 
 
@@ -404,14 +414,16 @@ def place(roles: list[tuple[str, int, int]], gpus_per_node: int) -> list[Slot]:
                 if used:
                     node, used = node + 1, 0
                 span = math.ceil(each / gpus_per_node)
-                slots.append(Slot(role, index, tuple(range(node, node + span)),
-                                  tuple(range(gpus_per_node)), 0))
+                slots.append(Slot(role=role, index=index, nodes=tuple(range(node, node + span)),
+                                  gpus=tuple(range(gpus_per_node)), local=0))
                 node += span
                 continue
             if used + each > gpus_per_node:
                 node, used = node + 1, 0
             local = per_node_role.get((node, role), 0)
             per_node_role[(node, role)] = local + 1
-            slots.append(Slot(role, index, (node,), tuple(range(used, used + each)), local))
+            slots.append(Slot(role=role, index=index, nodes=(node,), gpus=tuple(range(used,
+                                                                                      used + each)),
+                              local=local))
             used += each
     return slots

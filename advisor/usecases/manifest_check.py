@@ -52,13 +52,13 @@ def pairing(path: Path, values_kind: str | None = None
     workload = workload_for(plan, path)
     if workload is None:
         w = plan.where
-        raise InputError([InputProblem(w.path, 1, 1, "", (
+        raise InputError([InputProblem(path=w.path, line=1, col=1, key="", message=(
             "this manifest names no workload: add a comment '# pd-advisor: workload="
             "path/to/workload.yaml' (the traffic and SLOs to gate it against), or name the "
             "manifest in a workload's deployment: {from: ...} and check the workload"))])
     if not workload.is_file():
         w = plan.facts["workload"].where
-        raise InputError([InputProblem(w.path, w.line, w.col, "", (
+        raise InputError([InputProblem(path=w.path, line=w.line, col=w.col, key="", message=(
             f"the workload this manifest names ({display(workload)}) is not a file"))])
     return workload, [ref]
 
@@ -124,7 +124,7 @@ def _contradictions(report: Recommendation, paired: ManifestDeployment) -> list[
     out: list[InputProblem] = []
 
     def problem(w: Where, message: str) -> None:
-        out.append(InputProblem(w.path, w.line, w.col, w.key, message))
+        out.append(InputProblem(path=w.path, line=w.line, col=w.col, key=w.key, message=message))
 
     product = plan.facts.get("gpu_product")
     gpu = inputs["cluster"]["gpu"]["id"]

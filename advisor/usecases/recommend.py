@@ -116,7 +116,8 @@ def check_file(path: Path, catalog: ProfileCatalog, reraise: bool = False,
     except Exception as exc:
         if reraise:
             raise
-        problems = [InputProblem(str(path), 1, 1, "", internal_error(exc))]
+        problems = [InputProblem(path=str(path), line=1, col=1, key="",
+                                 message=internal_error(exc))]
         return check_error_entry(str(path), problems), problems
     if rec.manifest is None:
         entry = check_entry(rec.report, locator(rec.document))
@@ -130,7 +131,8 @@ def entry_problems(entry: FileEntry) -> list[Any]:
     """The ``InputProblem`` of each problem a check entry holds."""
     from advisor.loading.errors import InputProblem
 
-    return [InputProblem(p["path"], p["line"], p["col"], p["key"], p["message"])
+    return [InputProblem(path=p["path"], line=p["line"], col=p["col"], key=p["key"],
+                         message=p["message"])
             for p in entry["problems"]]
 
 

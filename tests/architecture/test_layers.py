@@ -5,6 +5,12 @@
 * no module imports another module's private (``_name``) names, or reaches into them through
   a module or class it imported;
 * no import cycle between modules, imports inside functions included;
+* the sub-layers of ``core`` (:data:`CORE_LAYERS`): the flat modules of ``core`` (the physics:
+  step times, memory, the colocated and disaggregated instance models, queueing) import none
+  of its sub-packages; ``plan`` (plans from a scenario) builds on them, ``verdict`` (rules
+  and the one decision) judges results, ``simulate`` (the model's check) may run ``plan``'s
+  pick, ``solve`` (a closed loop's or a finite batch's rate, from the plans) sits on both,
+  and ``analysis`` (boundaries, sweeps, the figure's data) on everything — no arrow back up;
 * no module over :data:`MAX_LINES` lines.
 """
 
@@ -28,6 +34,16 @@ LAYERS: dict[str, tuple[str, ...]] = {
 }
 """Which layers of ``advisor`` each layer may import (the top-level helper modules,
 ``advisor``, ``advisor.escaping`` and ``advisor.schema_files``, any layer may)."""
+
+CORE_LAYERS: dict[str, tuple[str, ...]] = {
+    "": ("",),
+    "plan": ("", "plan"),
+    "verdict": ("", "verdict"),
+    "simulate": ("", "plan", "simulate"),
+    "solve": ("", "plan", "simulate", "solve"),
+    "analysis": ("", "plan", "verdict", "simulate", "solve", "analysis"),
+}
+"""Which parts of ``advisor.core`` each part may import ("": the flat modules of ``core``)."""
 
 
 def _modules() -> dict[str, Path]:
@@ -86,6 +102,39 @@ def test_layers(name: str) -> None:
            if module.count(".") >= 1 and module.split(".")[1] in LAYERS
            and module.split(".")[1] not in allowed]
     assert not bad, f"{name} ({layer}) imports outside {allowed}: " + "; ".join(bad)
+
+
+def _core_part(module: str) -> str | None:
+    """The part of ``advisor.core`` a module belongs to ("" for the flat modules), None
+    outside ``core``."""
+    parts = module.split(".")
+    if parts[:2] != ["advisor", "core"]:
+        return None
+    if len(parts) == 2:
+        return ""
+    return parts[2] if f"advisor.core.{parts[2]}" in MODULES and (
+        PACKAGE / "core" / parts[2]).is_dir() else ""
+
+
+def test_the_core_parts_are_known() -> None:
+    parts = {p.name for p in (PACKAGE / "core").iterdir()
+             if p.is_dir() and (p / "__init__.py").exists()}
+    assert parts == set(CORE_LAYERS) - {""}
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _core_part(m) is not None))
+def test_core_sub_layers(name: str) -> None:
+    part = _core_part(name)
+    assert part is not None
+    allowed = CORE_LAYERS[part]
+    bad = []
+    for line, module, alias in _imports(name, MODULES[name]):
+        for target in _targets(module, alias) or [module]:
+            where = _core_part(target)
+            if where is not None and where not in allowed:
+                bad.append(f"line {line}: {target} ({where or 'core'})")
+    assert not bad, (f"{name} ({part or 'core'}) imports outside "
+                     f"{[a or 'core' for a in allowed]}: " + "; ".join(bad))
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -44,9 +44,11 @@ def scenario(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", gpus: int = 8,
     c = catalog()
     g = c.gpu(gpu)
     if phases is None:
-        phases = (TrafficPhase("all", 1.0, rate, burstiness, length(prompt), length(output)),)
-    cluster = Cluster(g, gpus, g.gpus_per_node, c.link(g.intra_node_link_id),
-                      c.link(inter_node) if inter_node else None)
+        phases = (TrafficPhase(name="all", share=1.0, rate_rps=rate, burstiness=burstiness,
+                               prompt_tokens=length(prompt), output_tokens=length(output)),)
+    cluster = Cluster(gpu=g, gpus=gpus, gpus_per_node=g.gpus_per_node,
+                      intra_node=c.link(g.intra_node_link_id),
+                      inter_node=c.link(inter_node) if inter_node else None)
     return Scenario(model=c.model(model), precision=precision,
                     engine=EngineSpec.generic("vllm"), cluster=cluster,
                     phases=phases, slo=Slo(ttft_ms, tpot_ms, 95.0), autoscaling=autoscaling,

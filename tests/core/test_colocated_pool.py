@@ -94,8 +94,9 @@ def test_more_instances_shorten_the_prompt_queue() -> None:
     """At a fixed per-instance rate the colocated TTFT falls with the pool size (bursts are
     split); the TPOT does not change; the goodput per instance grows."""
     inst = instance("qwen2.5-32b", "h100-sxm", 2)
-    phase = TrafficPhase("p", 1.0, 1.0, 2.5, LengthDistribution.fit(mean=800, p50=600, p95=2200),
-                         LengthDistribution.fit(mean=250, p95=700))
+    phase = TrafficPhase(name="p", share=1.0, rate_rps=1.0, burstiness=2.5,
+                         prompt_tokens=LengthDistribution.fit(mean=800, p50=600, p95=2200),
+                         output_tokens=LengthDistribution.fit(mean=250, p95=700))
     seqs = plan_memory(inst, 1200, 4000, 0.9).max_sequences
     pools = np.array([1.0, 2.0, 4.0, 8.0])
     pt = evaluate_colocated(inst, seqs, phase, np.full(4, 8.0), np.array(2048.0), 0.95, pools)

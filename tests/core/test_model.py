@@ -148,8 +148,9 @@ def test_chunked_goodput_search_agrees_with_the_rate_model() -> None:
     from advisor.core.scenario import TrafficPhase
 
     inst = instance("llama-3.1-8b", "h100-sxm", 1)
-    phase = TrafficPhase("p", 1.0, 1.0, 1.0, LengthDistribution.fit(mean=1000, p95=2500),
-                         LengthDistribution.constant(300))
+    phase = TrafficPhase(name="p", share=1.0, rate_rps=1.0, burstiness=1.0,
+                         prompt_tokens=LengthDistribution.fit(mean=1000, p95=2500),
+                         output_tokens=LengthDistribution.constant(300))
     seqs = plan_memory(inst, 1150, 4000, 0.9).max_sequences
     chunks = np.array([512.0, 2048.0, 8192.0])
     goods = max_rate_meeting(inst, seqs, phase, chunks, 0.95, 0.5, 0.025)

@@ -49,9 +49,9 @@ def test_higher_rate_never_lowers_percentile_latency(rate_a: float, factor: floa
                                                      output: int, chunk: int | None,
                                                      burst: float) -> None:
     inst = instance("llama-3.1-8b", "h100-sxm", 1)
-    phase = TrafficPhase("p", 1.0, rate_a, burst,
-                         LengthDistribution.fit(mean=prompt, p95=prompt * 2),
-                         LengthDistribution.constant(output))
+    phase = TrafficPhase(name="p", share=1.0, rate_rps=rate_a, burstiness=burst,
+                         prompt_tokens=LengthDistribution.fit(mean=prompt, p95=prompt * 2),
+                         output_tokens=LengthDistribution.constant(output))
     mem = plan_memory(inst, prompt + output / 2, prompt * 4 + output, 0.9)
     c = None if chunk is None else np.array(float(chunk))
     a = evaluate_colocated(inst, mem.max_sequences, phase, np.array(rate_a), c, 0.95)

@@ -62,11 +62,15 @@ def test_a_stated_budget_wins_and_unchunked_has_none() -> None:
     h100 = CATALOG.gpu("h100-sxm")
     vllm, sglang = CATALOG.engine("vllm"), CATALOG.engine("sglang")
     assert deployment_token_budget(None, vllm, h100) is None
-    assert deployment_token_budget(Deployment("colocated", False), vllm, h100) is None
-    assert deployment_token_budget(Deployment("colocated", True, 512), vllm, h100) == 512
-    assert deployment_token_budget(Deployment("colocated", True), vllm, h100) == 8192
-    assert deployment_token_budget(Deployment("colocated", True), sglang, h100) == 8192
-    assert deployment_token_budget(Deployment("disaggregated", True), vllm,
+    assert deployment_token_budget(Deployment(mode="colocated", chunked_prefill=False), vllm,
+                                   h100) is None
+    assert deployment_token_budget(Deployment(mode="colocated", chunked_prefill=True,
+                                              chunk_tokens=512), vllm, h100) == 512
+    assert deployment_token_budget(Deployment(mode="colocated", chunked_prefill=True), vllm,
+                                   h100) == 8192
+    assert deployment_token_budget(Deployment(mode="colocated", chunked_prefill=True), sglang,
+                                   h100) == 8192
+    assert deployment_token_budget(Deployment(mode="disaggregated", chunked_prefill=True), vllm,
                                    CATALOG.gpu("a100-80gb-sxm")) == 2048
 
 

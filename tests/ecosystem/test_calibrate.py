@@ -70,8 +70,10 @@ def _true_instance(instance: Instance) -> Instance:
 
 def _measured(instance: Instance, isl: int, osl: int, rate: float, conc: int | None,
               completed: int = 200) -> tuple[cal.BenchmarkRun, cal.RunPrediction]:
-    run = cal.BenchmarkRun("synthetic", isl, osl, rate, conc, 1.0, completed, None, "median",
-                           None, None)
+    run = cal.BenchmarkRun(label="synthetic", prompt_tokens=isl, output_tokens=osl,
+                           request_rate_rps=rate, max_concurrency=conc, arrival_cv=1.0,
+                           completed=completed, ttft_s=None, ttft_statistic="median",
+                           tpot_s=None, output_tokens_per_s=None)
     truth = _true_instance(instance)
     pred = cal.predict_run(truth, run, BUDGET, cal.max_sequences_for(truth, run, 0.9))
     assert not pred.saturated
@@ -177,7 +179,10 @@ def test_closed_loop_obeys_littles_law(instance: Instance) -> None:
 
 
 def test_overloaded_rate_is_predicted_saturated(instance: Instance) -> None:
-    run = cal.BenchmarkRun("hot", 4096, 256, 500.0, None, 1.0, 100, 1.0, "median", 0.05, 500.0)
+    run = cal.BenchmarkRun(label="hot", prompt_tokens=4096, output_tokens=256,
+                           request_rate_rps=500.0, max_concurrency=None, arrival_cv=1.0,
+                           completed=100, ttft_s=1.0, ttft_statistic="median", tpot_s=0.05,
+                           output_tokens_per_s=500.0)
     pred = cal.predict_run(instance, run, BUDGET, cal.max_sequences_for(instance, run, 0.9))
     assert pred.saturated and pred.rate_rps < 500
     assert cal.run_residuals(run, pred)[0] == 0.0  # TTFT is not compared under saturation
@@ -188,7 +193,10 @@ def test_unconstrained_factor_is_reported(catalog: ProfileCatalog) -> None:
     steps take max(compute, memory): the GPU profile's factors alone, no engine profile)."""
     instance = build_instance(catalog.model("llama-3.1-8b"), catalog.gpu("h100-sxm"), "bf16",
                               "vllm", 1, 1, catalog.link("nvlink4"), None)
-    runs = [cal.BenchmarkRun(f"r{i}", 16, 256, rate, None, 1.0, 100, None, "median", tpot, None)
+    runs = [cal.BenchmarkRun(label=f"r{i}", prompt_tokens=16, output_tokens=256,
+                             request_rate_rps=rate, max_concurrency=None, arrival_cv=1.0,
+                             completed=100, ttft_s=None, ttft_statistic="median", tpot_s=tpot,
+                             output_tokens_per_s=None)
             for i, (rate, tpot) in enumerate([(0.5, 0.012), (1.0, 0.0125)])]
     result = cal.fit_efficiency(instance, runs, BUDGET, 0.9)
     assert not result.constrained["prefill_compute_efficiency_bf16"]

@@ -29,8 +29,12 @@ def _plan(engine: EmitEngine, pools: tuple[Pool, ...]) -> LaunchPlan:
 
 
 def test_sglang_servers_on_one_node_get_their_own_engine_info_ports() -> None:
-    plan = _plan(EmitEngine.sglang, (Pool("prefill", 4, 1, 1, 8192, 64),
-                                     Pool("decode", 2, 2, 1, None, 128)))
+    plan = _plan(EmitEngine.sglang, (Pool(role="prefill", instances=4, tensor_parallel=1,
+                                          pipeline_stages=1, token_budget=8192,
+                                          running_sequences=64),
+                                     Pool(role="decode", instances=2, tensor_parallel=2,
+                                          pipeline_stages=1, token_budget=None,
+                                          running_sequences=128)))
     lines = launch_commands(plan)
     servers, _ = emitted_servers("\n".join(lines) + "\n", Path(tempfile.mkdtemp()),
                                  every_node=True)

@@ -47,13 +47,23 @@ def _plan(engine: EmitEngine, pools: tuple[Pool, ...], checkpoint: str, gpu: str
 
 
 PLANS: dict[str, Callable[[EmitEngine], LaunchPlan]] = {
-    "dense": lambda e: _plan(e, (Pool("colocated", 4, 2, 1, 2048, 256),),
+    "dense": lambda e: _plan(e, (Pool(role="colocated", instances=4, tensor_parallel=2,
+                                      pipeline_stages=1, token_budget=2048,
+                                      running_sequences=256),),
                              "meta-llama/Llama-3.1-8B-Instruct"),
-    "disaggregated": lambda e: _plan(e, (Pool("prefill", 3, 2, 1, 8192, 64),
-                                         Pool("decode", 2, 16, 1, None, 128)),
+    "disaggregated": lambda e: _plan(e, (Pool(role="prefill", instances=3, tensor_parallel=2,
+                                              pipeline_stages=1, token_budget=8192,
+                                              running_sequences=64),
+                                         Pool(role="decode", instances=2, tensor_parallel=16,
+                                              pipeline_stages=1, token_budget=None,
+                                              running_sequences=128)),
                                      "meta-llama/Llama-3.1-70B-Instruct", fp8=True),
-    "ep": lambda e: _plan(e, (Pool("prefill", 1, 1, 1, 16384, 512, 16, 16),
-                              Pool("decode", 1, 1, 1, None, 2048, 16, 16)),
+    "ep": lambda e: _plan(e, (Pool(role="prefill", instances=1, tensor_parallel=1,
+                                   pipeline_stages=1, token_budget=16384, running_sequences=512,
+                                   expert_parallel=16, redundant_experts=16),
+                              Pool(role="decode", instances=1, tensor_parallel=1, pipeline_stages=1,
+                                   token_budget=None, running_sequences=2048, expert_parallel=16,
+                                   redundant_experts=16)),
                           "deepseek-ai/DeepSeek-V3", fp8=True),
 }
 
@@ -120,8 +130,12 @@ def test_one_decode_worker_gets_a_policy_valid_for_one_worker() -> None:
     """vllm-project/router docs/cli_reference.md: a PD stage with power_of_two needs two
     workers; with one, the emitted router (script and manifests) uses round_robin."""
     for decoders, policy in ((1, "round_robin"), (2, "power_of_two")):
-        plan = _plan(EmitEngine.vllm, (Pool("prefill", 3, 2, 1, 8192, 64),
-                                       Pool("decode", decoders, 4, 1, None, 128)),
+        plan = _plan(EmitEngine.vllm, (Pool(role="prefill", instances=3, tensor_parallel=2,
+                                            pipeline_stages=1, token_budget=8192,
+                                            running_sequences=64),
+                                       Pool(role="decode", instances=decoders, tensor_parallel=4,
+                                            pipeline_stages=1, token_budget=None,
+                                            running_sequences=128)),
                      "meta-llama/Llama-3.1-8B-Instruct")
         router = next(d for d in yaml.safe_load_all(render_lws(plan))
                       if d and d.get("kind") == "Deployment")
@@ -146,7 +160,9 @@ def test_hostile_checkpoint_stays_one_yaml_value(tmp_path: Path) -> None:
     """A model path with quotes, a newline and YAML syntax is one value after a round trip;
     the header comment cannot be left."""
     hostile = "/data/we ird'q\"\n- {x: y}: #z/model"
-    plan = _plan(EmitEngine.vllm, (Pool("colocated", 2, 2, 1, 2048, 256),), hostile)
+    plan = _plan(EmitEngine.vllm, (Pool(role="colocated", instances=2, tensor_parallel=2,
+                                        pipeline_stages=1, token_budget=2048,
+                                        running_sequences=256),), hostile)
     for kind in ("dynamo", "lws", "kserve", "llm-d"):
         text = _emit(kind, plan)
         assert all(line.startswith("#") for line in text.split("---", 1)[0].splitlines())

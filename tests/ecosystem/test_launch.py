@@ -42,10 +42,12 @@ def _memory(report: dict[str, Any], engine: EmitEngine | str) -> LaunchMemory:
     catalog = ProfileCatalog(env={})
     inputs = report["inputs"]
     gpu = catalog.gpu(inputs["cluster"]["gpu"]["id"])
-    return LaunchMemory(catalog.model(inputs["model"]["id"] if inputs["model"]["id"]
+    return LaunchMemory(model=catalog.model(inputs["model"]["id"] if inputs["model"]["id"]
                                       in HF_REPOSITORIES else "llama-3.1-8b"),
-                        gpu, inputs["precision"], catalog.engine(EmitEngine(engine).value),
-                        catalog.link(gpu.intra_node_link_id), catalog.link("ib-ndr-400"))
+                        gpu=gpu, precision=inputs["precision"],
+                        engine=catalog.engine(EmitEngine(engine).value),
+                        intra_node=catalog.link(gpu.intra_node_link_id),
+                        inter_node=catalog.link("ib-ndr-400"))
 
 
 def launch_commands(report: dict[str, Any], engine: EmitEngine | str, model: str | None = None,

@@ -93,7 +93,9 @@ def test_every_emitted_instance_passes_the_memory_check(
             assert scenario.model.moe is not None
             experts = scenario.model.moe.num_experts + redundant
             assert experts % ep == 0, argv
-            layout = ExpertLayout(ep, tp, redundant, experts // ep, cl.gpus_per_node)
+            layout = ExpertLayout(expert_parallel=ep, attention_tensor_parallel=tp,
+                                  redundant_experts=redundant, experts_per_gpu=experts // ep,
+                                  gpus_per_node=cl.gpus_per_node)
         instance = build_instance(scenario.model, cl.gpu, scenario.precision, spec, tp, pp,
                                   cl.intra_node, cl.inter_node, layout)
         assert launch_memory_problem(instance, fraction, length, seqs) == "", argv
@@ -134,10 +136,15 @@ def test_the_issue_plan_runs_on_a_hosts_file(run_cli: Callable[..., Any],
 def _plan(engine: EmitEngine, mode: str, spans: bool = False) -> LaunchPlan:
     hostile = "gpu $(stub_pwned) `stub_pwned` 'q\" \n# x"
     if mode == "colocated":
-        pools: tuple[Pool, ...] = (Pool("colocated", 3, 8 if spans else 4, 2 if spans else 1,
-                                         2048, 64),)
+        pools: tuple[Pool, ...] = (Pool(role="colocated", instances=3,
+                                        tensor_parallel=8 if spans else 4,
+                                        pipeline_stages=2 if spans else 1,
+                                         token_budget=2048, running_sequences=64),)
     else:
-        pools = (Pool("prefill", 3, 2, 1, 8192, 256), Pool("decode", 2, 4, 1, None, 128))
+        pools = (Pool(role="prefill", instances=3, tensor_parallel=2, pipeline_stages=1,
+                      token_budget=8192, running_sequences=256),
+                 Pool(role="decode", instances=2, tensor_parallel=4, pipeline_stages=1,
+                      token_budget=None, running_sequences=128))
     slots = tuple(place([(p.role, p.instances, p.gpus_per_instance) for p in pools], 8))
     return LaunchPlan(engine=engine, mode=mode, checkpoint=HOSTILE, gpu=hostile,
                       gpus_per_node=8, memory_fraction=0.9, max_model_len=4096,
@@ -194,7 +201,9 @@ def test_hostile_values_in_an_expert_parallel_plan(engine: EmitEngine, tmp_path:
     experts) in the per-node script: bash accepts it, the hostile model path arrives intact on
     every node, the JSON EPLB config arrives as one word, vLLM's DP start rank comes from the
     node rank."""
-    pools = (Pool("colocated", 2, 1, 1, 8192, 512, expert_parallel=16, redundant_experts=32),)
+    pools = (Pool(role="colocated", instances=2, tensor_parallel=1, pipeline_stages=1,
+                  token_budget=8192, running_sequences=512, expert_parallel=16,
+                  redundant_experts=32),)
     slots = tuple(place([(p.role, p.instances, p.gpus_per_instance) for p in pools], 8))
     plan = LaunchPlan(engine=engine, mode="colocated", checkpoint=HOSTILE, gpu="h100-sxm",
                       gpus_per_node=8, memory_fraction=0.9, max_model_len=4096,

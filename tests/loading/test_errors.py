@@ -38,7 +38,8 @@ def test_shown_key_quotes_ambiguous_keys(key: str, shown: str) -> None:
 
 
 def test_problem_with_line_breaks_is_one_line() -> None:
-    problem = InputProblem("w.yaml", 3, 5, "slo.ttft\nms", "unknown key 'ttft\nms'")
+    problem = InputProblem(path="w.yaml", line=3, col=5, key="slo.ttft\nms",
+                           message="unknown key 'ttft\nms'")
     assert problem.format() == "w.yaml:3:5: error: 'slo.ttft\\nms': unknown key 'ttft\\nms'"
 
 

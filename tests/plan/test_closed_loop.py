@@ -10,12 +10,12 @@ from dataclasses import replace
 import pytest
 
 from advisor.core.distributions import LengthDistribution
-from advisor.core.plan import closed_loop
 from advisor.core.plan.capacities import Capacities
-from advisor.core.plan.closed_loop import equivalent_rate, probe_scenario, solve_closed_loop
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.results import ModelResult
 from advisor.core.scenario import Deployment, Scenario
+from advisor.core.solve import closed_loop
+from advisor.core.solve.closed_loop import equivalent_rate, probe_scenario, solve_closed_loop
 from tests.core.helpers import scenario
 
 
@@ -95,7 +95,7 @@ def _closed_variants() -> dict[str, Scenario]:
         "best-plan": _closed(256),
         "deployed-colocated": example,
         "deployed-disaggregated": replace(example, deployment=Deployment(
-            "disaggregated", tensor_parallel=4, prefill_gpus=8, decode_gpus=8)),
+            mode="disaggregated", tensor_parallel=4, prefill_gpus=8, decode_gpus=8)),
         "two-phases": replace(two, phases=(replace(a, share=0.7), b)),
     }
 

@@ -150,7 +150,8 @@ def test_finding_checks_cover_every_rule_id() -> None:
 def test_check_document_status_and_exit_code() -> None:
     passing = as_check(report_for(ACCEPTANCE[0]))
     assert passing["status"] == "pass" and exit_code(passing) == 0
-    error = check_error_entry("x.yaml", [InputProblem("x.yaml", 3, 4, "slo", "bad")])
+    error = check_error_entry("x.yaml", [InputProblem(path="x.yaml", line=3, col=4, key="slo",
+                                                      message="bad")])
     failing = dict(passing["files"][0], status="fail")
     assert exit_code(build_check([failing])) == 1
     assert exit_code(build_check([failing]), exit_zero=True) == 0

@@ -38,8 +38,10 @@ def _fixed(name: str, rate: float, burstiness: float, prompt: int = PROMPT,
 
 
 @pytest.mark.parametrize(("mode", "plan"), [
-    ("chunked", ColocatedSimPlan(1, 1, 1, 4096)),
-    ("unchunked", ColocatedSimPlan(1, 1, 1, None)),
+    ("chunked", ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=1,
+                                 chunk_tokens=4096)),
+    ("unchunked", ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=1,
+                                   chunk_tokens=None)),
 ])
 def test_isolated_requests_colocated(mode: str, plan: ColocatedSimPlan) -> None:
     """Requests 10 s apart never meet: TTFT is one prefill step, TPOT one decode step."""
@@ -59,7 +61,9 @@ def test_isolated_requests_colocated(mode: str, plan: ColocatedSimPlan) -> None:
 def test_isolated_requests_disaggregated() -> None:
     """Prefill pass + exposed layer-wise KV transfer + setup; then batch-1 decode steps."""
     sc = _fixed("s07-32b-short-light", rate=0.1, burstiness=0.0)
-    plan = DisaggregatedSimPlan(2, 1, 1, 2, 1, 1)
+    plan = DisaggregatedSimPlan(prefill_tensor_parallel=2, prefill_pipeline_stages=1,
+                                prefill_instances=1, decode_tensor_parallel=2,
+                                decode_pipeline_stages=1, decode_instances=1)
     res = simulate(sc, "disaggregated", 200, 1, plan=plan)
     dep = build_deployment(sc, "disaggregated", plan)
     pre, dec = dep.pools
@@ -78,7 +82,10 @@ def test_isolated_requests_disaggregated() -> None:
 def test_prefill_queue_is_md1() -> None:
     """One prefill instance, one prompt per pass, Poisson: the M/D/1 mean wait and P(wait)."""
     sc = _fixed("s07-32b-short-light", rate=1.0, burstiness=1.0, output=1)
-    plan = DisaggregatedSimPlan(2, 1, 1, 2, 1, 1, prefill_batch_tokens=PROMPT)
+    plan = DisaggregatedSimPlan(prefill_tensor_parallel=2, prefill_pipeline_stages=1,
+                                prefill_instances=1, decode_tensor_parallel=2,
+                                decode_pipeline_stages=1, decode_instances=1,
+                                prefill_batch_tokens=PROMPT)
     dep = build_deployment(sc, "disaggregated", plan)
     pre, dec = dep.pools
     service = float(pre.instance.prefill_time_s(PROMPT))
@@ -133,7 +140,7 @@ def test_max_num_seqs_bounds_concurrency() -> None:
     """No more than max_num_seqs requests run on an instance at once (first token ≥
     admission, so [first token, done) intervals under-count the running set)."""
     sc = scenario("s02-8b-short-heavy")
-    plan = ColocatedSimPlan(1, 1, 1, 2048)
+    plan = ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=1, chunk_tokens=2048)
     ph = dataclasses.replace(sc.phases[0], rate_rps=30.0)
     trace = draw_trace((ph,), 3000, 2)
     raw = raw_run(sc, "chunked", plan, trace, max_num_seqs=12)
@@ -144,9 +151,13 @@ def test_max_num_seqs_bounds_concurrency() -> None:
 
 
 @pytest.mark.parametrize(("mode", "plan"), [
-    ("chunked", ColocatedSimPlan(1, 1, 1, 2048)),
-    ("unchunked", ColocatedSimPlan(1, 1, 1, None)),
-    ("disaggregated", DisaggregatedSimPlan(1, 1, 1, 1, 1, 1)),
+    ("chunked", ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=1,
+                                 chunk_tokens=2048)),
+    ("unchunked", ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=1,
+                                   chunk_tokens=None)),
+    ("disaggregated", DisaggregatedSimPlan(prefill_tensor_parallel=1, prefill_pipeline_stages=1,
+                                           prefill_instances=1, decode_tensor_parallel=1,
+                                           decode_pipeline_stages=1, decode_instances=1)),
 ])
 def test_kv_blocks_run_out_preempt_and_recompute(mode: str, plan: object,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,7 +210,12 @@ def test_overload_is_detected_and_gives_no_verdict() -> None:
 def test_every_request_has_a_sensible_timeline() -> None:
     sc = scenario("s09-32b-long-heavy")
     trace = draw_trace(sc.phases, 3000, 4)
-    raw = raw_run(sc, "disaggregated", DisaggregatedSimPlan(2, 1, 3, 2, 1, 1), trace)
+    raw = raw_run(sc, "disaggregated", DisaggregatedSimPlan(prefill_tensor_parallel=2,
+                                                            prefill_pipeline_stages=1,
+                                                            prefill_instances=3,
+                                                            decode_tensor_parallel=2,
+                                                            decode_pipeline_stages=1,
+                                                            decode_instances=1), trace)
     assert np.all(raw.first_token_s > trace.arrival_s)
     assert np.all(raw.done_s >= raw.first_token_s)
     multi = trace.output_tokens > 1
@@ -210,9 +226,16 @@ def test_every_request_has_a_sensible_timeline() -> None:
 def test_plan_and_argument_errors() -> None:
     sc, r = scenario("s01-8b-short-light"), model("s01-8b-short-light")
     with pytest.raises(PlanError):
-        simulate(sc, "chunked", 100, 0, plan=DisaggregatedSimPlan(1, 1, 1, 1, 1, 1))
+        simulate(sc, "chunked", 100, 0, plan=DisaggregatedSimPlan(prefill_tensor_parallel=1,
+                                                                  prefill_pipeline_stages=1,
+                                                                  prefill_instances=1,
+                                                                  decode_tensor_parallel=1,
+                                                                  decode_pipeline_stages=1,
+                                                                  decode_instances=1))
     with pytest.raises(PlanError):
-        simulate(sc, "unchunked", 100, 0, plan=ColocatedSimPlan(1, 1, 1, 512))
+        simulate(sc, "unchunked", 100, 0, plan=ColocatedSimPlan(tensor_parallel=1,
+                                                                pipeline_stages=1, instances=1,
+                                                                chunk_tokens=512))
     with pytest.raises(ValueError, match="unknown mode 'sideways'"):
         simulate(sc, "sideways", 100, 0, model=r)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="simulate between 10 and"):

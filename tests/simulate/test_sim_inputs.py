@@ -100,7 +100,9 @@ def test_effective_context_matches_attention_flops() -> None:
                                           ("s12-70b-long-heavy", 4)])
 def test_cached_step_times_match_the_instance(name: str, tp: int) -> None:
     sc = scenario(name)
-    inst = build_deployment(sc, "chunked", ColocatedSimPlan(tp, 1, 1, 2048)).pools[0].instance
+    inst = build_deployment(sc, "chunked", ColocatedSimPlan(tensor_parallel=tp, pipeline_stages=1,
+                                                            instances=1,
+                                                            chunk_tokens=2048)).pools[0].instance
     st = StepTimes(inst, 20_000)
     rng = np.random.default_rng(0)
     worst = 0.0

@@ -81,9 +81,13 @@ def test_decode_heavy_sized_run_agrees_with_the_model() -> None:
 
 
 @pytest.mark.parametrize(("mode", "plan"), [
-    ("chunked", ColocatedSimPlan(1, 1, 1, 2048)),
-    ("unchunked", ColocatedSimPlan(1, 1, 1, None)),
-    ("disaggregated", DisaggregatedSimPlan(1, 1, 1, 1, 1, 1)),
+    ("chunked", ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=1,
+                                 chunk_tokens=2048)),
+    ("unchunked", ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=1,
+                                   chunk_tokens=None)),
+    ("disaggregated", DisaggregatedSimPlan(prefill_tensor_parallel=1, prefill_pipeline_stages=1,
+                                           prefill_instances=1, decode_tensor_parallel=1,
+                                           decode_pipeline_stages=1, decode_instances=1)),
 ])
 def test_memory_bound_batch_is_the_memory_cap(mode: str, plan: object) -> None:
     """6,000-token prompts, 1,000-token answers at 4 req/s on one H100 each: the decode batch

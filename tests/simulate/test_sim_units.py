@@ -41,7 +41,9 @@ def test_disaggregated_transfer_after_the_prefill_and_the_second_hop() -> None:
     """vLLM (NixlConnector after the prefill, a sequential proxy): TTFT = the pass + the
     whole transfer + its setup + the request overhead twice, as the model prices it."""
     sc = _isolated("acceptance/prefill-heavy-70b-1024-h100.yaml", "vllm")
-    plan = DisaggregatedSimPlan(4, 1, 1, 8, 1, 1)
+    plan = DisaggregatedSimPlan(prefill_tensor_parallel=4, prefill_pipeline_stages=1,
+                                prefill_instances=1, decode_tensor_parallel=8,
+                                decode_pipeline_stages=1, decode_instances=1)
     res = simulate(sc, "disaggregated", 60, 1, plan=plan)
     dep = build_deployment(sc, "disaggregated", plan)
     pre, dec = dep.pools
@@ -58,8 +60,10 @@ def test_disaggregated_transfer_after_the_prefill_and_the_second_hop() -> None:
 
 
 @pytest.mark.parametrize(("plan", "budget"), [
-    (ColocatedSimPlan(1, 1, 1, 16384, expert_parallel=32), 16384.0),   # DP attention: 32 ranks
-    (ColocatedSimPlan(8, 2, 2, 2048), 2048.0),                          # two micro-batches
+    (ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=1, chunk_tokens=16384,
+                      expert_parallel=32), 16384.0),   # DP attention: 32 ranks
+    (ColocatedSimPlan(tensor_parallel=8, pipeline_stages=2, instances=2, chunk_tokens=2048),
+     2048.0),                          # two micro-batches
 ])
 def test_colocated_units_isolated_prompt(plan: ColocatedSimPlan, budget: float) -> None:
     """DeepSeek-V3 on 32 H20 (SGLang): the lone prompt's chunks on one DP-attention rank, or

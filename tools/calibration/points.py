@@ -448,9 +448,9 @@ def predict(point: Point, ctx: Context) -> float:
     mem = plan_memory(inst, point.isl + point.osl / 2.0, point.isl + point.osl, MEMORY_FRACTION)
     seqs = max(mem.max_sequences, 1)
     if point.kind == "max":
-        phase = TrafficPhase("calibration", 1.0, 1.0, 1.0,
-                             LengthDistribution.constant(point.isl),
-                             LengthDistribution.constant(point.osl))
+        phase = TrafficPhase(name="calibration", share=1.0, rate_rps=1.0, burstiness=1.0,
+                             prompt_tokens=LengthDistribution.constant(point.isl),
+                             output_tokens=LengthDistribution.constant(point.osl))
         rate = float(max_rate_meeting(inst, seqs, phase, np.array(float(_budget(point, inst))),
                                       0.95, None, None))
         total = rate * point.osl

@@ -70,7 +70,7 @@ TTFT_PARTS = ("queueing", "prefill", "kv_transfer", "decode_step", "overhead")
 """TTFT decomposition keys, in drawing order."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LatencyCurve:
     """One plan's percentiles against the whole-plan request rate (NaN: overloaded)."""
 
@@ -92,7 +92,7 @@ SPLIT_ROLES = ("best", "runner-up", "static", "phase-best")
 across phases, the best split of the phase alone (beside a static one)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SplitBar:
     """One integer P:D split, in GPUs."""
 
@@ -117,7 +117,7 @@ class TtftDecomposition:
     total_ms: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhaseGoodput:
     """One phase: each plan's goodput there (req/s; None: no such plan), the report's."""
 
@@ -132,7 +132,7 @@ class PhaseGoodput:
     phase_ideal_goodput_rps: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FigureData:
     """Everything the figure draws."""
 
@@ -185,7 +185,7 @@ def _colocated_eval(shape: Shape, plan: ColocatedPlan, ph: TrafficPhase) -> Eval
     return run
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Disagg:
     pshape: Shape
     dshape: Shape
@@ -286,8 +286,10 @@ def _bars(view: _DisaggView | None) -> tuple[SplitBar, ...]:
     if view.other is not None:
         out.append((view.other, "phase-best" if view.static else "runner-up",
                     view.other.max_goodput_rps))
-    return tuple(SplitBar(role, a.prefill_gpus, a.decode_gpus, a.idle_gpus,
-                          a.prefill_instances, a.decode_instances, good)
+    return tuple(SplitBar(role=role, prefill_gpus=a.prefill_gpus, decode_gpus=a.decode_gpus,
+                          idle_gpus=a.idle_gpus,
+                          prefill_instances=a.prefill_instances,
+                          decode_instances=a.decode_instances, goodput_rps=good)
                  for a, role, good in out)
 
 
@@ -331,9 +333,10 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
         if pshape is not None and dshape is not None:
             link = caps.group_at(sc.cluster.gpus).link
             path = kv_path(link, pshape.instance, dshape.instance)
-            d = _Disagg(pshape, dshape, alloc,
-                        float(link_capacity_bytes_per_s(link, alloc.prefill_gpus)),
-                        ph.prompt_tokens.mean * path.bytes_per_token, path)
+            d = _Disagg(pshape=pshape, dshape=dshape, alloc=alloc,
+                        link_bytes_per_s=float(link_capacity_bytes_per_s(link, alloc.prefill_gpus)),
+                        kv_bytes_per_request=ph.prompt_tokens.mean * path.bytes_per_token,
+                        path=path)
             evaluators.insert(1 if evaluators and evaluators[0][0] == COLOCATED else 0,
                               (DISAGGREGATED, _disagg_eval(d, sc, caps, ph), view.goodput_rps))
             decomposition.insert(min(1, len(decomposition)), _decomposition(
@@ -350,8 +353,10 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
         for q in quantiles:
             t, p = run(rates, q)
             ttft[q], tpot[q] = _ms(t), _ms(p)
-        curves.append(LatencyCurve(key, PLAN_LABELS[key], ttft, tpot, good,
-                                   binding_target(run, slo.quantile, ttft_s, tpot_s, good)))
+        curves.append(LatencyCurve(plan=key, label=PLAN_LABELS[key], ttft_ms=ttft, tpot_ms=tpot,
+                                   goodput_rps=good,
+                                   limited_by=binding_target(run, slo.quantile, ttft_s, tpot_s,
+                                                             good)))
 
     phases: tuple[PhaseGoodput, ...] = ()
     if len(sc.phases) > 1:
@@ -375,13 +380,13 @@ def _decomposition(plan: str, parts: dict[str, float] | None) -> TtftDecompositi
 def _phase_goodput(p: PhaseResult) -> PhaseGoodput:
     best = p.disaggregated
     return PhaseGoodput(
-        p.name, p.rate_rps,
-        None if p.colocated is None else p.colocated.max_goodput_rps,
-        None if p.unchunked is None else p.unchunked.max_goodput_rps,
-        p.static_goodput_rps if p.static_goodput_rps is not None
+        name=p.name, rate_rps=p.rate_rps,
+        colocated_goodput_rps=None if p.colocated is None else p.colocated.max_goodput_rps,
+        unchunked_goodput_rps=None if p.unchunked is None else p.unchunked.max_goodput_rps,
+        static_goodput_rps=p.static_goodput_rps if p.static_goodput_rps is not None
         else (best.max_goodput_rps if best else 0.0),
-        best.max_goodput_rps if best else 0.0,
-        best.ideal_max_goodput_rps if best else 0.0)
+        phase_best_goodput_rps=best.max_goodput_rps if best else 0.0,
+        phase_ideal_goodput_rps=best.ideal_max_goodput_rps if best else 0.0)
 
 
 def _colocated_parts(shape: Shape, plan: ColocatedPlan, ph: TrafficPhase,

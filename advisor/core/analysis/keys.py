@@ -25,15 +25,15 @@ from advisor.core.limits import (
     MAX_TOKENS,
     MIN_RATE_RPS,
 )
-from advisor.core.plan.closed_loop import solve_closed_loop
 from advisor.core.scenario import Scenario, TrafficPhase
+from advisor.core.solve.closed_loop import solve_closed_loop
 
 
 class SweepError(ValueError):
     """A sweep specification that cannot be evaluated (unknown key, bad range, …)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KeyInfo:
     """One key a sweep can vary."""
 
@@ -50,29 +50,39 @@ class KeyInfo:
 
 
 KEYS: dict[str, KeyInfo] = {k.name: k for k in (
-    KeyInfo("cluster.gpus", "int", False, "GPUs", 1, MAX_GPUS,
+    KeyInfo(name="cluster.gpus", kind="int", capacity=False, unit="GPUs", minimum=1,
+            maximum=MAX_GPUS,
             help="GPUs in the cluster"),
-    KeyInfo("traffic.rate_rps", "float", False, "req/s", MIN_RATE_RPS, MAX_RATE_RPS,
+    KeyInfo(name="traffic.rate_rps", kind="float", capacity=False, unit="req/s",
+            minimum=MIN_RATE_RPS, maximum=MAX_RATE_RPS,
             help="arrival rate of the peak phase (other phases scale with it)"),
-    KeyInfo("traffic.concurrency", "int", True, "clients", 1, MAX_CONCURRENCY,
+    KeyInfo(name="traffic.concurrency", kind="int", capacity=True, unit="clients", minimum=1,
+            maximum=MAX_CONCURRENCY,
             help="closed-loop clients of the peak phase (other closed-loop phases scale with "
                  "it); each value's equivalent rate is solved again (Little's law)"),
-    KeyInfo("traffic.prompt_tokens", "float", True, "tokens", 1.0, MAX_TOKENS,
+    KeyInfo(name="traffic.prompt_tokens", kind="float", capacity=True, unit="tokens", minimum=1.0,
+            maximum=MAX_TOKENS,
             help="mean prompt length of the peak phase (distributions keep their shape; "
                  "other phases scale with it)"),
-    KeyInfo("traffic.output_tokens", "float", True, "tokens", 1.0, MAX_TOKENS,
+    KeyInfo(name="traffic.output_tokens", kind="float", capacity=True, unit="tokens", minimum=1.0,
+            maximum=MAX_TOKENS,
             help="mean output length of the peak phase (as prompt_tokens)"),
-    KeyInfo("traffic.burstiness", "float", True, "CV", 0.0, MAX_BURSTINESS,
+    KeyInfo(name="traffic.burstiness", kind="float", capacity=True, unit="CV", minimum=0.0,
+            maximum=MAX_BURSTINESS,
             help="inter-arrival CV of the peak phase (other phases scale with it)"),
-    KeyInfo("slo.ttft_ms", "float", True, "ms", 0.0, strict_minimum=True,
+    KeyInfo(name="slo.ttft_ms", kind="float", capacity=True, unit="ms", minimum=0.0,
+            strict_minimum=True,
             help="TTFT target"),
-    KeyInfo("slo.tpot_ms", "float", True, "ms", 0.0, strict_minimum=True,
+    KeyInfo(name="slo.tpot_ms", kind="float", capacity=True, unit="ms", minimum=0.0,
+            strict_minimum=True,
             help="TPOT target"),
-    KeyInfo("slo.percentile", "float", True, "%", 50.0, 99.99,
+    KeyInfo(name="slo.percentile", kind="float", capacity=True, unit="%", minimum=50.0,
+            maximum=99.99,
             help="percentile of the SLO targets"),
-    KeyInfo("cluster.inter_node", "link", True, "",
+    KeyInfo(name="cluster.inter_node", kind="link", capacity=True, unit="",
             help="inter-node interconnect profile id"),
-    KeyInfo("cluster.inter_node.bandwidth_scale", "float", True, "×", 0.0, strict_minimum=True,
+    KeyInfo(name="cluster.inter_node.bandwidth_scale", kind="float", capacity=True, unit="×",
+            minimum=0.0, strict_minimum=True,
             help="multiplier on the inter-node link's bandwidth"),
 )}
 

@@ -8,13 +8,15 @@
 * :mod:`.static` — the best split kept through every traffic phase;
 * :mod:`.best` — the best colocated plan (shape and token budget);
 * :mod:`.drift` — a split's goodput at the corners of the assumed mix drift;
-* :mod:`.evaluate` — one design point in full detail (``evaluate(sc) → ModelResult``);
-* :mod:`.closed_loop` — closed-loop traffic (N clients) solved to its equivalent rate by
-  ``evaluate`` at probe rates.
+* :mod:`.evaluate` — one design point in full detail (``evaluate(sc) → ModelResult``).
+
+A workload's rate solved from these plans (a closed loop's, a finite batch's) is in
+``advisor.core.solve``.
 
 The physics they call lives below them in the root of ``advisor.core`` (``instance``,
 ``memory``, ``queueing``, ``kv_transfer``, ``interference``, ``colocated``,
 ``disaggregated``); the rules that judge a result are in ``advisor.core.verdict``, the
 many-point readings (design points, sweeps, verdict boundaries, the figure's data) in
-``advisor.core.analysis``. Nothing here imports either (``tests/architecture/test_layers.py``).
+``advisor.core.analysis``. Nothing here imports any of them, nor ``simulate`` or ``solve``
+(``tests/architecture/test_layers.py``: the sub-layers of ``core``).
 """

@@ -37,7 +37,7 @@ def _rate_fn(table: np.ndarray | PoolRates, rows: Any, shape: Any) -> Rate:
     return lambda x: np.broadcast_to(vals, np.broadcast_shapes(np.shape(vals), np.shape(x)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StaticAllocations:
     """Best static (all-phase) allocation per cluster size."""
 
@@ -161,7 +161,8 @@ def static_allocation(gpus: np.ndarray, shape_gpus: np.ndarray,
     gp_c = g[np.maximum(pi, 0)] if s else np.ones(n, dtype=np.int64)
     gd_c = g[np.maximum(pj, 0)] if s else np.ones(n, dtype=np.int64)
     y = np.where(found, (G - x * gp_c) // gd_c, 0)
-    return StaticAllocations(score, goods, found, pi, pj, x, y)
+    return StaticAllocations(score=score, goods=goods, found=found, prefill_option=pi,
+                             decode_option=pj, x=x, y=y)
 
 
 def _static_candidates(G: np.ndarray, gp: np.ndarray, gd: np.ndarray, cls_y: np.ndarray,

@@ -73,7 +73,7 @@ MIN_REQUESTS = 10
 PERCENTILES = tuple(q * 100.0 for q in QUANTILES)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Replay:
     """A request log to replay instead of drawing requests.
 

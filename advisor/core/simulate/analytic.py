@@ -30,7 +30,7 @@ from advisor.core.simulate.plan import ColocatedSimPlan, Deployment
 QUANTILES = (0.50, 0.95, 0.99)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AnalyticPrediction:
     """Analytic figures for one phase (ms; None when the model calls the point overloaded)."""
 
@@ -93,8 +93,9 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
             ttft.append(None if pt.overloaded else _ms(pt.ttft_q_s))
             tpots.append(None if pt.overloaded else _ms(pt.tpot_q_s))
             batch = float(pt.batch)
-        return AnalyticPrediction(_triple(ttft), _triple(tpots), over, None, batch, ttft[3],
-                                  tpots[3])
+        return AnalyticPrediction(ttft_ms=_triple(ttft), tpot_ms=_triple(tpots), overloaded=over,
+                                  kv_link_utilization=None, decode_batch=batch, slo_ttft_ms=ttft[3],
+                                  slo_tpot_ms=tpots[3])
 
     pre, dec = dep.pools
     assert dep.link is not None
@@ -116,5 +117,6 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
         ttft.append(_ms(t))
     tpot = None if over else _ms(tpot_s)
     ttft = [None if over else x for x in ttft]
-    return AnalyticPrediction(_triple(ttft), (tpot, tpot, tpot), over, float(util),
-                              float(batch), ttft[3], tpot)
+    return AnalyticPrediction(ttft_ms=_triple(ttft), tpot_ms=(tpot, tpot, tpot), overloaded=over,
+                              kv_link_utilization=float(util),
+                              decode_batch=float(batch), slo_ttft_ms=ttft[3], slo_tpot_ms=tpot)

@@ -38,7 +38,7 @@ CHUNK = 16_384
 """Requests per batch handed to the event loops."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Batch:
     """Consecutive requests in arrival order (arrays of one length)."""
 
@@ -56,7 +56,7 @@ class Batch:
         return int(self.arrival_s.size)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trace:
     """Requests in arrival order, held whole (tests, replayed logs)."""
 
@@ -152,7 +152,8 @@ class DrawnSource(Source):
                 times = start + np.cumsum(interarrival_s(rng, ph.rate_rps, ph.burstiness, k))
                 prompts = draw_lengths(rng, ph.prompt_tokens, k)
                 outputs = draw_lengths(rng, ph.output_tokens, k)
-                yield Batch(rid, times, prompts, outputs, np.full(k, idx, dtype=np.int32))
+                yield Batch(first_id=rid, arrival_s=times, prompt_tokens=prompts,
+                            output_tokens=outputs, segment=np.full(k, idx, dtype=np.int32))
                 start = float(times[-1])
                 rid += k
                 left -= k
@@ -182,8 +183,9 @@ class ArraySource(Source):
         tr = self.trace
         for lo in range(0, tr.requests, self.chunk):
             hi = min(lo + self.chunk, tr.requests)
-            yield Batch(lo, tr.arrival_s[lo:hi], tr.prompt_tokens[lo:hi],
-                        tr.output_tokens[lo:hi], self.segments[lo:hi])
+            yield Batch(first_id=lo, arrival_s=tr.arrival_s[lo:hi],
+                        prompt_tokens=tr.prompt_tokens[lo:hi],
+                        output_tokens=tr.output_tokens[lo:hi], segment=self.segments[lo:hi])
 
 
 def collect(source: Source) -> Trace:
@@ -192,8 +194,9 @@ def collect(source: Source) -> Trace:
     seg_phase = np.asarray(source.segment_phase or (0,), dtype=np.int32)
     if not parts:
         empty = np.zeros(0)
-        return Trace(empty, empty.astype(np.int64), empty.astype(np.int64),
-                     empty.astype(np.int16), source.phase_names)
+        return Trace(arrival_s=empty, prompt_tokens=empty.astype(np.int64),
+                     output_tokens=empty.astype(np.int64),
+                     phase=empty.astype(np.int16), phase_names=source.phase_names)
     segs = np.concatenate([b.segment for b in parts])
     return Trace(arrival_s=np.concatenate([b.arrival_s for b in parts]),
                  prompt_tokens=np.concatenate([b.prompt_tokens for b in parts]),

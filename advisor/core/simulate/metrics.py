@@ -28,7 +28,7 @@ class GapStats:
     max_s: float = 0.0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunCounters:
     """What an event loop reports besides the per-request figures."""
 

@@ -52,7 +52,7 @@ class PlanError(ValueError):
     """The scenario has no plan for the mode, or the given plan cannot run."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ColocatedSimPlan:
     """A colocated pool: ``instances`` × (TP × PP) GPUs; ``chunk_tokens`` None = unchunked."""
 
@@ -64,7 +64,7 @@ class ColocatedSimPlan:
     """EP degree with DP attention (1: none; the instance then has this many GPUs)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DisaggregatedSimPlan:
     """Prefill and decode pools; ``prefill_batch_tokens`` None = the saturating token count."""
 
@@ -94,7 +94,7 @@ class Pool:
     """KV cache of one instance, tokens (module docstring)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Deployment:
     """A plan with its instances built."""
 
@@ -118,16 +118,20 @@ def default_plan(sc: Scenario, mode: Mode, result: ModelResult) -> Plan:
         cp = result.colocated if mode == "chunked" else result.unchunked
         if cp is None or cp.instances < 1:
             raise PlanError(f"no colocated {mode} plan fits this workload")
-        return ColocatedSimPlan(cp.tensor_parallel, cp.pipeline_stages, cp.instances,
-                                cp.chunk_tokens if mode == "chunked" else None,
-                                cp.expert_parallel)
+        return ColocatedSimPlan(tensor_parallel=cp.tensor_parallel,
+                                pipeline_stages=cp.pipeline_stages, instances=cp.instances,
+                                chunk_tokens=cp.chunk_tokens if mode == "chunked" else None,
+                                expert_parallel=cp.expert_parallel)
     dp = result.disaggregated
     if dp is None or dp.allocation is None:
         raise PlanError("no disaggregated plan fits this workload")
     a = dp.allocation
-    return DisaggregatedSimPlan(a.prefill_tensor_parallel, a.prefill_pipeline_stages,
-                                a.prefill_instances, a.decode_tensor_parallel,
-                                a.decode_pipeline_stages, a.decode_instances,
+    return DisaggregatedSimPlan(prefill_tensor_parallel=a.prefill_tensor_parallel,
+                                prefill_pipeline_stages=a.prefill_pipeline_stages,
+                                prefill_instances=a.prefill_instances,
+                                decode_tensor_parallel=a.decode_tensor_parallel,
+                                decode_pipeline_stages=a.decode_pipeline_stages,
+                                decode_instances=a.decode_instances,
                                 prefill_expert_parallel=a.prefill_expert_parallel,
                                 decode_expert_parallel=a.decode_expert_parallel)
 
@@ -178,7 +182,7 @@ def build_deployment(sc: Scenario, mode: Mode, plan: Plan) -> Deployment:
             raise PlanError("chunked mode needs chunk_tokens; unchunked mode must have none")
         pool = _pool(sc, plan.tensor_parallel, plan.pipeline_stages, plan.instances,
                      plan.expert_parallel)
-        return Deployment(mode, plan, (pool,), None, ())
+        return Deployment(mode=mode, plan=plan, pools=(pool,), link=None, prefill_batch_tokens=())
     if not isinstance(plan, DisaggregatedSimPlan):
         raise PlanError("mode disaggregated needs a disaggregated plan")
     pre = _pool(sc, plan.prefill_tensor_parallel, plan.prefill_pipeline_stages,
@@ -190,4 +194,4 @@ def build_deployment(sc: Scenario, mode: Mode, plan: Plan) -> Deployment:
         lm = tuple(float(plan.prefill_batch_tokens) for _ in sc.phases)
     else:
         lm = tuple(saturating_tokens(pre.instance, ph.prompt_tokens.mean) for ph in sc.phases)
-    return Deployment(mode, plan, (pre, dec), link, lm)
+    return Deployment(mode=mode, plan=plan, pools=(pre, dec), link=link, prefill_batch_tokens=lm)

@@ -110,7 +110,7 @@ class LittleCheck:
         return abs(self.mean_in_system - lw) / self.mean_in_system
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WindowFigures:
     """What the recorder measured over one phase's windows (or the whole run's)."""
 

@@ -25,7 +25,7 @@ class Compared:
         return (self.analytic - self.simulated) / self.simulated
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhaseStats:
     """Figures for one phase (or the whole run)."""
 
@@ -79,7 +79,7 @@ class KvCache:
     """Requests preempted (blocks ran out) and recomputed, whole run."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SimulationResult:
     """One simulated mode on one plan, beside the analytic prediction for that plan."""
 

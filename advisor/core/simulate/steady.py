@@ -62,7 +62,7 @@ MAX_REQUESTS = MAX_SIMULATED_REQUESTS
 IN_FLIGHT_LIMIT = MAX_REQUESTS_IN_FLIGHT
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhaseSizing:
     """How long one phase must run (see the module docstring)."""
 
@@ -76,7 +76,7 @@ class PhaseSizing:
     requests_needed: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SteadyState:
     """Whether one phase's measurement describes a steady state."""
 
@@ -112,7 +112,8 @@ def size_phase(rate_rps: float, burstiness: float, residence_s: float, basis: st
     spread = max(1.0, (1.0 + burstiness * burstiness) / 2.0)
     window = max(MEASURE_RESIDENCES * w * spread, COUNT_MARGIN * need / rate_rps)
     requests = int(min(math.ceil(rate_rps * (warm + window)), 10**15))
-    return PhaseSizing(w, basis, warm, window, need, max(requests, need))
+    return PhaseSizing(residence_s=w, residence_basis=basis, warmup_s=warm, measured_s=window,
+                       completions_needed=need, requests_needed=max(requests, need))
 
 
 def conclusive(warmup_s: float, measured_s: float, residence_s: float) -> bool:

@@ -112,7 +112,8 @@ def equivalent_rate(sc: Scenario, phase: TrafficPhase, concurrency: int) -> Clos
     if not math.isfinite(e2e):  # the root sits on the overload edge: step just below it
         rate *= 1.0 - 1e-6
         ttft, tpot, e2e, name = latencies(rate)
-    return ClosedLoop(concurrency, rate, ttft * 1e3, tpot * 1e3, e2e, name)
+    return ClosedLoop(concurrency=concurrency, rate_rps=rate, ttft_ms=ttft * 1e3,
+                      tpot_ms=tpot * 1e3, e2e_s=e2e, plan=name)
 
 
 def solve_closed_loop(sc: Scenario) -> Scenario:
