@@ -31,8 +31,15 @@ the common fields (``num_hidden_layers``, ``hidden_size``, ``intermediate_size``
 * ``opt``: plain ReLU FFN of ``ffn_dim``, biases (``enable_bias``), LayerNorm with bias,
   tied embeddings, ``max_position_embeddings + 2`` learned positions.
 
-``model_type`` missing is recovered from ``architectures`` (``LlamaForCausalLM`` → llama).
-Anything else is a :class:`~advisor.loading.profile_errors.ProfileInvalidError` naming the field and
+``model_type`` missing is recovered from ``architectures`` (``LlamaForCausalLM`` → llama), and
+so is a ``model_type`` this module does not know whose ``architectures`` names a class it maps:
+checkpoints that reuse another model's architecture under their own type — Kimi K2
+(``model_type: kimi_k2``, ``architectures: [DeepseekV3ForCausalLM]``; MoonshotAI/Kimi-K2
+``docs/deploy_guidance.md``: "Kimi-K2 reuses the DeepSeekV3CausalLM architecture … we set
+``"model_type": "kimi_k2"`` in config.json" so engines can tell them apart, and renaming it to
+``deepseek_v3`` is the documented workaround for other frameworks) — are read by that class's
+mapper, and the profile's source says so. Anything else is a
+:class:`~advisor.loading.profile_errors.ProfileInvalidError` naming the field and
 listing the supported architectures.
 """
 
@@ -160,6 +167,10 @@ def profile_from_config(data: dict[str, Any], path: Path, text: str = "") -> Any
     from advisor.loading.profile_schema import ModelProfile
 
     model_type = _model_type(data, path)
+    declared = data.get("model_type")
+    read_as = (f"model_type {model_type}" if declared == model_type or declared is None
+               else f"model_type {_shown_type(declared)}, read as {model_type} by its "
+                    f"architectures {_short(data.get('architectures'))}")
     reader = _Reader(data, model_type, text)
     architecture = _MAPPERS[model_type](reader)
     if reader.problems:
@@ -169,7 +180,7 @@ def profile_from_config(data: dict[str, Any], path: Path, text: str = "") -> Any
         "id": _slug(name),
         "name": name,
         "architecture": {
-            "source": f"{path} (Hugging Face config.json, model_type {model_type}; fields "
+            "source": f"{path} (Hugging Face config.json, {read_as}; fields "
                       "mapped by pd-advisor's hf_config)",
             "kind": "datasheet",
             **architecture,
@@ -190,14 +201,33 @@ def _supported() -> str:
     return ", ".join(SUPPORTED_ARCHITECTURES)
 
 
+def _architecture_type(data: dict[str, Any]) -> str | None:
+    """The ``model_type`` of the first ``architectures`` class this module maps (None)."""
+    classes = data.get("architectures")
+    if isinstance(classes, list):
+        for cls in classes:
+            if isinstance(cls, str) and cls in ARCHITECTURE_CLASSES:
+                return ARCHITECTURE_CLASSES[cls]
+    return None
+
+
+def _shown_type(value: Any) -> str:
+    """A declared ``model_type`` as the profile's source shows it (quoted when odd)."""
+    return value if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value) \
+        else _short(value)
+
+
 def _model_type(data: dict[str, Any], path: Path) -> str:
+    """The ``model_type`` whose mapper reads ``data``: its own when supported, else the
+    one its ``architectures`` names (a missing type, or a checkpoint that reuses a supported
+    architecture under its own type, module docstring)."""
     model_type = data.get("model_type")
+    if not (isinstance(model_type, str) and model_type in SUPPORTED_ARCHITECTURES):
+        by_class = _architecture_type(data)
+        if by_class is not None:
+            return by_class
     if model_type is None:
         classes = data.get("architectures")
-        if isinstance(classes, list):
-            for cls in classes:
-                if isinstance(cls, str) and cls in ARCHITECTURE_CLASSES:
-                    return ARCHITECTURE_CLASSES[cls]
         raise ProfileInvalidError(path, [
             (f"model_type: missing (and architectures {_short(classes)} names no supported "
              "class); "

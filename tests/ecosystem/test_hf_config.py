@@ -245,3 +245,39 @@ def test_profiles_show_unsupported_config_exits_2(tmp_path: Path,
     result = run_cli("profiles", "show", path, exit_code=2)
     assert "model_type: 't5' is not supported; supported architectures: deepseek_v3" in \
         result.stderr
+
+
+REUSED_DIR = HF_DIR.parent / "hf-reused"
+"""Checkpoints that reuse a supported architecture under their own ``model_type`` (no
+built-in twin): Kimi-K2-Instruct's config.json fields (moonshotai/Kimi-K2-Instruct on the
+Hugging Face Hub; model_type ``kimi_k2``, architectures ``DeepseekV3ForCausalLM``)."""
+
+
+def test_a_reused_architecture_is_read_by_its_class(catalog: ProfileCatalog) -> None:
+    path = REUSED_DIR / "kimi-k2" / "config.json"
+    spec = catalog.model(str(path))
+    # the Kimi K2 model card: 1 T total parameters, 32 B activated (rounded figures)
+    assert spec.total_params == pytest.approx(1.0e12, rel=0.05)
+    assert spec.active_params == pytest.approx(32e9, rel=0.05)
+    assert spec.moe is not None and spec.moe.num_experts == 384
+    assert spec.mla is not None and spec.num_attention_heads == 64
+    # MLA: (kv_lora_rank + rope dim) × layers × 2 bytes, as DeepSeek-V3's
+    assert spec.kv_bytes_per_token("bf16") == (512 + 64) * 61 * 2
+    profile, _ = catalog.raw("models", str(path))
+    assert ("model_type kimi_k2, read as deepseek_v3 by its architectures "
+            "['DeepseekV3ForCausalLM']") in profile.architecture.source
+
+
+def test_an_unknown_type_of_an_unknown_class_is_refused(tmp_path: Path) -> None:
+    data = _config("deepseek-v3")
+    data["model_type"] = "kimi_k2"
+    data["architectures"] = ["KimiForCausalLM"]
+    with pytest.raises(ProfileInvalidError, match=r"model_type: 'kimi_k2' is not supported"):
+        hf_config.load_hf_profile(_write(tmp_path, data))
+
+
+def test_a_supported_type_wins_over_its_architectures(tmp_path: Path) -> None:
+    data = _config("qwen3-8b")
+    data["architectures"] = ["LlamaForCausalLM"]
+    profile = hf_config.load_hf_profile(_write(tmp_path, data))
+    assert "model_type qwen3;" in profile.architecture.source
