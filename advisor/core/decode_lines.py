@@ -29,10 +29,9 @@ def decode_step_lines(m: ModelSpec, q: StepParams, context_tokens: float
     if m.sliding_window_tokens:
         win_share = m.window_layer_share
         ctx = (1.0 - win_share) * ctx + win_share * min(ctx, m.sliding_window_tokens)
-    attn_width = float(m.num_layers * m.attention_width)
     v = q.decode_query_tokens  # speculation: k + 1 verify tokens per sequence, and the draft
     cc = (2.0 * m.matmul_params_per_token * v / q.compute_flops_per_s
-          + 4.0 * attn_width * ctx * v / q.attention_flops_per_s)
+          + m.decode_attention_flops_per_key * ctx * v / q.decode_attention_flops_per_s)
     m0 = (q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu) / q.memory_bytes_per_s
     mm = q.kv_bytes_per_token_per_gpu * (ctx + v) / q.kv_read_bytes_per_s
     overlap = q.compute_memory_overlap

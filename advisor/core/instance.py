@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from advisor.core.all_to_all import all_to_all_cost
+from advisor.core.attention import attended_keys, attention_compute_s
 from advisor.core.engine import EngineSpec
 from advisor.core.expert_parallel import ExpertLayout
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec, Precision
@@ -68,6 +69,10 @@ class StepParams:
     attention_flops_per_s: np.ndarray | float
     """GPUs × the attention format's dense peak × attention efficiency: the rate of the
     attention kernels (QK^T and PV over the cached keys; docs/model.md §3)."""
+    decode_attention_flops_per_s: np.ndarray | float
+    """The rate of the decode attention kernels: ``attention_flops_per_s``, except for MLA,
+    whose absorbed decode kernels compute in 16 bit whatever the KV cache's format
+    (:attr:`Instance.decode_attention_flops_per_gpu_s`)."""
     memory_bytes_per_s: np.ndarray | float
     """One GPU's bandwidth × weight-streaming efficiency η_w."""
     kv_read_bytes_per_s: np.ndarray | float
@@ -173,7 +178,6 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
     tokens = p + dq
     chunk = p / n if n > 0 else 0.0
 
-    attn_width = float(m.num_layers * m.attention_width)
     pre_keys = 2.0 * chunk * k + chunk * chunk
     dec_keys = ctx
     window = m.sliding_window_tokens
@@ -185,9 +189,11 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
         pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
         dec_keys = full_share * ctx + win_share * min(ctx, window)
     gemm_flops = 2.0 * m.matmul_params_per_token * tokens
-    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * dq * dec_keys
     compute_s = (gemm_flops / q.compute_flops_per_s
-                 + attention_flops / q.attention_flops_per_s)
+                 + (n * 0.5 * m.prefill_attention_flops_per_pair * pre_keys
+                    / q.attention_flops_per_s
+                    + m.decode_attention_flops_per_key * dq * dec_keys
+                    / q.decode_attention_flops_per_s))
 
     weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
     if window:
@@ -230,12 +236,12 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     tokens = p + dq
     chunk = np.divide(p, n, out=np.zeros(np.broadcast(p, n).shape), where=n > 0)
 
-    attn_width = float(m.num_layers * m.attention_width)
-    pre_keys, dec_keys, k = _attended_keys(m, chunk, k, ctx)
+    pre_keys, dec_keys, k = attended_keys(m, chunk, k, ctx)
     gemm_flops = 2.0 * m.matmul_params_per_token * tokens
-    attention_flops = n * 2.0 * attn_width * pre_keys + 4.0 * attn_width * dq * dec_keys
     compute_s = (gemm_flops / q.compute_flops_per_s
-                 + attention_flops / q.attention_flops_per_s)
+                 + attention_compute_s(m, q.attention_flops_per_s,
+                                     q.decode_attention_flops_per_s, n, pre_keys, dq,
+                                     dec_keys))
 
     weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
     kv_bytes = q.kv_bytes_per_token_per_gpu * (d * dec_keys + n * k + tokens)
@@ -257,26 +263,6 @@ def draft_seconds(q: StepParams, d: np.ndarray, dec_keys: np.ndarray) -> np.ndar
     return seconds
 
 
-def _attended_keys(m: ModelSpec, chunk: np.ndarray, k: np.ndarray, ctx: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(keys per prefill query summed over the chunk, keys per decode query, earlier
-    tokens re-read per prefill sequence) of :func:`step_time`, sliding-window layers at
-    most W keys each."""
-    pre_keys = 2.0 * chunk * k + chunk * chunk
-    dec_keys = ctx
-    window = m.sliding_window_tokens
-    if window:
-        win_share = m.window_layer_share
-        full_share = 1.0 - win_share
-        lo, hi = np.minimum(k, window), np.minimum(k + chunk, window)
-        win_keys = ((hi * hi - lo * lo) / 2.0
-                    + np.maximum(k + chunk - np.maximum(k, window), 0.0) * window)
-        pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
-        dec_keys = full_share * ctx + win_share * np.minimum(ctx, window)
-        k = full_share * k + win_share * np.minimum(k, window)
-    return pre_keys, dec_keys, k
-
-
 def _moe_step_time(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k: np.ndarray,
                    d: np.ndarray, ctx: np.ndarray) -> np.ndarray:
     """The step of an MoE instance: the experts a step touches (weight traffic) and the
@@ -293,14 +279,14 @@ def _moe_step_time(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k:
     p_r, n_r, d_r = busiest_unit_share(q.attention_ranks, p, n, d)
     rank_tokens = p_r + d_r * v
     chunk = np.divide(p_r, n_r, out=np.zeros(np.broadcast(p_r, n_r).shape), where=n_r > 0)
-    attn_width = float(m.num_layers * m.attention_width)
-    pre_keys, dec_keys, k = _attended_keys(m, chunk, k, ctx)
+    pre_keys, dec_keys, k = attended_keys(m, chunk, k, ctx)
     dense_flops = (2.0 * (m.matmul_params_per_token - m.routed_matmul_params_per_token)
                    * rank_tokens)
-    attention_flops = n_r * 2.0 * attn_width * pre_keys + 4.0 * attn_width * d_r * v * dec_keys
     expert_flops = 2.0 * m.routed_matmul_params_per_token * tokens
     compute_s = (dense_flops / q.compute_flops_per_s
-                 + attention_flops / q.attention_flops_per_s
+                 + attention_compute_s(m, q.attention_flops_per_s,
+                                     q.decode_attention_flops_per_s, n_r, pre_keys,
+                                     d_r * v, dec_keys)
                  + expert_flops / q.expert_compute_flops_per_s)
     frac = 1.0 - np.power(1.0 - m.moe.experts_per_token / m.moe.num_experts,
                           np.maximum(tokens, 1.0))
@@ -481,6 +467,19 @@ class Instance:
         return peak * self.efficiency.attention_efficiency(fp8)
 
     @property
+    def decode_attention_flops_per_gpu_s(self) -> float:
+        """Achieved decode-attention FLOP/s of one GPU: :attr:`attention_flops_per_gpu_s`,
+        but MLA's absorbed decode runs at the 16-bit peak even with an FP8 KV cache —
+        FlashMLA's dense decode kernel is BF16 and its FP8-KV kernel dequantizes the cache
+        to BF16 before the tensor-core matmuls (deepseek-ai/FlashMLA README and
+        ``docs/20250929-hopper-fp8-sparse-deep-dive.md``); CUTLASS MLA (Blackwell) and
+        FlashInfer MLA take BF16 queries the same way; FP8 attention is opt-in (docs/model.md
+        §3)."""
+        if self.model.mla is None:
+            return self.attention_flops_per_gpu_s
+        return self.gpu.bf16_flops_per_s * self.efficiency.attention_efficiency(False)
+
+    @property
     def allreduce_latency_s(self) -> float:
         """Latency of one TP all-reduce: link latency + the engine's software cost."""
         if self.tensor_parallel <= 1:
@@ -505,6 +504,7 @@ class Instance:
             gpus=float(self.gpus),
             compute_flops_per_s=tp * self.peak_flops_per_s * self.prefill_mfu,
             attention_flops_per_s=tp * self.attention_flops_per_gpu_s,
+            decode_attention_flops_per_s=tp * self.decode_attention_flops_per_gpu_s,
             memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
             kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
             dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts
@@ -570,6 +570,7 @@ class Instance:
             # the busiest attention rank's t GPUs run its attention and dense layers
             compute_flops_per_s=tp * flops_per_gpu,
             attention_flops_per_s=tp * self.attention_flops_per_gpu_s * sm_share,
+            decode_attention_flops_per_s=tp * self.decode_attention_flops_per_gpu_s * sm_share,
             memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
             kv_read_bytes_per_s=bandwidth * self.efficiency.kv_read_efficiency,
             dense_weight_bytes_per_gpu=(m.weight_bytes(prec) - experts

@@ -218,6 +218,35 @@ class ModelSpec:
                                                + self.mla.qk_rope_head_dim)
         return self.num_attention_heads * self.head_dim
 
+    @cached_property
+    def prefill_attention_flops_per_pair(self) -> float:
+        """Attention FLOPs of one (query, key) pair of a prefill, all layers:
+        2 · heads · (d_qk + d_v) · L — QKᵀ over the query/key width and PV over the value
+        width (FlashMLA's deep dive, deepseek-ai/FlashMLA ``docs/20250422-new-kernel-deep-
+        dive.md``: FLOPs ≈ 2·h_q·s_q·s_k·(d_k + d_v)). MHA/GQA: d_qk = d_v = head_dim, so
+        4 · heads · head_dim · L. MLA prefill runs the decompressed (MHA) form: d_qk =
+        qk_nope + qk_rope (192 on DeepSeek-V3), d_v = v_head_dim (128) (docs/model.md §3)."""
+        if self.mla is not None:
+            m = self.mla
+            width = m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim
+            return float(2 * self.num_attention_heads * width * self.num_layers)
+        return float(4 * self.attention_width * self.num_layers)
+
+    @cached_property
+    def decode_attention_flops_per_key(self) -> float:
+        """Attention FLOPs of one decode query token against one cached key, all layers.
+        MHA/GQA: as a prefill pair. MLA decode runs *absorbed* (W_UK folded into the query,
+        W_UV after the attention — how FlashMLA, CUTLASS MLA and FlashInfer MLA run
+        DeepSeek-V3/R1 decode in SGLang, vLLM and TensorRT-LLM): every head attends in the
+        latent, d_k = kv_lora_rank + qk_rope (576), d_v = kv_lora_rank (512), so
+        2 · heads · (2·kv_lora_rank + qk_rope) · L — 2.8× the decompressed form's on
+        DeepSeek-V3 (FlashMLA deep dive, above; docs/model.md §3)."""
+        if self.mla is not None:
+            m = self.mla
+            width = 2 * m.kv_lora_rank + m.qk_rope_head_dim
+            return float(2 * self.num_attention_heads * width * self.num_layers)
+        return self.prefill_attention_flops_per_pair
+
     # ---- bytes ---------------------------------------------------------------------------
     def _embedding_and_head_params(self) -> float:
         return self.embedding_params + self.lm_head_params
