@@ -25,8 +25,8 @@ Per policy (c the pool's arrival CV, c_s the service CV, ρ the per-instance uti
   pool behaves as one G/G/c queue (Allen–Cunneen with the GI/M/1 arrival term), the standard
   approximation of JSQ; where the count is mostly other work (share → 0) each arrival still
   raises its instance's count, so a burst is dealt out about round robin (per-instance
-  G/G/1 at CV² = c²/n). In between the mean wait and P(wait) are interpolated geometrically,
-  W = W_rr^(1−s)·W_pool^s (ESTIMATE: an approximation checked against the simulator,
+  G/G/1 at CV² = c²/n). In between the mean wait and P(wait) are interpolated linearly,
+  W = (1 − s)·W_rr + s·W_pool (ESTIMATE: an approximation checked against the simulator,
   tests/simulate/test_sim_matrix.py).
 * ``power-of-two`` (the lower count of two distinct uniform instances): Mitzenmacher's
   supermarket model (IEEE TPDS 12(10), 2001): as n → ∞ with Poisson arrivals and
@@ -35,7 +35,7 @@ Per policy (c the pool's arrival CV, c_s the service CV, ρ the per-instance uti
   times, against ρ/(1 − ρ) for random dispatch. The random-routing G/G/1 wait (the same
   thinned arrivals) is scaled by that ratio — by its share-th power where the count is only
   partly the queue — and P(wait) by ρ^s. With two instances the two choices are both
-  instances (JSQ); for n instances the wait is W_JSQ^(1/(n−1))·W_sm^(1 − 1/(n−1))
+  instances (JSQ); for n instances the wait is (1 − 1/(n−1))·W_sm + W_JSQ/(n−1)
   (ESTIMATE: the weight of the finite pool, checked against the simulator).
 
 One instance is a G/G/1 queue under every policy. Waits are +inf at ρ ≥ 1 (overload; the
@@ -55,13 +55,14 @@ SUPERMARKET_TERMS = 8
 1e-11 of the first for ρ ≤ 0.95 (and ρ ≥ 0.999 is overload territory)."""
 
 
-def _blend(a: np.ndarray, b: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """a^(1 − w)·b^w for non-negative a, b (0 and inf kept: 0 where either is 0 with a weight
-    inside (0, 1); the end weights give a or b exactly)."""
+def _blend(a: np.ndarray, b: np.ndarray, weight: np.ndarray | float) -> np.ndarray:
+    """(1 − w)·a + w·b for non-negative a, b (+inf kept; the end weights give a or b exactly).
+
+    Linear, not geometric: a pooled queue's wait on many servers is astronomically small
+    (Erlang C), and a geometric mean would let any share of it wipe the other term out."""
     w = clip(np.asarray(weight, dtype=float), 0.0, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = np.exp((1.0 - w) * np.log(a) + w * np.log(b))
-    out = np.where((a <= 0) | (b <= 0), 0.0, out)
+    with np.errstate(invalid="ignore"):
+        out = (1.0 - w) * a + w * b
     out = np.where(np.isinf(a) | np.isinf(b), np.inf, out)
     return np.where(w <= 0.0, a, np.where(w >= 1.0, b, out))
 
@@ -118,7 +119,7 @@ def _least_loaded(n: np.ndarray, lam: np.ndarray, s: np.ndarray, c2: np.ndarray,
                   service_cv: np.ndarray | float, share: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Join-the-shortest-count: G/G/1 at the round-robin CV where the count is other work,
-    the pooled G/G/n where it is the queue, geometric in between (module docstring)."""
+    the pooled G/G/n where it is the queue, linear in between (module docstring)."""
     if np.all(n <= 1.0):
         return gg_c_wait_s(1, lam, s, np.sqrt(c2), service_cv)
     servers = np.broadcast_to(n, np.broadcast(n, lam).shape)
