@@ -83,8 +83,47 @@ QUICK = {"s03-8b-short-bursty", "s09-32b-long-heavy", "s13-mixtral-short-medium"
 short, dense MoE, one non-default router, heavy tails on one instance); the thorough tier
 simulates the rest."""
 
-MISSES: dict[str, str] = {}
-"""Cases the model misses, by id: the reason with the measured decomposition (strict xfail)."""
+_S16 = ("64 colocated TP1 instances (chunk 512), CV-3 arrivals: the model's colocated TTFT is "
+        "high near saturation on a wide pool — analytic goodput G = {g} req/s bound by TTFT "
+        "(p95 480 ms at G vs the 500 ms SLO), simulated p95 TTFT at 1.2·G {sim} ms, so the "
+        "simulated goodput is above 1.2·G; the disaggregated side is inside")
+MISSES: dict[str, str] = {
+    "s14-32b-heavytail-bursty": (
+        "heavy-tailed prompts (CV 3.7) at CV-3 arrivals, 4 × TP4 colocated (chunk 4096) and "
+        "7 × TP2 + 1 × TP2 disaggregated at 20 req/s: colocated p95 TTFT analytic 1,016 vs "
+        "simulated 678 ms (+50 %: the prompt queue — round-robin-like G/G/1 per instance at "
+        "CV² = 9/4 with service CV 3.7 — is pessimistic); colocated goodput: analytic 30.3 "
+        "req/s bound by TPOT (50.0 ms at G), simulated p95 TPOT 52.8 ms already at 0.8·G (the "
+        "chunked TPOT tail is low: item 2, mixed steps carrying long prompts cluster); "
+        "disaggregated p95 TTFT analytic 396 vs simulated 611 ms (−35 %: the pooled G/G/7 of "
+        "JSQ over a count that does not see prompt sizes is optimistic for heavy-tailed "
+        "service)"),
+    "s15-8b-heavytail-one": (
+        "one instance (nothing to route), Poisson arrivals, heavy-tailed prompts (CV 3.7), "
+        "chunk 4096: at 4 req/s p95 TTFT −7 % and TPOT −29 % (inside), but the analytic "
+        "goodput 10.6 req/s (TTFT-bound, 999 ms at G) is high: simulated p95 TTFT 1,972 ms "
+        "at 0.8·G — the G/G/1 prompt queue with service CV 3.7 near saturation (ρ ≈ 0.7) "
+        "understates the backlog's tail (exponential tail with the Kingman-type mean)"),
+    "s17-235b-a22b-ep": (
+        "Qwen3-235B-A22B fp8, explicit EP8 plans (DP attention), SGLang terms: colocated "
+        "inside (TTFT +6 %, TPOT −1 %, goodput inside); disaggregated (one EP8 prefill, one "
+        "EP8 decode: nothing to route) p95 TTFT analytic 454 vs simulated 1,352 ms (−66 %): "
+        "analytic own pass 265 ms + pass in progress and queue 188 ms + transfer 1 ms at "
+        "busy share ρ = 0.23 (L_m 16,384 over 8 ranks); the simulator's EP8 prefill passes "
+        "queue far longer (simulated TTFT 15.6 s at 0.8·G = 37 req/s, analytic goodput "
+        "46.6) — the prefill pass model of a split budget (§6, ``_unit_passes``) is the "
+        "off term, not the router"),
+    "s16-8b-64-bursty": _S16.format(g="1,426", sim="395"),
+    "s16-8b-64-bursty+round-robin": (
+        _S16.format(g="1,423", sim="374") + "; at the rate (600 req/s) round robin's "
+        "per-instance queue (CV² = 9/64) is +39 % colocated (158 vs 113 ms) and +32 % on the "
+        "prefill pool (122 vs 92 ms): Erlang-thinned arrivals are more regular than the GI/M/1 "
+        "arrival term gives credit for at CV < 0.4"),
+    "s16-8b-64-bursty+random": _S16.format(g="1,258", sim="442"),
+    "s16-8b-64-bursty+power-of-two": _S16.format(g="1,268", sim="352"),
+}
+"""Cases the model misses, by id: the reason with the measured decomposition (strict xfail,
+8,000 requests, seed 7; the model, not the tolerance, is what a fix changes)."""
 
 
 def _pct(x: float | None) -> str:
