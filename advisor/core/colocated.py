@@ -48,10 +48,10 @@ from advisor.core.instance import (
 from advisor.core.queueing import (
     backlog_quantile_tokens,
     binomial_share_quantile,
-    gg_c_wait_s,
     wait_quantile_s,
 )
-from advisor.core.scenario import TrafficPhase
+from advisor.core.routing import dispatch_wait_s
+from advisor.core.scenario import DEFAULT_ROUTER, RouterPolicy, TrafficPhase
 
 FIXED_POINT_ITERATIONS = 40
 GRID_POINTS = 40
@@ -98,14 +98,9 @@ class ColocatedPoint:
 
 def queue_instances(instances: np.ndarray | float) -> np.ndarray:
     """The pool size the colocated prompt queue is evaluated at: the instances the router
-    splits arrivals over, rounded down to a power of two (at least 1).
-
-    The split makes the per-instance arrival CV² = c²/n; rounding n down makes it at most 2×
-    that — the conservative side — and leaves ⌊log₂ n⌋ + 1 distinct queues per instance
-    shape, so a sweep over cluster sizes tabulates goodputs per (shape, pool size) cheaply.
-    """
-    n = np.maximum(np.asarray(instances, dtype=float), 1.0)
-    pool: np.ndarray = np.exp2(np.floor(np.log2(n) + 1e-9))
+    splits arrivals over, exactly (at least 1; issue #27 removed the rounding down to a power
+    of two). ``routing.dispatch_wait_s`` turns it into the instance's queue."""
+    pool: np.ndarray = np.maximum(np.round(np.asarray(instances, dtype=float)), 1.0)
     return pool
 
 
@@ -151,7 +146,8 @@ def _mixed_steps(inst: Instance | StackedInstances, arrivals_per_step: np.ndarra
 def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                        phase: TrafficPhase,
                        rate_rps: np.ndarray | float, chunk_tokens: np.ndarray | float | None,
-                       quantile: float, instances: np.ndarray | float = 1.0) -> ColocatedPoint:
+                       quantile: float, instances: np.ndarray | float = 1.0,
+                       router: RouterPolicy = DEFAULT_ROUTER) -> ColocatedPoint:
     """Colocated metrics per instance at ``rate_rps``; ``chunk_tokens`` None = unchunked.
 
     Each instance queues its own prompts: a colocated router balances outstanding requests
@@ -171,7 +167,8 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
     c = c.astype(float)
 
     if not chunked and inst.model.moe is None:
-        return _unchunked_explicit(inst, max_sequences, phase, lam, c, quantile, instances)
+        return _unchunked_explicit(inst, max_sequences, phase, lam, c, quantile, instances,
+                                   router)
 
     # speculative decoding (docs/model.md §3.6): a decoding sequence takes v = k + 1 tokens of
     # the budget and a step emits τ_s tokens of it, so τ (time per token) is a step / τ_s
@@ -220,15 +217,16 @@ def evaluate_colocated(inst: Instance | StackedInstances, max_sequences: np.ndar
         overloaded = overloaded | (c <= b * v)
 
     return _metrics(inst, phase, quantile, chunked, lam, b, c, tau, f, t_dec, t_inf, phi,
-                    overloaded, instances)
+                    overloaded, instances, router)
 
 
 def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: float,
              chunked: bool, lam: np.ndarray, b: np.ndarray, c: np.ndarray, tau: np.ndarray,
              f: np.ndarray, t_dec: np.ndarray, t_inf: np.ndarray, phi: np.ndarray,
-             overloaded: np.ndarray, instances: np.ndarray | float = 1.0) -> ColocatedPoint:
+             overloaded: np.ndarray, instances: np.ndarray | float = 1.0,
+             router: RouterPolicy = DEFAULT_ROUTER) -> ColocatedPoint:
     """Percentiles of a solved steady state (shared by the rate and the batch parametrisation)."""
-    s_mean, s_q, o_mean, ctx, s_cv = _phase_numbers(phase, quantile)
+    s_mean, s_q, o_mean, ctx, _ = _phase_numbers(phase, quantile)
     # Inflated gaps come in runs: a prompt spans ⌈S̄/room⌉ consecutive mixed steps, and bursty
     # arrivals bring prompts in clusters (runs longer by (1 + c_a²)/2, the burst factor of
     # the queue), so a request's Ō gaps hold about Ō/run independent draws, not Ō.
@@ -241,10 +239,9 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
     share_q = binomial_share_quantile(o_mean / ts / run, f, quantile)
     tpot_q = (t_dec + (t_inf - t_dec) * share_q) / ts
 
-    # TTFT: a residual step, the queue ahead of the prompt, and its own prefill. The router
-    # deals arrivals out round robin (JSQ on outstanding requests: each arrival raises its
-    # instance's count), so each instance sees gamma arrivals of CV² = c²/n.
-    split_cv = phase.burstiness / np.sqrt(np.maximum(np.asarray(instances, dtype=float), 1.0))
+    # TTFT: a residual step, the queue ahead of the prompt, and its own prefill. The queue is
+    # the router's (``routing.dispatch_wait_s``, the same model as a prefill pool's), whose
+    # count here is mostly decoding requests (``_prompt_queue``).
     if chunked:
         room = np.maximum(c - b * v, 1.0)
         # the budget's units (pipeline micro-batches, DP-attention ranks): a prompt and the
@@ -255,7 +252,7 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
         token_s = inst.step_time_s(prefill_tokens=room, prefill_seqs=units,
                                    prefill_context_tokens=np.maximum(s_mean - unit_room, 0.0)
                                    / 2, decode_seqs=b, decode_context_tokens=ctx) / room
-        wait_mean, p_wait = gg_c_wait_s(1, lam, s_mean * token_s, split_cv, s_cv)
+        wait_mean, p_wait = _prompt_queue(router, instances, lam, s_mean * token_s, phase, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             backlog = np.where(p_wait > 0, wait_mean / np.where(p_wait > 0, p_wait, 1.0), 0.0)
             backlog = np.where(np.isfinite(wait_mean), backlog / token_s, np.inf)
@@ -275,7 +272,7 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
         # time φ)
         with np.errstate(divide="ignore", invalid="ignore"):
             service = np.where(lam > 0, phi / lam, 0.0)
-        wait_mean, p_wait = gg_c_wait_s(1, lam, service, split_cv, s_cv)
+        wait_mean, p_wait = _prompt_queue(router, instances, lam, service, phase, b)
         wait_q = wait_quantile_s(wait_mean, p_wait, quantile)
         # a prompt waits for the decode step in progress; waiting for prefill passes in
         # progress is part of the queue wait
@@ -293,6 +290,28 @@ def _metrics(inst: Instance | StackedInstances, phase: TrafficPhase, quantile: f
                           ttft_step_s=np.broadcast_to(residual, lam.shape),
                           ttft_prefill_s=np.broadcast_to(own_prefill, lam.shape),
                           ttft_wait_s=np.broadcast_to(wait_q, lam.shape))
+
+
+def _prompt_queue(router: RouterPolicy, instances: np.ndarray | float, lam: np.ndarray,
+                  service_s: np.ndarray, phase: TrafficPhase, batch: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(mean wait, P(wait)) of a colocated instance's prompt queue behind the pool's router.
+
+    The router counts the requests outstanding at each instance until their last token, so
+    what it balances is the prompts queued or in prefill, L_p = λ·(W + S), beside the B
+    decoding: ``count_share`` = L_p/(L_p + B) (W the round-robin wait, which needs no share;
+    docs/model.md §7.2). The same ``routing.dispatch_wait_s`` prices a prefill pool, whose
+    count is its prompt queue (share 1).
+    """
+    arrival_cv = phase.burstiness
+    service_cv = phase.computed_prompt_tokens.cv
+    w_rr, _ = dispatch_wait_s("round-robin", instances, lam, service_s, arrival_cv,
+                              service_cv)
+    with np.errstate(invalid="ignore", over="ignore"):
+        prompts = lam * (np.where(np.isfinite(w_rr), w_rr, 0.0) + service_s)
+        share = np.where(prompts > 0, prompts / (prompts + np.maximum(batch, 0.0)), 1.0)
+    return dispatch_wait_s(router, instances, lam, service_s, arrival_cv, service_cv,
+                           share)
 
 
 def own_prompt_prefill_s(inst: Instance | StackedInstances, phase: TrafficPhase,
@@ -340,7 +359,8 @@ def _prefill_passes(inst: Instance | StackedInstances, lam: np.ndarray, s_mean: 
 
 def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                         phase: TrafficPhase, lam: np.ndarray, c: np.ndarray,
-                        quantile: float, instances: np.ndarray | float = 1.0) -> ColocatedPoint:
+                        quantile: float, instances: np.ndarray | float = 1.0,
+                        router: RouterPolicy = DEFAULT_ROUTER) -> ColocatedPoint:
     """The unchunked steady state in closed form (dense models).
 
     The prefill passes do not depend on the decode batch: φ = (λ/m)·T_pre(m prompts), m =
@@ -372,12 +392,13 @@ def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.nda
     t_inf = t_pre + t_dec
     overloaded = (phi >= 1.0) | (b > max_sequences) | no_fixed
     return _metrics(inst, phase, quantile, False, lam, b, c, tau, f, t_dec, t_inf, phi,
-                    overloaded, instances)
+                    overloaded, instances, router)
 
 
 def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                            phase: TrafficPhase, batch: np.ndarray, chunk_tokens: np.ndarray,
-                           quantile: float, instances: np.ndarray | float = 1.0
+                           quantile: float, instances: np.ndarray | float = 1.0,
+                           router: RouterPolicy = DEFAULT_ROUTER
                            ) -> tuple[ColocatedPoint, np.ndarray]:
     """The chunked steady state whose decode batch is ``batch``, explicitly (no fixed point).
 
@@ -403,13 +424,14 @@ def chunked_state_at_batch(inst: Instance | StackedInstances, max_sequences: np.
     stable = np.logical_and.accumulate(stable, axis=-1)
     overloaded = (need >= 1.0) | (b > max_sequences) | (c <= b * v) | ~stable
     return _metrics(inst, phase, quantile, True, lam, b, c, tau, f, t_dec, t_inf, need,
-                    overloaded, instances), stable
+                    overloaded, instances, router), stable
 
 
 def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndarray | int,
                        phase: TrafficPhase, chunks: np.ndarray, quantile: float,
                        ttft_slo_s: float | None, tpot_slo_s: float | None,
-                       lead: tuple[int, ...], instances: np.ndarray | float = 1.0) -> np.ndarray:
+                       lead: tuple[int, ...], instances: np.ndarray | float = 1.0,
+                       router: RouterPolicy = DEFAULT_ROUTER) -> np.ndarray:
     """Largest per-instance rate meeting the SLOs under chunked prefill, searched over B.
 
     Nested grids over the decode batch (log-spaced first, then linear inside the bracket):
@@ -432,7 +454,7 @@ def _max_rate_by_batch(inst: Instance | StackedInstances, max_sequences: np.ndar
             grid_b = lo[..., None] + (hi - lo)[..., None] * steps
         seqs_grid = seqs.reshape(seqs.shape + (1,) * (len(lead) + 1 - seqs.ndim))
         pt, _ = chunked_state_at_batch(inst, seqs_grid, phase, grid_b, chunks[..., None],
-                                       quantile, instances)
+                                       quantile, instances, router)
         ok = within_targets(pt, ttft_slo_s, tpot_slo_s)
         # feasible prefix: up to the first infeasible batch
         prefix = np.logical_and.accumulate(ok, axis=-1)
@@ -490,7 +512,8 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
                      phase: TrafficPhase, chunk_tokens: np.ndarray | None, quantile: float,
                      ttft_slo_s: float | None, tpot_slo_s: float | None,
                      feasible_rate: float | None = None,
-                     instances: np.ndarray | float = 1.0) -> np.ndarray:
+                     instances: np.ndarray | float = 1.0,
+                     router: RouterPolicy = DEFAULT_ROUTER) -> np.ndarray:
     """Largest per-instance rate meeting the SLOs (0 when none).
 
     ``instances`` is the pool size the router splits arrivals over (one number, or one per
@@ -523,7 +546,7 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
                   else np.full((1, 1), float(max_sequences)))
         pool_b = pool if pool.ndim == 0 else pool.reshape(-1, 1, 1)
         out = _max_rate_by_batch(inst, seqs_b, phase, np.broadcast_to(chunks, lead), quantile,
-                                 ttft_slo_s, tpot_slo_s, lead, pool_b)
+                                 ttft_slo_s, tpot_slo_s, lead, pool_b, router)
         if not stacked:
             out = out[0]
         if chunk_tokens is None or np.ndim(chunk_tokens) == 0:  # (never None here: chunks is set)
@@ -549,7 +572,8 @@ def max_rate_meeting(inst: Instance | StackedInstances, max_sequences: np.ndarra
         c = None if chunks is None else np.broadcast_to(chunks[None, :, None], grid.shape)
         rates = np.exp(grid) if stacked else np.exp(grid[0])
         cc = c if (stacked or c is None) else c[0]
-        ok = within_targets(evaluate_colocated(inst, seqs, phase, rates, cc, quantile, pool_r),
+        ok = within_targets(evaluate_colocated(inst, seqs, phase, rates, cc, quantile, pool_r,
+                                                      router),
                        ttft_slo_s, tpot_slo_s).reshape(grid.shape)
         any_ok = ok.any(axis=-1)
         last = np.where(any_ok, RATE_GRID_POINTS - 1 - np.argmax(ok[..., ::-1], axis=-1), 0)

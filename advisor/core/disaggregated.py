@@ -4,8 +4,9 @@ Prefill instance (docs/model.md §6): prompts are batched up to the *saturating*
 L_m — the smallest power of two (≥ 512) whose tokens/s reach 90 % of a 16k-token pass
 (Sarathi-Serve Fig. 3/4, Splitwise's 2,048 cap, DistServe's L_m; docs/sources.md#roofline).
 At rate λ the instance is busy ρ = λ · S̄ · T(L_m)/L_m; TTFT_q = prefill of the q-prompt
-(batched with ρ·L_m other tokens) + the G/G/c wait over the pool's prefill instances
-(Allen–Cunneen; a shortest-queue router) as a percentile + the KV transfer exposed after the
+(batched with ρ·L_m other tokens) + the wait behind the pool's router
+(``routing.dispatch_wait_s``: the workload's policy over the pool's instances, the count
+being the prompt queue; docs/model.md §7.2) as a percentile + the KV transfer exposed after the
 pass (as the engine's connector moves it) + the request path (the engine's per-request
 overhead, and the router's second hop to the decode instance on a sequential path). Its
 goodput is the largest λ with TTFT_q ≤ SLO and ρ < 1.
@@ -30,8 +31,9 @@ from advisor.core.kv_transfer import (
     link_utilization,
     transfer_seconds,
 )
-from advisor.core.queueing import gg_c_wait_s, wait_quantile_s
-from advisor.core.scenario import TrafficPhase
+from advisor.core.queueing import wait_quantile_s
+from advisor.core.routing import dispatch_wait_s
+from advisor.core.scenario import DEFAULT_ROUTER, RouterPolicy, TrafficPhase
 
 SATURATION_GRID = np.array([512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0])
 SATURATION_SHARE = 0.9
@@ -91,18 +93,19 @@ def prefill_service(inst: Instance, mean_prompt_tokens: float,
 def prefill_ttft(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray, quantile: float,
                  link: LinkSpec, link_utilization: np.ndarray | float = 0.0,
                  lm: float | None = None, servers: int | np.ndarray = 1,
-                 per_request: float | None = None, path: KvPath | None = None
+                 per_request: float | None = None, path: KvPath | None = None,
+                 router: RouterPolicy = DEFAULT_ROUTER
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(TTFT_q seconds, utilisation ρ, exposed transfer seconds) of a prefill instance.
 
-    ``rate_rps`` is per instance; ``servers`` instances share the arrivals (G/G/c wait,
-    Allen–Cunneen, as behind a shortest-queue router). ``lm`` and ``per_request`` are
+    ``rate_rps`` is per instance; ``servers`` instances share the arrivals behind a
+    ``router`` of that policy (``routing.dispatch_wait_s``). ``lm`` and ``per_request`` are
     :func:`prefill_service`'s, when the caller has them; ``path`` the KV route to the decode
     instances (default: :func:`kv_path` without a decode shape).
     """
     own, wait_q, exposed, rho = prefill_ttft_parts(inst, phase, rate_rps, quantile, link,
                                                    link_utilization, lm, servers, per_request,
-                                                   path)
+                                                   path, router)
     ttft = own + wait_q + exposed + request_path_s(inst)
     return np.where(rho < 1.0, ttft, np.inf), rho, exposed
 
@@ -131,7 +134,7 @@ def prefill_ttft_parts(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray
                        quantile: float, link: LinkSpec,
                        link_utilization: np.ndarray | float = 0.0, lm: float | None = None,
                        servers: int | np.ndarray = 1, per_request: float | None = None,
-                       path: KvPath | None = None
+                       path: KvPath | None = None, router: RouterPolicy = DEFAULT_ROUTER
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`prefill_ttft`'s parts: (own prefill pass, queue-wait percentile, exposed KV
     transfer, utilisation ρ), seconds; the TTFT adds :func:`request_path_s`. Without
@@ -145,8 +148,11 @@ def prefill_ttft_parts(inst: Instance, phase: TrafficPhase, rate_rps: np.ndarray
         lm, per_request = prefill_service(inst, s_mean, lm)
     lam = np.asarray(rate_rps, dtype=float)
     rho = lam * per_request
-    wait, p_wait = gg_c_wait_s(servers, lam * servers, per_request, phase.burstiness,
-                                        computed.cv)
+    # the pool's router (``routing.dispatch_wait_s``, the colocated pools' model too): a
+    # prefill instance holds a request until its pass ends, so the router's count is the
+    # prompt queue (count share 1)
+    wait, p_wait = dispatch_wait_s(router, servers, lam, per_request, phase.burstiness,
+                                   computed.cv, 1.0)
     wait_q = wait_quantile_s(wait, p_wait, quantile)
     units = float(np.max(budget_units(inst.params)))
     if units > 1.0:
@@ -204,19 +210,21 @@ def _unit_passes(inst: Instance, lam: np.ndarray, s_mean: float, s_q: float, lm:
 
 
 def prefill_capacity(inst: Instance, phase: TrafficPhase, quantile: float,
-                     ttft_slo_s: float | None, link: LinkSpec, servers: int = 1) -> PrefillCapacity:
+                     ttft_slo_s: float | None, link: LinkSpec, servers: int = 1,
+                     router: RouterPolicy = DEFAULT_ROUTER) -> PrefillCapacity:
     """Capacity and TTFT-SLO goodput of one prefill instance in a pool of ``servers``."""
     lm, per_request = prefill_service(inst, phase.computed_prompt_tokens.mean)
     max_rate = 1.0 / per_request
     if ttft_slo_s is None:
         return PrefillCapacity(inst, lm, max_rate, max_rate * 0.999)
     best = float(_goodputs(inst, phase, quantile, ttft_slo_s, link, np.array([servers]),
-                           lm, per_request)[0])
+                           lm, per_request, router)[0])
     return PrefillCapacity(inst, lm, max_rate, best)
 
 
 def prefill_goodputs(inst: Instance, phase: TrafficPhase, quantile: float,
-                     ttft_slo_s: float | None, link: LinkSpec, servers: np.ndarray) -> np.ndarray:
+                     ttft_slo_s: float | None, link: LinkSpec, servers: np.ndarray,
+                     router: RouterPolicy = DEFAULT_ROUTER) -> np.ndarray:
     """The TTFT-SLO goodput (req/s per instance) of a prefill instance for many pool sizes.
 
     TTFT is non-decreasing in the rate, so the goodput is found on nested grids over
@@ -229,11 +237,12 @@ def prefill_goodputs(inst: Instance, phase: TrafficPhase, quantile: float,
     lm, per_request = prefill_service(inst, phase.computed_prompt_tokens.mean)
     if ttft_slo_s is None:
         return np.full(np.size(servers), (1.0 / per_request) * 0.999)
-    return _goodputs(inst, phase, quantile, ttft_slo_s, link, servers, lm, per_request)
+    return _goodputs(inst, phase, quantile, ttft_slo_s, link, servers, lm, per_request, router)
 
 
 def _goodputs(inst: Instance, phase: TrafficPhase, quantile: float, ttft_slo_s: float,
-              link: LinkSpec, servers: np.ndarray, lm: float, per_request: float) -> np.ndarray:
+              link: LinkSpec, servers: np.ndarray, lm: float, per_request: float,
+              router: RouterPolicy = DEFAULT_ROUTER) -> np.ndarray:
     """:func:`prefill_goodputs` with the prefill service already known."""
     n_srv = np.asarray(servers, dtype=np.int64).ravel()
     max_rate = 1.0 / per_request
@@ -255,7 +264,7 @@ def _goodputs(inst: Instance, phase: TrafficPhase, quantile: float, ttft_slo_s: 
         rates = lo + (hi - lo) * steps
         util = link_utilization(rates * per_gpu_bytes, capacity)
         ttft = prefill_ttft(inst, phase, np.maximum(rates, 1e-12), quantile, link,
-                            np.minimum(util, 0.999), lm, pool, per_request)[0]
+                            np.minimum(util, 0.999), lm, pool, per_request, router=router)[0]
         ok = (ttft <= ttft_slo_s) & (util < 1.0)
         step = active & ok.any(axis=1)
         last = GRID_POINTS - 1 - np.argmax(ok[:, ::-1], axis=1)

@@ -183,7 +183,8 @@ def _sigma_tables_for(cvs: tuple[float, ...]) -> list[np.ndarray]:
     missing = sorted({cv for cv in cvs if cv not in _SIGMA})
     if missing:
         if len(_SIGMA) + len(missing) > 256:
-            _SIGMA.clear()
+            _SIGMA.clear()  # then every CV asked for is solved again, not only the new ones
+            missing = sorted(set(cvs))
         for cv, table in zip(missing, _solve_sigma(np.array([_shape(cv) for cv in missing])),
                              strict=True):
             _SIGMA[cv] = table

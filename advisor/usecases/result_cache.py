@@ -45,7 +45,7 @@ from advisor.loading.config_discovery import find_config
 from advisor.loading.input_file import ReadLog
 from advisor.loading.input_file import recorded_reads as recorded_reads
 
-MODEL_VERSION = "1"
+MODEL_VERSION = "2"
 """Bump when the model's answers change without a tool version change: old entries miss."""
 
 BUDGET_BYTES = 64 * 1024 * 1024

@@ -10,7 +10,6 @@ from advisor.core.distributions import LengthDistribution
 from advisor.core.memory import plan_memory
 from advisor.core.queueing import backlog_quantile_tokens, gg_c_wait_s, renewal_wait_probability
 from advisor.core.scenario import TrafficPhase
-from advisor.core.simulate.analytic import split_instances
 from tests.core.helpers import instance
 
 LENGTHS = (
@@ -78,16 +77,11 @@ def test_regular_arrivals_never_wait_negatively() -> None:
         assert np.all(wait >= kingman_cs_only * (1 - 1e-9))  # the service term stays
 
 
-def test_queue_instances_rounds_down_to_a_power_of_two() -> None:
+def test_queue_instances_is_the_exact_pool() -> None:
+    """Issue #27: the colocated queue is evaluated at the exact pool size (no rounding down
+    to a power of two)."""
     got = queue_instances(np.array([0, 1, 2, 3, 4, 7, 8, 9, 1000, 1024, 100000]))
-    assert got.tolist() == [1, 1, 2, 2, 4, 4, 8, 8, 512, 1024, 65536]
-
-
-def test_split_instances_follows_the_routing() -> None:
-    assert split_instances(6, 2.5) == 4.0              # JSQ: the pool evaluate uses
-    assert split_instances(6, 1.0, "random") == 1.0    # Poisson thinned stays Poisson
-    c2 = 2.5**2
-    assert c2 / split_instances(6, 2.5, "random") == pytest.approx(1.0 + (c2 - 1.0) / 6)
+    assert got.tolist() == [1, 1, 2, 3, 4, 7, 8, 9, 1000, 1024, 100000]
 
 
 def test_more_instances_shorten_the_prompt_queue() -> None:

@@ -114,3 +114,64 @@ def raw_run(sc: Scenario, mode: str, plan: object, trace: Trace,
     for rid, (_, f, d) in rec.kept.items():
         first[rid], done[rid] = f, d
     return RawRun(trace.arrival_s, first, done, counters, counters.preemptions)
+
+
+def at_rate(sc: Scenario, factor: float) -> Scenario:
+    """``sc`` with every phase's rate multiplied by ``factor``."""
+    return dataclasses.replace(sc, phases=tuple(
+        dataclasses.replace(ph, rate_rps=ph.rate_rps * factor) for ph in sc.phases))
+
+
+def meets_slo_simulated(sc: Scenario, mode: str, plan: object, requests: int, seed: int,
+                        router: str | None = None) -> tuple[bool, float | None, float | None]:
+    """(meets, simulated TTFT and TPOT at the SLO percentile, ms) of ``plan`` serving ``sc``:
+    a run stopped before its requests completed (overload) misses."""
+    from advisor.core.simulate import simulate
+
+    res = simulate(sc, mode, requests, seed, plan=plan, router=router)  # type: ignore[arg-type]
+    ttft, tpot = res.overall.at_slo_percentile
+    t1, t2 = ttft.simulated, tpot.simulated
+    ok = not res.stopped and t1 is not None and t2 is not None and \
+        (sc.slo.ttft_ms is None or t1 <= sc.slo.ttft_ms) and \
+        (sc.slo.tpot_ms is None or t2 <= sc.slo.tpot_ms)
+    return bool(ok), t1, t2
+
+
+def simulated_goodput(sc: Scenario, mode: str, plan: object, lo_rps: float, hi_rps: float,
+                      requests: int, seed: int, steps: int = 6,
+                      router: str | None = None) -> float:
+    """The largest rate (req/s, bisected in log rate between ``lo_rps`` and ``hi_rps``) at
+    which the simulated ``plan`` meets the SLO; ``lo_rps`` when even that misses."""
+    base = sc.phases[0].rate_rps
+    lo, hi = math.log(lo_rps), math.log(hi_rps)
+    for _ in range(steps):
+        mid = (lo + hi) / 2.0
+        ok, _, _ = meets_slo_simulated(at_rate(sc, math.exp(mid) / base), mode, plan, requests,
+                                       seed, router)
+        lo, hi = (mid, hi) if ok else (lo, mid)
+    return math.exp(lo)
+
+
+def analytic_goodput(sc: Scenario, mode: str, plan: object, hi_rps: float,
+                     steps: int = 40) -> float:
+    """The largest rate (req/s) at which the analytic model's prediction of ``plan`` (the
+    figures the simulator prints beside its own, ``simulate.analytic.predict``, with the
+    workload's router) meets the SLO at its percentile: bisection in log rate below
+    ``hi_rps`` (0 when even a thousandth of it misses)."""
+    from advisor.core.simulate.analytic import predict
+
+    def ok(rate: float) -> bool:
+        s = at_rate(sc, rate / sc.phases[0].rate_rps)
+        dep = build_deployment(s, mode, plan)  # type: ignore[arg-type]
+        p = predict(dep, s.phases[0], 0, s.slo.quantile, s.router)
+        return (not p.overloaded and p.slo_ttft_ms is not None and p.slo_tpot_ms is not None
+                and (s.slo.ttft_ms is None or p.slo_ttft_ms <= s.slo.ttft_ms)
+                and (s.slo.tpot_ms is None or p.slo_tpot_ms <= s.slo.tpot_ms))
+
+    lo, hi = math.log(hi_rps) - math.log(1000.0), math.log(hi_rps)
+    if not ok(math.exp(lo)):
+        return 0.0
+    for _ in range(steps):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if ok(math.exp(mid)) else (lo, mid)
+    return math.exp(lo)

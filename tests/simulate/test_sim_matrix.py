@@ -1,192 +1,243 @@
-"""The analytic model against the simulator on a matrix of scenarios (issue #6).
+"""The analytic model against the simulator on a matrix of cases, under one tolerance (#6, #27).
 
-13 workloads (tests/data/simulate/s*.yaml: three models plus Mixtral, short and long prompts,
-light and heavy load, Poisson and bursty arrivals), each simulated in the colocated chunked and
-the disaggregated mode on the analytic model's best plan. The analytic p95 TTFT and TPOT must
-be within ±25 % of the simulated ones, or the case is outside for a documented reason:
+Every case is a workload (tests/data/simulate/s*.yaml: Llama 3.1 8B/70B, Qwen2.5 32B,
+Mixtral, Qwen3-235B-A22B; short, long and heavy-tailed prompts (lognormal CV ≈ 3.7 in s14 and
+s15); light and heavy load; Poisson and bursty arrivals up to CV 3; 1 to 64 instances behind
+one router), a router policy (the workload's, ``least-loaded``, unless the case names another:
+each of the four is in the matrix) and the two architectures' plans (the analytic model's best
+colocated chunked and disaggregated plans, or explicit expert-parallel ones, s17). On each
+side the simulator runs the plan with the same router on every pool, and the model's figures
+for exactly that plan and router (``simulate.analytic.predict``) must be within
 
-* ``CLUSTERED_MIXED_STEPS`` (TPOT, analytic below the simulation): the model's TPOT tail is
-  the binomial upper quantile of the share of a request's gaps that land on a mixed step; the
-  gaps come in runs (a prompt spans ⌈S/room⌉ consecutive steps, bursts cluster prompts), which
-  the model now counts as Ō/run independent draws. The cases listed in ``TPOT_CLUSTERED`` were
-  outside before that and are inside now; the allowance stays for the idealised runs below.
+* ``TOLERANCE_LATENCY`` (±30 %) for the p95 TTFT and the p95 TPOT at the workload's rate;
+* ``TOLERANCE_GOODPUT`` (±20 %) for the goodput — the largest rate meeting the SLO: the
+  model's (bisected on its predictions, ``helpers.analytic_goodput``) G must be such that the
+  simulated plan meets the SLO at 0.8·G and misses it at 1.2·G —
 
-Every TTFT case is inside but one, ``POOLED_SHORT_BURSTY`` (TTFT, analytic below the
-simulation, bounded at −35 %): s08's disaggregated plan has pooled six TP prefill instances
-since each split's prefill goodput is taken at its own pool size (before, at the ideal
-split's, the best split had four, inside at −5 %). Short prompts at CV > 1 over six
-join-the-shortest-queue servers: the pooled G/G/c percentile (Allen–Cunneen mean wait, GI/M/1
-tail) gives 283.5 ms against a simulated 387–407 ms (−27 … −30 % over seeds 1, 2, 3, 7 and
-8,000–32,000 requests): the burst clusters a G/G/c with independent service does not see
-(docs/model.md §7). The colocated prompt queue (docs/model.md §5) depends on the pool
-size n the router spreads the traffic over:
+the same tolerances for both architectures, stated once, with no per-case or per-side
+allowance. A case the model misses is a strict xfail (``MISSES``) whose reason gives the
+measured decomposition; fixing it means fixing the model.
 
-* the router (join-the-shortest-queue on outstanding requests) deals a burst out about round
-  robin — each arrival raises its instance's count, so the next one goes elsewhere — and
-  round robin over n instances turns gamma arrivals of CV c into gamma arrivals of
-  CV² = c²/n per instance (Erlang-n for Poisson);
-* a backlog drains in full budget steps: the queue's service is a prompt at T_full/room per
-  token (utilisation λ·S̄·T_full/room), and the TTFT is the percentile of the *sum* of the
-  backlog found and the own prompt (in tokens), run in whole budget steps.
-
-The simulated TTFT p95 at a fixed per-instance load does fall with the instances: s08 at
-1/2/4/8 instances 495/331/246/192 ms (model +5/−2/−6/−6 %), s03 221/146/116/92
-(+8/+8/−1/−6 %), s11 3368/1930/1272/1048 (+40/+29/+14/−6 %: long prompts at CV 2.5 on one or
-two instances are the model's weak side; none in the matrix) — the queue of the previous model
-(priced at the mean step time τ/room, the pool's full burstiness at every instance) gave
-one figure for all four and was right only about four instances, where its two errors
-cancelled; s08, the one bursty case of the matrix on two instances, was 40 % low
-(``BURSTY_TAIL``, removed). With Poisson arrivals and constant lengths (asserted to ±30 %) the
-chunked TTFT p95 is −6 … +26 % of random routing (random thinning keeps Poisson arrivals
-Poisson: a pool of one, ``simulate.analytic.split_instances``) and −37 … +8 % of JSQ: round
-robin is the more regular deal, and with constant prompts nothing else varies, so the
-long-prompt heavy cases (s05, s09, s12) come out 25–37 % low there. Variants tried on the
-way, with their worst matrix case on the previous model's plans: instance-count-free queues
-(every price, utilisation and percentile combination) −33 % at best; a pooled G/G/n queue
-with full-step price −37 %; round-robin splitting of bursty arrivals only (Poisson left
-Poisson) +49 %; random thinning (CV² = 1 + (c² − 1)/n) +49 %.
-
-History: the first model queued every instance separately (G/G/1 at rate/instances), which put
-the analytic TTFT 32–224 % above the JSQ simulation; the disaggregated prefill pool is now a
-G/G/c queue over its instances (Allen–Cunneen), the colocated prompt "server" is the token
-budget rather than the time share of mixed steps, bursty arrivals enter through the GI/M/1
-probability of waiting instead of Kingman's c_a² (which put s03 and s11 28–50 % low), and the
-colocated queue knows its pool size (above; issue #6).
-
-Run ``pytest -s -m "" tests/simulate/test_sim_matrix.py`` to see the tables. The default run
-simulates the five scenarios of ``QUICK`` (three models and Mixtral, Poisson and bursty, short
-and long prompts, light and heavy load, a case of each documented allowance); the other eight
-run in the thorough tier (``-m thorough``, a separate step of ``.ci/run``) with the same
-tolerances (issue #13).
-
-The comparison runs 8,000 requests per case. Separately every case is also run sized from its
-workload (issue #19: warm-up and window from the mean residence time, enough completions for
-the SLO's percentile) in both modes (the QUICK scenarios in the default run, the rest in the
-thorough tier); each must reach steady state, and Little's law over its measurement window
-must hold within 5 % (``test_littles_law_in_every_steady_run``; the unchunked mode reaches it
-too, worst gap 1.9 % at the time of writing, not run here to keep the suite short).
+Run ``pytest -s -m "" -p no:xdist tests/simulate/test_sim_matrix.py`` to see the table
+(case × side × metric: analytic, simulated, error). The default run simulates ``QUICK``; the
+rest run in the thorough tier (``-m thorough``, a separate step of ``.ci/run``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 
 import pytest
 
+from advisor.core.scenario import Scenario
 from advisor.core.simulate import ColocatedSimPlan, SimulationResult, simulate
-from tests.simulate.helpers import MATRIX, idealised, model, scenario
+from advisor.core.simulate.plan import DisaggregatedSimPlan, default_plan
+from tests.simulate.helpers import (
+    MATRIX,
+    analytic_goodput,
+    at_rate,
+    idealised,
+    meets_slo_simulated,
+    model,
+    scenario,
+)
 
 REQUESTS = 8000
 SEED = 7
 LITTLE_TOLERANCE = 0.05
-TOLERANCE = 0.25
+TOLERANCE_LATENCY = 0.30
+"""p95 TTFT and p95 TPOT, analytic against simulated, both architectures (#27)."""
+TOLERANCE_GOODPUT = 0.20
+"""Goodput, analytic against simulated, both architectures (#27)."""
 IDEAL_CHUNKED_TTFT = 0.30
 """Chunked colocated TTFT p95 in the idealised runs (measured −6 … +26 % at the time of
 writing)."""
 
-CLUSTERED_MIXED_STEPS = "CLUSTERED_MIXED_STEPS"
-POOLED_SHORT_BURSTY = "POOLED_SHORT_BURSTY"
-TTFT_POOLED_BURSTY = {("s08-32b-short-bursty", "disaggregated")}
-"""TTFT cases allowed below the simulation (module docstring), at most by ALLOWANCE_BOUND."""
-ALLOWANCE_BOUND = 0.35
 
-QUICK = ("s03-8b-short-bursty", "s08-32b-short-bursty", "s09-32b-long-heavy",
-         "s10-70b-short-heavy", "s13-mixtral-short-medium")
-"""The scenarios simulated in the default run; the thorough tier simulates the rest."""
-TIERS = [pytest.param(QUICK, id="quick"),
-         pytest.param(tuple(name for name in MATRIX if name not in QUICK), id="rest",
-                      marks=pytest.mark.thorough)]
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One matrix case: a workload, the router every pool runs, optional explicit plans."""
 
-TPOT_CLUSTERED = {
-    # (scenario, mode): bursty or long-prompt heavy cases whose TPOT p95 spread exceeds the
-    # binomial one (measured −20 … −46 % at the time of writing).
-    ("s06-8b-long-bursty", "chunked"),
-    ("s06-8b-long-bursty", "disaggregated"),
-    ("s08-32b-short-bursty", "chunked"),
-    ("s11-70b-long-bursty", "chunked"),
-    ("s12-70b-long-heavy", "chunked"),
+    name: str
+    router: str | None = None
+    colocated: ColocatedSimPlan | None = None
+    disaggregated: DisaggregatedSimPlan | None = None
+
+    @property
+    def id(self) -> str:
+        return self.name if self.router is None else f"{self.name}+{self.router}"
+
+
+EP_COLOCATED = ColocatedSimPlan(1, 1, 2, 2048, expert_parallel=8)
+EP_DISAGGREGATED = DisaggregatedSimPlan(1, 1, 1, 1, 1, 1, prefill_expert_parallel=8,
+                                        decode_expert_parallel=8)
+
+CASES = ([Case(n) for n in MATRIX if not n.startswith("s17")]
+         + [Case("s03-8b-short-bursty", r) for r in ("round-robin", "random", "power-of-two")]
+         + [Case("s16-8b-64-bursty", r) for r in ("round-robin", "random", "power-of-two")]
+         + [Case("s17-235b-a22b-ep", None, EP_COLOCATED, EP_DISAGGREGATED)])
+QUICK = {"s03-8b-short-bursty", "s09-32b-long-heavy", "s13-mixtral-short-medium",
+         "s03-8b-short-bursty+round-robin", "s15-8b-heavytail-one"}
+"""The cases simulated in the default run (a few quick ones: bursty and Poisson, long and
+short, dense MoE, one non-default router, heavy tails on one instance); the thorough tier
+simulates the rest."""
+
+_S16 = ("64 colocated TP1 instances (chunk 512), CV-3 arrivals: the model's colocated TTFT is "
+        "high near saturation on a wide pool — analytic goodput G = {g} req/s bound by TTFT "
+        "(p95 480 ms at G vs the 500 ms SLO), simulated p95 TTFT at 1.2·G {sim} ms, so the "
+        "simulated goodput is above 1.2·G; the disaggregated side is inside")
+MISSES: dict[str, str] = {
+    "s14-32b-heavytail-bursty": (
+        "heavy-tailed prompts (CV 3.7) at CV-3 arrivals, 4 × TP4 colocated (chunk 4096) and "
+        "7 × TP2 + 1 × TP2 disaggregated at 20 req/s: colocated p95 TTFT analytic 1,016 vs "
+        "simulated 678 ms (+50 %: the prompt queue — round-robin-like G/G/1 per instance at "
+        "CV² = 9/4 with service CV 3.7 — is pessimistic); colocated goodput: analytic 30.3 "
+        "req/s bound by TPOT (50.0 ms at G), simulated p95 TPOT 52.8 ms already at 0.8·G (the "
+        "chunked TPOT tail is low: item 2, mixed steps carrying long prompts cluster); "
+        "disaggregated p95 TTFT analytic 396 vs simulated 611 ms (−35 %: the pooled G/G/7 of "
+        "JSQ over a count that does not see prompt sizes is optimistic for heavy-tailed "
+        "service)"),
+    "s15-8b-heavytail-one": (
+        "one instance (nothing to route), Poisson arrivals, heavy-tailed prompts (CV 3.7), "
+        "chunk 4096: at 4 req/s p95 TTFT −7 % and TPOT −29 % (inside), but the analytic "
+        "goodput 10.6 req/s (TTFT-bound, 999 ms at G) is high: simulated p95 TTFT 1,972 ms "
+        "at 0.8·G — the G/G/1 prompt queue with service CV 3.7 near saturation (ρ ≈ 0.7) "
+        "understates the backlog's tail (exponential tail with the Kingman-type mean)"),
+    "s17-235b-a22b-ep": (
+        "Qwen3-235B-A22B fp8, explicit EP8 plans (DP attention), SGLang terms: colocated "
+        "inside (TTFT +6 %, TPOT −1 %, goodput inside); disaggregated (one EP8 prefill, one "
+        "EP8 decode: nothing to route) p95 TTFT analytic 454 vs simulated 1,352 ms (−66 %): "
+        "analytic own pass 265 ms + pass in progress and queue 188 ms + transfer 1 ms at "
+        "busy share ρ = 0.23 (L_m 16,384 over 8 ranks); the simulator's EP8 prefill passes "
+        "queue far longer (simulated TTFT 15.6 s at 0.8·G = 37 req/s, analytic goodput "
+        "46.6) — the prefill pass model of a split budget (§6, ``_unit_passes``) is the "
+        "off term, not the router"),
+    "s16-8b-64-bursty": _S16.format(g="1,426", sim="395"),
+    "s16-8b-64-bursty+round-robin": (
+        _S16.format(g="1,423", sim="374") + "; at the rate (600 req/s) round robin's "
+        "per-instance queue (CV² = 9/64) is +39 % colocated (158 vs 113 ms) and +32 % on the "
+        "prefill pool (122 vs 92 ms): Erlang-thinned arrivals are more regular than the GI/M/1 "
+        "arrival term gives credit for at CV < 0.4"),
+    "s16-8b-64-bursty+random": _S16.format(g="1,258", sim="442"),
+    "s16-8b-64-bursty+power-of-two": _S16.format(g="1,268", sim="352"),
 }
-IDEAL_TPOT_CLUSTERED = {
-    # With Poisson arrivals and constant lengths only the queue busy periods cluster.
-    ("s05-8b-long-heavy", "unchunked"),
-    ("s09-32b-long-heavy", "unchunked"),
-    ("s12-70b-long-heavy", "chunked"),
-    ("s12-70b-long-heavy", "unchunked"),
-}
-
-
-def _queue_instances(res: SimulationResult) -> int:
-    plan = res.plan
-    if isinstance(plan, ColocatedSimPlan):
-        return plan.instances
-    return plan.prefill_instances
+"""Cases the model misses, by id: the reason with the measured decomposition (strict xfail,
+8,000 requests, seed 7; the model, not the tolerance, is what a fix changes)."""
 
 
 def _pct(x: float | None) -> str:
-    return "   n/a" if x is None else f"{x * 100:+5.0f}%"
+    return "    n/a" if x is None else f"{x * 100:+6.0f}%"
 
 
-def _verdict(diff: float | None, allowed: str | None, analytic_high: bool,
-             bound: float = 1.0) -> tuple[bool, str]:
-    """(acceptable, label) for one relative difference (analytic − simulated) / simulated."""
-    if diff is None:
-        return False, "MISSING"
-    if abs(diff) <= TOLERANCE:
-        return True, "ok"
-    if allowed is None or abs(diff) > bound:
-        return False, "OUTSIDE"
-    right_way = diff > 0 if analytic_high else diff < 0
-    return right_way, allowed if right_way else f"{allowed}?wrong-direction"
+def _rel(analytic: float | None, simulated: float | None) -> float | None:
+    if analytic is None or simulated is None or simulated <= 0:
+        return None
+    return (analytic - simulated) / simulated
 
 
-def _row(name: str, res: SimulationResult, tpot_allowed: set[tuple[str, str]]
-         ) -> tuple[bool, str]:
-    ph = res.overall
-    ttft, tpot = ph.ttft_ms[1], ph.tpot_ms[1]
-    pooled = POOLED_SHORT_BURSTY if (name, res.mode) in TTFT_POOLED_BURSTY else None
-    ok1, v1 = _verdict(ttft.relative_diff, pooled, analytic_high=False, bound=ALLOWANCE_BOUND)
-    clustered = CLUSTERED_MIXED_STEPS if (name, res.mode) in tpot_allowed else None
-    ok2, v2 = _verdict(tpot.relative_diff, clustered, analytic_high=False)
-    line = (f"{name:26s} {res.mode:13s} {_queue_instances(res):3d} "
-            f"{ttft.simulated:9.1f} {ttft.analytic or float('nan'):9.1f} "
-            f"{_pct(ttft.relative_diff)} {v1:22s} "
-            f"{tpot.simulated:7.1f} {tpot.analytic or float('nan'):7.1f} "
-            f"{_pct(tpot.relative_diff)} {v2}")
-    return ok1 and ok2, line
+def _plan(case: Case, sc: Scenario, mode: str) -> object | None:
+    explicit = case.colocated if mode == "chunked" else case.disaggregated
+    if explicit is not None:
+        return explicit
+    try:
+        return default_plan(sc, mode, model(case.name))  # type: ignore[arg-type]
+    except ValueError:
+        return None
 
 
-HEADER = (f"{'scenario':26s} {'mode':13s} {'n':>3s} {'TTFT95sim':>9s} {'TTFT95ana':>9s} "
-          f"{'diff':>6s} {'verdict':22s} {'TPOT95s':>7s} {'TPOT95a':>7s} {'diff':>6s} verdict")
+@cache
+def side(case: Case, mode: str) -> tuple[list[str], list[str]]:
+    """(table lines, failures) of one case on one side."""
+    sc = scenario(case.name)
+    if case.router is not None:
+        sc = dataclasses.replace(sc, router=case.router)  # type: ignore[arg-type]
+    plan = _plan(case, sc, mode)
+    label = f"{case.id:34s} {mode:13s}"
+    if plan is None:
+        return [f"{label} (no plan: the model finds none, nothing to compare)"], []
+    res: SimulationResult = simulate(sc, mode, REQUESTS, SEED, plan=plan,  # type: ignore[arg-type]
+                                     router=sc.router)
+    ttft, tpot = res.overall.at_slo_percentile
+    lines, bad = [], []
+    for metric, c in (("p95 TTFT ms", ttft), ("p95 TPOT ms", tpot)):
+        err = _rel(c.analytic, c.simulated)
+        ok = err is not None and abs(err) <= TOLERANCE_LATENCY
+        lines.append(f"{label} {metric:12s} {c.analytic or float('nan'):9.1f} "
+                     f"{c.simulated or float('nan'):9.1f} {_pct(err)}  {'ok' if ok else 'OUTSIDE'}")
+        if not ok:
+            bad.append(lines[-1])
+    hi = 20.0 * sc.phases[0].rate_rps
+    good = analytic_goodput(sc, mode, plan, hi)
+    if good > 0:
+        low_ok = meets_slo_simulated(at_rate(sc, (1 - TOLERANCE_GOODPUT) * good
+                                             / sc.phases[0].rate_rps), mode, plan, REQUESTS,
+                                     SEED, sc.router)
+        high_ok = meets_slo_simulated(at_rate(sc, (1 + TOLERANCE_GOODPUT) * good
+                                              / sc.phases[0].rate_rps), mode, plan, REQUESTS,
+                                      SEED, sc.router)
+        ok = low_ok[0] and not high_ok[0]
+        sim = ("inside" if ok else "sim goodput < 0.8 G" if not low_ok[0]
+               else "sim goodput > 1.2 G")
+        lines.append(f"{label} {'goodput rps':12s} {good:9.2f} {sim:>19s}  "
+                     f"{'ok' if ok else 'OUTSIDE'} (sim at 0.8/1.2 G: TTFT "
+                     f"{low_ok[1] or float('nan'):.0f}/{high_ok[1] or float('nan'):.0f} ms, "
+                     f"TPOT {low_ok[2] or float('nan'):.1f}/{high_ok[2] or float('nan'):.1f} ms)")
+        if not ok:
+            bad.append(lines[-1])
+    return lines, bad
 
 
-def test_matrix_has_enough_scenarios() -> None:
-    assert len(MATRIX) >= 12
+HEADER = (f"{'case':34s} {'side':13s} {'metric':12s} {'analytic':>9s} {'simulated':>9s} "
+          f"{'error':>7s}")
+
+
+def _params() -> list[object]:
+    out = []
+    for case in CASES:
+        marks = []
+        if case.id not in QUICK:
+            marks.append(pytest.mark.thorough)
+        if case.id in MISSES:
+            marks.append(pytest.mark.xfail(strict=True, reason=MISSES[case.id]))
+        out.append(pytest.param(case, id=case.id, marks=marks))
+    return out
+
+
+def test_matrix_has_enough_cases() -> None:
+    assert len(MATRIX) >= 16
     models = {scenario(n).model.name for n in MATRIX}
-    assert len(models) >= 3
-    assert {p.burstiness > 1.0 for n in MATRIX for p in scenario(n).phases} == {True, False}
-    assert set(QUICK) < set(MATRIX)
+    assert len(models) >= 4
+    assert {c.router or "least-loaded" for c in CASES} == {
+        "least-loaded", "round-robin", "random", "power-of-two"}
+    assert max(p.burstiness for n in MATRIX for p in scenario(n).phases) >= 3.0
+    assert max(p.prompt_tokens.cv for n in MATRIX for p in scenario(n).phases) >= 3.0
+    assert any(c.colocated is not None and c.colocated.expert_parallel for c in CASES)
+    assert {c.id for c in CASES} > QUICK
+
+
+@pytest.mark.parametrize("case", _params())
+def test_analytic_against_simulation(case: Case) -> None:
+    """Both sides of one case within the one tolerance (module docstring)."""
+    lines, bad = [HEADER], []
+    for mode in ("chunked", "disaggregated"):
+        got, wrong = side(case, mode)
+        lines += got
+        bad += wrong
+    print(f"\n{REQUESTS} requests, seed {SEED}, router {case.router or 'least-loaded'}\n"
+          + "\n".join(lines))
+    assert not bad, "outside the tolerance:\n" + "\n".join(bad)
+
+
+TIERS = [pytest.param(tuple(sorted(QUICK & set(MATRIX))), id="quick"),
+         pytest.param(tuple(n for n in MATRIX if n not in QUICK), id="rest",
+                      marks=pytest.mark.thorough)]
 
 
 @cache
 def sized(name: str, mode: str) -> SimulationResult:
     """The matrix run of ``name`` in ``mode``, sized from the workload (cached)."""
     return simulate(scenario(name), mode, None, SEED, model=model(name))  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("names", TIERS)
-def test_analytic_percentiles_against_simulation(names: tuple[str, ...]) -> None:
-    lines, bad = [HEADER], []
-    for name in names:
-        for mode in ("chunked", "disaggregated"):
-            res = simulate(scenario(name), mode, REQUESTS, SEED, model=model(name))
-            ok, line = _row(name, res, TPOT_CLUSTERED)
-            lines.append(line)
-            if not ok:
-                bad.append(line)
-    print("\nanalytic vs simulated p95 (ms), JSQ routing, "
-          f"{REQUESTS} requests, seed {SEED}; n = instances sharing the prompt queue\n"
-          + "\n".join(lines))
-    assert not bad, "outside ±25 % without a documented reason:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("names", TIERS)
@@ -197,6 +248,8 @@ def test_littles_law_in_every_steady_run(names: tuple[str, ...]) -> None:
     rows, bad, unreached = [], [], []
     for name in names:
         for mode in ("chunked", "disaggregated"):
+            if _plan(Case(name), scenario(name), mode) is None:
+                continue  # s15: one GPU, no split to simulate
             res = sized(name, mode)
             st = res.overall.steady_state
             assert st is not None and st.littles_law_gap is not None
@@ -211,38 +264,54 @@ def test_littles_law_in_every_steady_run(names: tuple[str, ...]) -> None:
     assert not unreached, unreached
 
 
-@pytest.mark.parametrize("names", TIERS)
+IDEAL_TOLERANCE = 0.25
+"""Unchunked and disaggregated TTFT p95 and TPOT in the idealised runs (a diagnostic of the
+step times and the mean-field model, not the matrix's tolerance)."""
+IDEAL_TPOT_CLUSTERED = {
+    # With Poisson arrivals and constant lengths only the queue busy periods cluster.
+    ("s05-8b-long-heavy", "unchunked"),
+    ("s09-32b-long-heavy", "unchunked"),
+    ("s12-70b-long-heavy", "chunked"),
+    ("s12-70b-long-heavy", "unchunked"),
+}
+IDEAL = tuple(n for n in MATRIX if n < "s14")
+"""The idealised diagnostic runs on the issue-#6 workloads (s14–s17 test routing and tails)."""
+IDEAL_TIERS = [pytest.param(tuple(n for n in IDEAL if n in QUICK), id="quick"),
+               pytest.param(tuple(n for n in IDEAL if n not in QUICK), id="rest",
+                            marks=pytest.mark.thorough)]
+
+
+@pytest.mark.parametrize("names", IDEAL_TIERS)
 def test_model_assumptions_reproduced(names: tuple[str, ...]) -> None:
     """Poisson, constant lengths, and a routing each queue model has a figure for (colocated:
-    random routing — independent per-instance prompt queues, Poisson arrivals at each, which
-    the analytic column takes as a pool of one, ``split_instances``; disaggregated prefill:
-    one pooled queue = join-the-shortest-queue).
+    random routing — Bernoulli thinning keeps Poisson arrivals Poisson, so each instance queues
+    as if alone; disaggregated prefill: join-the-shortest-queue, whose count is the prompt
+    queue: one pooled queue).
 
     Unchunked and disaggregated TTFT p95 and every TPOT p50 then agree within ±25 % (TPOT p95
     only where mixed steps do not cluster): step times and the mean-field model match the
-    simulator. The chunked colocated TTFT p95 (−6 … +26 %; it was 15–57 % low while a queued
-    token was priced at the mean step time) is held to the looser ``IDEAL_CHUNKED_TTFT``:
+    simulator. The chunked colocated TTFT p95 (−6 … +26 %) is held to ``IDEAL_CHUNKED_TTFT``:
     with constant prompts and Poisson arrivals at each instance the percentile of backlog
     plus prompt rests on the exponential backlog tail alone, which overstates s08's.
     """
-    lines, bad = [HEADER], []
+    lines, bad = [], []
     for name in names:
         sc = idealised(scenario(name))
         for mode in ("chunked", "unchunked", "disaggregated"):
             router = "least-loaded" if mode == "disaggregated" else "random"
             res = simulate(sc, mode, 5000, SEED, model=model(name), router=router)
-            ok, line = _row(name, res, IDEAL_TPOT_CLUSTERED)
-            if mode == "chunked":  # TTFT to IDEAL_CHUNKED_TTFT (see the docstring)
-                tpot = res.overall.tpot_ms[1].relative_diff
-                ttft = res.overall.ttft_ms[1].relative_diff
-                ok = (tpot is not None and (abs(tpot) <= TOLERANCE
-                                            or (name, mode) in IDEAL_TPOT_CLUSTERED)
-                      and ttft is not None and abs(ttft) <= IDEAL_CHUNKED_TTFT)
+            ttft = res.overall.ttft_ms[1].relative_diff
+            tpot = res.overall.tpot_ms[1].relative_diff
             median = res.overall.tpot_ms[0].relative_diff
-            ok = ok and median is not None and abs(median) <= 0.1
-            lines.append(f"{line}  TPOT50 {_pct(median)}")
+            ttft_bound = IDEAL_CHUNKED_TTFT if mode == "chunked" else IDEAL_TOLERANCE
+            ok = (ttft is not None and abs(ttft) <= ttft_bound
+                  and tpot is not None and (abs(tpot) <= IDEAL_TOLERANCE
+                                            or (name, mode) in IDEAL_TPOT_CLUSTERED)
+                  and median is not None and abs(median) <= 0.1)
+            lines.append(f"{name:26s} {mode:13s} TTFT95 {_pct(ttft)} TPOT95 {_pct(tpot)} "
+                         f"TPOT50 {_pct(median)} {'ok' if ok else 'OUTSIDE'}")
             if not ok:
-                bad.append(line)
+                bad.append(lines[-1])
     print("\nidealised (Poisson, constant lengths, model's routing), 5000 requests\n"
           + "\n".join(lines))
     assert not bad, "\n".join(bad)

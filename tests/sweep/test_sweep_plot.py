@@ -33,16 +33,19 @@ def _no_plan_meets(result: SweepResult) -> np.ndarray:
 
 
 def test_a_chunked_verdict_under_a_higher_disaggregated_line_says_what_fails() -> None:
-    """chat-8b on 1–8 GPUs: the disaggregated line is above the colocated one at 2, 4, 6, 7
-    and 8 GPUs, the verdict chunked prefill throughout. The figure used to say only "no
-    crossover in this range: chunked prefill throughout"; now the bar shows 2, 4 and 7 short
-    of +10 %, and at 6 and 8, which clear it, the strip and the summary name traffic-mix."""
+    """chat-8b on 1–8 GPUs: the disaggregated line is above the colocated one at 2, 4, 6 and
+    8 GPUs, the verdict chunked prefill throughout. The figure used to say only "no
+    crossover in this range: chunked prefill throughout"; now the bar shows 2 and 4 short
+    of +10 %, and at 6 and 8, which clear it, the strip and the summary name traffic-mix.
+    (At 7 GPUs the disaggregated line was above too while the seven colocated instances'
+    prompt queue was evaluated as four, rounded down to a power of two; at the exact seven,
+    #27, colocated carries 13.70 against 13.66.)"""
     result = _swept(CHAT.name, "cluster.gpus=1:8")
     data = sweep_figure(result)
     m = result.metrics
     assert not data.disaggregate.any() and data.crossovers == ()
     above = data.disaggregated > data.colocated
-    assert list(np.flatnonzero(above) + 1) == [2, 4, 6, 7, 8]
+    assert list(np.flatnonzero(above) + 1) == [2, 4, 6, 8]
     # one phase: the bar is the colocated line raised by min_disagg_gain
     np.testing.assert_allclose(data.bar, data.colocated * (1 + data.min_gain), rtol=1e-12)
     clears = data.disaggregated >= data.bar * (1 - 1e-12)
@@ -55,7 +58,8 @@ def test_a_chunked_verdict_under_a_higher_disaggregated_line_says_what_fails() -
             assert "traffic_mix_ok" in failing and not bool(m["traffic_mix_ok"][i])
     assert "chunked prefill throughout" in data.summary
     assert "clears the +10% bar at 6, 8, but traffic-mix fails there" in data.summary
-    assert "beats colocated but not by the bar at 2, 4, 7" in data.summary
+    assert "beats colocated but not by the bar at 2, 4" in data.summary
+    assert "at 2, 4, 7" not in data.summary
 
 
 def test_each_crossover_and_the_no_plan_meets_values_are_marked() -> None:

@@ -49,7 +49,7 @@ from advisor.core.results import (
     ModelResult,
     PhaseResult,
 )
-from advisor.core.scenario import Scenario, TrafficPhase
+from advisor.core.scenario import RouterPolicy, Scenario, TrafficPhase
 
 CURVE_POINTS = 60
 """Rates per curve (evenly spaced from 0 to the end of the axis, plus the workload's rate)."""
@@ -170,7 +170,8 @@ def _shape(shapes: list[Shape], tensor_parallel: int, pipeline_stages: int,
                  and s.instance.expert_parallel == expert_parallel), None)
 
 
-def _colocated_eval(shape: Shape, plan: ColocatedPlan, ph: TrafficPhase) -> Evaluator:
+def _colocated_eval(shape: Shape, plan: ColocatedPlan, ph: TrafficPhase,
+                    router: RouterPolicy) -> Evaluator:
     n = max(plan.instances, 1)
     pool = float(queue_instances(n))
     chunk = None if plan.chunk_tokens is None else np.array(float(plan.chunk_tokens))
@@ -178,7 +179,7 @@ def _colocated_eval(shape: Shape, plan: ColocatedPlan, ph: TrafficPhase) -> Eval
 
     def run(rates: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
         pt = evaluate_colocated(shape.instance, seqs, ph, np.asarray(rates, float) / n, chunk,
-                                q, pool)
+                                q, pool, router)
         bad = np.asarray(pt.overloaded, bool)
         return (np.where(bad, np.nan, pt.ttft_q_s), np.where(bad, np.nan, pt.tpot_q_s))
 
@@ -204,7 +205,7 @@ def _disagg_parts(d: _Disagg, sc: Scenario, caps: Capacities, ph: TrafficPhase,
     lm, per_request = prefill_service(d.pshape.instance, ph.prompt_tokens.mean)
     own, wait, exposed, rho = prefill_ttft_parts(
         d.pshape.instance, ph, rates / a.prefill_instances, q, link, np.minimum(util, 0.999),
-        lm, a.prefill_instances, per_request, d.path)
+        lm, a.prefill_instances, per_request, d.path, sc.router)
     over = (np.asarray(rho) >= 1.0) | (util >= 1.0)
     return (np.broadcast_to(own, rates.shape), np.broadcast_to(wait, rates.shape),
             np.broadcast_to(exposed, rates.shape), over)
@@ -320,9 +321,9 @@ def figure_data(sc: Scenario, model: ModelResult, caps: Capacities, phase: str |
         shape = _shape(shapes, plan.tensor_parallel, plan.pipeline_stages, plan.expert_parallel)
         if shape is None:
             continue
-        evaluators.append((key, _colocated_eval(shape, plan, ph), plan.max_goodput_rps))
+        evaluators.append((key, _colocated_eval(shape, plan, ph, sc.router), plan.max_goodput_rps))
         decomposition.append(_decomposition(key, _colocated_parts(shape, plan, ph,
-                                                                  slo.quantile)))
+                                                                  slo.quantile, sc.router)))
     view = _disagg_view(model, sc, k)
     if view is not None:
         alloc = view.allocation
@@ -390,12 +391,13 @@ def _phase_goodput(p: PhaseResult) -> PhaseGoodput:
 
 
 def _colocated_parts(shape: Shape, plan: ColocatedPlan, ph: TrafficPhase,
-                     q: float) -> dict[str, float] | None:
+                     q: float, router: RouterPolicy) -> dict[str, float] | None:
     """The colocated TTFT percentile at the plan's rate in parts (ms); None if overloaded."""
     n = max(plan.instances, 1)
     chunk = None if plan.chunk_tokens is None else np.array(float(plan.chunk_tokens))
     pt = evaluate_colocated(shape.instance, shape.max_sequences[ph.name], ph,
-                            np.array(ph.rate_rps / n), chunk, q, float(queue_instances(n)))
+                            np.array(ph.rate_rps / n), chunk, q, float(queue_instances(n)),
+                            router)
     if bool(pt.overloaded) or pt.ttft_prefill_s is None or pt.ttft_step_s is None \
             or pt.ttft_wait_s is None:
         return None

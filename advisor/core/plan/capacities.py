@@ -66,6 +66,20 @@ def prefill_pool_grid(max_servers: int) -> np.ndarray:
     return unique_sorted(np.concatenate([exact, geo[geo <= top], [top]]))
 
 
+def colocated_pool_sizes(counts: np.ndarray) -> np.ndarray:
+    """The pool size the colocated goodput tables hold for ``counts`` instances: the count
+    itself up to ``POOL_EXACT_SIZES``, beyond it the largest size ≤ it of
+    :func:`prefill_pool_grid`'s geometric grid (the per-instance queue barely moves there:
+    round-robin's CV² = c²/n below c²/64; ``colocated.queue_instances`` is the exact size)."""
+    n = np.asarray(queue_instances(counts), dtype=float)
+    with np.errstate(divide="ignore"):
+        j = np.floor(np.log2(np.maximum(n, 1.0) / POOL_EXACT_SIZES) * POOL_STEPS_PER_DOUBLING
+                     + 1e-9)
+    grid = np.floor(POOL_EXACT_SIZES * 2.0 ** (j / POOL_STEPS_PER_DOUBLING))
+    out: np.ndarray = np.where(n <= POOL_EXACT_SIZES, n, np.minimum(grid, n))
+    return out
+
+
 def seconds(ms: float | None) -> float | None:
     """Milliseconds (an SLO target) as seconds; None stays None."""
     return None if ms is None else ms / 1000.0
@@ -121,7 +135,7 @@ def colocated_goodputs(sc: Scenario, shapes: Sequence[Shape], chunks: np.ndarray
     for ph in sc.phases:
         seqs = np.array([s.max_sequences[ph.name] for s in shapes], dtype=float)
         g = max_rate_meeting(stack, seqs, ph, chunks, sc.slo.quantile, seconds(sc.slo.ttft_ms),
-                             seconds(sc.slo.tpot_ms), instances=pools)
+                             seconds(sc.slo.tpot_ms), instances=pools, router=sc.router)
         per_phase.append(np.asarray(g, dtype=float).reshape(len(shapes), -1))
     return np.stack(per_phase, axis=1)
 
@@ -383,7 +397,7 @@ class Capacities:
             if missing.size == 0:
                 continue
             got = prefill_goodputs(inst, sc.phases[k], sc.slo.quantile, seconds(sc.slo.ttft_ms),
-                                   link, missing)
+                                   link, missing, router=sc.router)
             self._pooled[base] = _merged(self._pooled.get(base), missing, got)
 
     def pooled_prefill(self, grp: CapacityGroup, k: int, gpus: np.ndarray) -> np.ndarray:
@@ -438,7 +452,7 @@ class Capacities:
         G = np.asarray(gpus, dtype=np.int64)
         counts = instances_in_cluster(G[:, None], grp.gpus[None, :],
                                       self.sc.cluster.gpus_per_node)
-        return queue_instances(counts)
+        return colocated_pool_sizes(counts)
 
     def prefetch_colocated(self, work: Sequence[tuple[CapacityGroup, np.ndarray]]) -> None:
         """Run the colocated goodput searches of several groups together: one vectorised

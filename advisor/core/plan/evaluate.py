@@ -140,17 +140,17 @@ def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: 
     pool = float(queue_instances(n))
     seqs = shape.max_sequences[ph.name]
     pt = evaluate_colocated(inst, seqs, ph, np.array(rate_inst), _chunk_array(chunk),
-                            sc.slo.quantile, pool)
+                            sc.slo.quantile, pool, sc.router)
     fixed = ("rate-free", shape.label, chunk, ph.name, per_instance_goodput, n)
     if fixed not in memo:
         memo[fixed] = (
             max_rate_meeting(inst, seqs, ph, _chunk_array(chunk), sc.slo.quantile, None, None,
                              feasible_rate=None if chunk is not None else per_instance_goodput,
-                             instances=pool),
+                             instances=pool, router=sc.router),
             # at the goodput (the running sequences) and at a light load (best percentiles)
             evaluate_colocated(inst, seqs, ph, np.array([max(per_instance_goodput,
                                                              LIGHT_LOAD_RPS), LIGHT_LOAD_RPS]),
-                               _chunk_array(chunk), sc.slo.quantile, pool))
+                               _chunk_array(chunk), sc.slo.quantile, pool, sc.router))
     capacity, both = memo[fixed]
     overloaded = bool(pt.overloaded) or n == 0
     goodput_total = per_instance_goodput * n
@@ -189,7 +189,8 @@ def _interference(sc: Scenario, shape: Shape, chunk: int, ph: TrafficPhase,
         per = caps.remember(("safe", shape.label, chunk, ph.name, plan.instances), lambda: (
             max_rate_meeting(inst, seqs, ph, np.array(float(chunk)), sc.slo.quantile, None,
                              seconds(sc.slo.tpot_ms),
-                             instances=float(queue_instances(plan.instances)))))
+                             instances=float(queue_instances(plan.instances)),
+                             router=sc.router)))
         safe = float(per) * plan.instances
     return Interference(prompt_tokens=s95, decode_batch=b, decode_step_ms=t_dec * 1000,
                         unchunked_tpot_factor=unchunked_f,
@@ -302,7 +303,7 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
     offered_util = kv.offered_utilization
     ttft, rho, _ = prefill_ttft(pshape.instance, ph, np.array(rate_p), sc.slo.quantile, link,
                                 min(offered_util, 0.999), pc.saturating_tokens,
-                                a.prefill_instances, path=path)
+                                a.prefill_instances, path=path, router=sc.router)
     tpot, batch, d_over = decode_tpot_at_rate(dshape.instance, ph, rate_d,
                                               dshape.max_sequences[ph.name])
     overloaded = bool(rho >= 1.0) or d_over or offered_util >= 1.0
@@ -456,7 +457,7 @@ def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _Co
         per = float(max_rate_meeting(shape.instance, shape.max_sequences[ph.name], ph,
                                      _chunk_array(chunk), sc.slo.quantile,
                                      seconds(sc.slo.ttft_ms), seconds(sc.slo.tpot_ms),
-                                     instances=float(queue_instances(n))))
+                                     instances=float(queue_instances(n)), router=sc.router))
     plan = _colocated_plan(sc, shape, chunk, ph, per, memo)
     return DeployedPrediction("colocated", tp, chunk, None, None, plan.max_goodput_rps,
                               ph.rate_rps, sc.slo.percentile, plan.ttft_ms, plan.tpot_ms,

@@ -4,12 +4,11 @@ The same core functions ``evaluate`` uses, called on the simulated allocation at
 rate (so a user-given plan is compared with its own prediction, and the default plan
 reproduces ``ModelResult``'s figures):
 
-* colocated: ``evaluate_colocated`` per instance at rate / instances, with the pool size the
-  router splits the arrivals over (join-the-shortest-queue deals them out about round robin:
-  per-instance arrival CV² = c²/n; the random-routing diagnostic thins them instead,
-  CV² = 1 + (c² − 1)/n, passed as the pool size with that CV², at least 1);
+* colocated: ``evaluate_colocated`` per instance at rate / instances, with the pool size and
+  the router policy the simulator runs (``routing.dispatch_wait_s``);
 * disaggregated: ``prefill_ttft`` per prefill instance (with the KV link's utilisation, as
-  ``evaluate`` passes it) and ``decode_tpot_at_rate`` per decode instance.
+  ``evaluate`` passes it, and the same router model) and ``decode_tpot_at_rate`` per decode
+  instance.
 
 Percentiles 50, 95 and 99 are asked of the model directly (its ``quantile`` argument).
 """
@@ -21,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.core.colocated import evaluate_colocated, queue_instances
+from advisor.core.colocated import evaluate_colocated
 from advisor.core.disaggregated import decode_tpot_at_rate, kv_path, prefill_ttft
 from advisor.core.kv_transfer import link_capacity_bytes_per_s
-from advisor.core.scenario import TrafficPhase
+from advisor.core.scenario import RouterPolicy, TrafficPhase
 from advisor.core.simulate.plan import ColocatedSimPlan, Deployment
 
 QUANTILES = (0.50, 0.95, 0.99)
@@ -58,37 +57,25 @@ def _triple(values: list[float | None]) -> Triple:
     return (values[0], values[1], values[2])
 
 
-def split_instances(instances: int, burstiness: float, routing: str = "least-loaded") -> float:
-    """The pool size to give the colocated model for ``routing``: for join-the-shortest-queue
-    the one ``evaluate`` uses (``queue_instances``: bursts dealt out round robin, CV² = c²/n
-    per instance, n rounded down to a power of two); for
-    random routing the n' with c²/n' = 1 + (c² − 1)/n, the CV² of a randomly thinned stream
-    (1 for Poisson arrivals: each instance queues as if alone), at least 1."""
-    n = max(int(instances), 1)
-    if routing != "random":
-        return float(queue_instances(n))
-    c2 = burstiness**2
-    return max(c2 / (1.0 + (c2 - 1.0) / n), 1.0)
-
-
 def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
-            slo_quantile: float = 0.95, routing: str = "least-loaded") -> AnalyticPrediction:
+            slo_quantile: float = 0.95, routing: RouterPolicy = "least-loaded"
+            ) -> AnalyticPrediction:
     """The analytic prediction of ``dep`` serving ``phase`` (also at ``slo_quantile``) with
-    the simulator's ``routing`` (``split_instances``; the disaggregated prefill pool is one
-    queue either way)."""
+    the simulator's ``routing`` on every pool (``routing.dispatch_wait_s``, as ``evaluate``
+    prices it)."""
     qs = (*QUANTILES, slo_quantile)
     ttft: list[float | None] = []
     if isinstance(dep.plan, ColocatedSimPlan):
         pool = dep.pools[0]
         rate = phase.rate_rps / pool.instances
         chunk = None if dep.plan.chunk_tokens is None else np.array(float(dep.plan.chunk_tokens))
-        split = split_instances(pool.instances, phase.burstiness, routing)
         tpots: list[float | None] = []
         over = False
         batch = 0.0
         for q in qs:
             pt = evaluate_colocated(pool.instance, pool.max_sequences[phase_index], phase,
-                                    np.array(rate), chunk, q, split)
+                                    np.array(rate), chunk, q, float(pool.instances),
+                                    routing)
             over = over or bool(pt.overloaded)
             ttft.append(None if pt.overloaded else _ms(pt.ttft_q_s))
             tpots.append(None if pt.overloaded else _ms(pt.tpot_q_s))
@@ -112,7 +99,7 @@ def predict(dep: Deployment, phase: TrafficPhase, phase_index: int,
     over = bool(d_over) or util >= 1.0
     for q in qs:
         t, rho, _ = prefill_ttft(pinst, phase, np.array(rate_p), q, dep.link, min(util, 0.999), lm,
-                                 pre.instances, path=path)
+                                 pre.instances, path=path, router=routing)
         over = over or bool(rho >= 1.0)
         ttft.append(_ms(t))
     tpot = None if over else _ms(tpot_s)
