@@ -361,16 +361,19 @@ class Capacities:
         return np.asarray(
             np.maximum(1, np.floor_divide(G[:, None] * f, grp.gpus[None, :]).astype(np.int64)))
 
-    def prefetch_pooled(self, work: Sequence[tuple[CapacityGroup, np.ndarray]]) -> None:
+    def prefetch_pooled(self, work: Sequence[tuple[CapacityGroup, np.ndarray]],
+                        phase: int | None = None) -> None:
         """Run the pooled prefill searches of several groups together: one vectorised search
         per (shape, phase, link) over every pool size any of them needs (the ideal split's,
-        and the grid of :func:`prefill_pool_grid` up to the largest split's)."""
+        and the grid of :func:`prefill_pool_grid` up to the largest split's); of one
+        ``phase`` only when given (a caller reading one phase need not check all of them:
+        with 24 phases that check was most of a recommendation, #34)."""
         sc = self.sc
         need: dict[tuple[Any, ...], tuple[Instance, int, LinkSpec, list[np.ndarray]]] = {}
         for grp, G in work:
             grid = self._pool_grid(grp, G)
             for k, pc in enumerate(grp.phases):
-                if not pc.pooled or not grp.shapes:
+                if not pc.pooled or not grp.shapes or (phase is not None and k != phase):
                     continue
                 servers = self.prefill_pool_sizes(grp, k, G)
                 for j, shape in enumerate(grp.shapes):
@@ -389,7 +392,7 @@ class Capacities:
     def pooled_prefill(self, grp: CapacityGroup, k: int, gpus: np.ndarray) -> np.ndarray:
         """(n, shapes) prefill goodput per instance, req/s, with the pool sizes of
         :meth:`prefill_pool_sizes` at each cluster size."""
-        self.prefetch_pooled([(grp, gpus)])
+        self.prefetch_pooled([(grp, gpus)], k)
         servers = self.prefill_pool_sizes(grp, k, gpus)
         out = np.zeros(servers.shape)
         for j, shape in enumerate(grp.shapes):
@@ -413,7 +416,7 @@ class Capacities:
         if not (pc.pooled and grp.shapes):
             return constant_rates(pc.prefill_rates)
         G = np.asarray(gpus, dtype=np.int64)
-        self.prefetch_pooled([(grp, G)])
+        self.prefetch_pooled([(grp, G)], k)
         grid = self._pool_grid(grp, G)
         out = np.zeros((len(grp.shapes), grid.size))
         for j, shape in enumerate(grp.shapes):
@@ -493,7 +496,11 @@ def _missing(needed: Sequence[np.ndarray], known: tuple[np.ndarray, np.ndarray] 
              ) -> np.ndarray:
     """The distinct pool sizes in ``needed`` that the (sizes, results) table ``known`` lacks."""
     values = unique_sorted(np.concatenate(needed))
-    return values if known is None else np.setdiff1d(values, known[0], assume_unique=True)
+    if known is None:
+        return values
+    sizes = known[0]  # sorted and distinct (``_merged``): a binary search, not a set difference
+    at = np.minimum(np.searchsorted(sizes, values), sizes.size - 1)
+    return values[sizes[at] != values]
 
 
 def _merged(known: tuple[np.ndarray, np.ndarray] | None, sizes: np.ndarray,
