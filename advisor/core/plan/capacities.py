@@ -500,7 +500,7 @@ def _missing(needed: Sequence[np.ndarray], known: tuple[np.ndarray, np.ndarray] 
         return values
     sizes = known[0]  # sorted and distinct (``_merged``): a binary search, not a set difference
     at = np.minimum(np.searchsorted(sizes, values), sizes.size - 1)
-    return values[sizes[at] != values]
+    return np.asarray(values[sizes[at] != values])
 
 
 def _merged(known: tuple[np.ndarray, np.ndarray] | None, sizes: np.ndarray,
