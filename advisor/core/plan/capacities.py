@@ -215,6 +215,8 @@ class Capacities:
         the tables (the rate for rate-dependent ones): kept across evaluations of the
         scenario at several rates (:meth:`remember`). Never shared (links differ under
         :meth:`with_inter_node`)."""
+        self._pooled_phase = pooled_phase_aliases(sc.phases)
+        """Per phase, the first phase whose pooled prefill tables it shares (#34)."""
         if shared is None:
             self._coloc: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
             self._prefill: dict[tuple[Any, ...], PrefillCapacity] = {}
@@ -377,8 +379,9 @@ class Capacities:
                     continue
                 servers = self.prefill_pool_sizes(grp, k, G)
                 for j, shape in enumerate(grp.shapes):
-                    base = (shape.label, k, grp.link, _stage_link(shape.instance))
-                    cols = need.setdefault(base, (shape.instance, k, grp.link, []))[3]
+                    alias = self._pooled_phase[k]
+                    base = (shape.label, alias, grp.link, _stage_link(shape.instance))
+                    cols = need.setdefault(base, (shape.instance, alias, grp.link, []))[3]
                     # a split has at most G // g instances of this shape
                     cols.extend([servers[:, j], grid[grid <= max(int(G.max()) // shape.gpus, 1)]])
         for base, (inst, k, link, cols) in need.items():
@@ -396,7 +399,8 @@ class Capacities:
         servers = self.prefill_pool_sizes(grp, k, gpus)
         out = np.zeros(servers.shape)
         for j, shape in enumerate(grp.shapes):
-            vals, res = self._pooled[(shape.label, k, grp.link, _stage_link(shape.instance))]
+            vals, res = self._pooled[(shape.label, self._pooled_phase[k], grp.link,
+                                      _stage_link(shape.instance))]
             out[:, j] = res[np.searchsorted(vals, servers[:, j])]
         return out
 
@@ -420,7 +424,8 @@ class Capacities:
         grid = self._pool_grid(grp, G)
         out = np.zeros((len(grp.shapes), grid.size))
         for j, shape in enumerate(grp.shapes):
-            vals, res = self._pooled[(shape.label, k, grp.link, _stage_link(shape.instance))]
+            vals, res = self._pooled[(shape.label, self._pooled_phase[k], grp.link,
+                                      _stage_link(shape.instance))]
             top = grid[grid <= max(int(G.max()) // shape.gpus, 1)]
             out[j, :top.size] = res[np.searchsorted(vals, top)]
             out[j, top.size:] = out[j, top.size - 1]       # sizes no split of it reaches
@@ -490,6 +495,16 @@ class Capacities:
             vals, res = self._coloc[(shape.label, _stage_link(shape.instance), chunked)]
             out[:, :, j, :] = res[np.searchsorted(vals, pools[:, j])].transpose(1, 0, 2)
         return out
+
+
+def pooled_phase_aliases(phases: Sequence[TrafficPhase]) -> tuple[int, ...]:
+    """Per phase, the index of the first phase with the same pooled-prefill inputs: equal in
+    every field but the name, the share and the rate (a pooled prefill search reads the prompt
+    lengths, the prefix-cache hit rate and the burstiness; the rate is what it solves for), so
+    phases that differ only in their rates, as hours of one day often do, share one table
+    (#34)."""
+    keys = [replace(ph, name="", share=0.0, rate_rps=0.0) for ph in phases]
+    return tuple(next(j for j in range(k + 1) if keys[j] == keys[k]) for k in range(len(keys)))
 
 
 def _missing(needed: Sequence[np.ndarray], known: tuple[np.ndarray, np.ndarray] | None
