@@ -23,6 +23,18 @@ from typing import NoReturn
 
 EXIT_ERROR = 2
 
+THREAD_LIMITS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Thread-pool sizes of numpy's BLAS (OpenBLAS, OpenMP, MKL), each 1 unless the user set it
+(#34): OpenBLAS starts a thread per core when numpy is imported, which took a third of
+``import numpy`` on a 2-core machine, and the model never multiplies large matrices."""
+
+
+def limit_threads() -> None:
+    """Default each of :data:`THREAD_LIMITS` to 1, keeping a value the user set; before numpy
+    is imported (the BLAS libraries read them when they load)."""
+    for name in THREAD_LIMITS:
+        os.environ.setdefault(name, "1")
+
 
 def exit_status(code: object) -> int:
     """The process exit status ``sys.exit(code)`` would give (None 0, an int itself, anything
@@ -54,7 +66,9 @@ def exit_now(code: object) -> NoReturn:
 
 
 def console() -> NoReturn:
-    """The ``pd-advisor`` console script: the command line, then :func:`exit_now`."""
+    """The ``pd-advisor`` console script (and ``python -m advisor``): the thread limits
+    (:func:`limit_threads`), the command line, then :func:`exit_now`."""
+    limit_threads()
     from advisor.cli.app import main
 
     try:

@@ -1,4 +1,4 @@
-"""Every pd-advisor benchmark in one table, with the targets of issues #3, #5, #6, #8 and #20.
+"""Every pd-advisor benchmark in one table, with the targets of issues #3, #5, #6, #8, #20, #34.
 
     python benchmarks/run.py [--runs N] [--quick] [--markdown FILE|-]
 
@@ -35,6 +35,11 @@ stated.
    in process, with and without loading the file; targets #5: ≥ 1,000,000 design points/s, a
    4,096-point sweep of the three-phase workload < 1 s) and simulated requests
    (``bench_simulate.measure``; target #6: ≥ 1,000,000 requests/min, colocated chunked).
+5. Result cache (``bench_cache.py``): ``check`` over 100 copies of the chat example, cold,
+   every file a hit, one file changed (target #34: 100 unchanged files ≤ 1 s wall).
+6. Large runs (``bench_large.py``, fresh processes, CPU and peak RSS): a 10**6-point sweep
+   (targets #34: ≤ 15 s CPU, ≤ 600 MB) and ``recommend`` of 24 phases at 1,024 GPUs (≤ 3 s
+   CPU).
 
 Prints the machine (CPU model, cores, Python, load) first. ``--markdown FILE`` also writes the
 tables as markdown (``-`` for stdout): into FILE's generated section when it has one
@@ -72,6 +77,7 @@ for _p in (str(HERE), str(ROOT)):
 import bench_cache  # noqa: E402
 import bench_cold_breakdown  # noqa: E402
 import bench_evaluate  # noqa: E402
+import bench_large  # noqa: E402
 import bench_scaling  # noqa: E402
 import bench_simulate  # noqa: E402
 import bench_sweep  # noqa: E402
@@ -93,6 +99,10 @@ FOUR_EXAMPLES = ("chat-8b-single-node", "bursty-32b-16gpu", "day-night-shift",
 TARGET_CHECK_RATIO = 2.0
 TARGET_LARGE_S = 1.5
 TARGET_BOUNDARIES_CPU_MS = 50.0
+TARGET_CHECK_HITS_S = 1.0
+"""#34: ``check`` on 100 unchanged files, wall seconds."""
+TARGET_HIT_RATIO = 0.1
+"""#34: a result-cache hit, × the floor."""
 
 
 # ---- machine ---------------------------------------------------------------------------------
@@ -256,6 +266,7 @@ class Figures:
     sweep: bench_sweep.SweepResult | None = None
     simulate: bench_simulate.SimulateResult | None = None
     cache: bench_cache.CacheResult | None = None
+    large: list[bench_large.LargeRun] = field(default_factory=list)
 
 
 def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
@@ -412,12 +423,36 @@ def tables(figures: Figures, runs: int) -> tuple[list[Table], list[str]]:
     if thr.rows:
         out.append(thr)
     if figures.cache is not None:
+        c = figures.cache
+        cache_rows = [[*row, "", ""] for row in bench_cache.summary(c)]
+        cache_rows[1][2] = f"≤ {TARGET_CHECK_HITS_S:g} s"
+        cache_rows[1][3] = verdict(statistics.median(c.warm) <= TARGET_CHECK_HITS_S,
+                                   "cache: check on unchanged files")
+        if c.one_hit and figures.cold:
+            floor = statistics.median(figures.cold[FLOOR])
+            ratio = c.per_hit_s / floor
+            cache_rows[-1][1] += f" ({ratio:.3f}× floor)"
+            cache_rows[-1][2] = f"≤ {TARGET_HIT_RATIO:g}× floor"
+            cache_rows[-1][3] = verdict(ratio <= TARGET_HIT_RATIO, "cache: a hit")
         out.append(Table(
-            f"Result cache (#34): `pd-advisor check --format none` on {figures.cache.files} "
+            f"Result cache (#34): `pd-advisor check --format none` on {c.files} "
             "copies of the chat example, wall time of a fresh process, median [range]",
-            ["case", "wall"], "lr", [list(row) for row in bench_cache.summary(figures.cache)],
+            ["case", "wall", "target", "result"], "lrll", cache_rows,
             note="`benchmarks/bench_cache.py`; the cache in a temporary directory. The cold "
-                 "figures above run with PD_ADVISOR_NO_CACHE=1."))
+                 "figures above run with PD_ADVISOR_NO_CACHE=1. A hit is judged by what each "
+                 "further unchanged file adds to a check: (all hits − one hit) / "
+                 f"({c.files} − 1)."))
+    if figures.large:
+        big = Table("Large runs (#34): fresh processes, CPU (user + system) and peak RSS, "
+                    "median [range]", ["run", "CPU", "peak RSS", "target", "result"], "lrrll",
+                    note="`benchmarks/bench_large.py`: the 10**6-point sweep writes its CSV to "
+                         "/dev/null; the 24-phase day is synthetic (bench_scaling's eight "
+                         "phases three times over).")
+        for (what, cpu, rss, target), r in zip(bench_large.summary(figures.large),
+                                               figures.large, strict=True):
+            big.rows.append([what, cpu, rss, target,
+                             verdict(bench_large.met(r), f"large run: {r.label}")])
+        out.append(big)
     return out, failures
 
 
@@ -505,6 +540,9 @@ def collect(runs: int, quick: bool, progress: Callable[[str], None]) -> Figures:
                                               runs=3 if quick else 5)
     progress("result cache …")
     figures.cache = bench_cache.measure(files=100, runs=3 if quick else runs)
+    progress("large runs …")
+    figures.large = bench_large.measure(runs=1 if quick else 3,
+                                        progress=lambda msg: progress(f"large: {msg}"))
     return figures
 
 

@@ -122,3 +122,26 @@ def test_bench_figure_measures_every_example() -> None:
     (timing,) = bench.measure([path], repeats=1)
     assert timing.name == "chat-8b-single-node"
     assert _positive(timing.median_ms, timing.min_ms, timing.max_ms)
+
+
+def test_cache_and_large_tables(run: ModuleType, tmp_path: Path) -> None:
+    """#34's tables: the cache rows with their targets, the large runs with theirs (figures
+    made up: nothing is timed here), and the 24-phase workload loads with 24 phases."""
+    cache = run.bench_cache.CacheResult(files=100, cold=[9.0], warm=[0.9], one_changed=[1.0],
+                                        one_hit=[0.6])
+    assert math.isclose(cache.per_hit_s, 0.3 / 99)
+    large = [run.bench_large.LargeRun(label="sweep", cpu_s=[14.0], rss_mb=[500.0]),
+             run.bench_large.LargeRun(label="phases", cpu_s=[8.0], rss_mb=[200.0])]
+    tabs, failures = run.tables(run.Figures(cold={run.FLOOR: [0.3]}, cache=cache, large=large),
+                                runs=1)
+    cache_tab, large_tab = tabs[-2], tabs[-1]
+    assert [r[3] for r in cache_tab.rows] == ["", "pass", "", "", "pass"]
+    assert "(0.010× floor)" in cache_tab.rows[-1][1]
+    assert [r[-1] for r in large_tab.rows] == ["pass", "**FAIL**"]
+    assert failures == ["large run: phases"]
+
+    from advisor.loading.catalog import ProfileCatalog
+    from advisor.loading.resolve import load_scenario
+
+    sc = load_scenario(run.bench_large.phases_workload(tmp_path), ProfileCatalog())
+    assert len(sc.phases) == 24 and sc.cluster.gpus == 1_024

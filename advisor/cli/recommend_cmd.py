@@ -95,6 +95,14 @@ class RecommendOutput(str, enum.Enum):
     none = "none"
 
 
+def shows_boundaries(fmt: RecommendOutput) -> bool:
+    """Whether the output shows the verdict boundaries and knife edges, so that they are
+    searched (#34): every report format does (``render.view``'s sections, the JSON's
+    ``boundaries`` and ``decision.knife_edges``); ``none`` prints no report, and neither
+    ``--emit`` (the recommended plan) nor ``--plot`` (the model's curves) reads them."""
+    return fmt is not RecommendOutput.none
+
+
 def _check_plot(plot: Path) -> str:
     """``--plot``'s format (png or svg); exit 2 with a clear message before any work when
     the name or matplotlib is wrong."""
@@ -146,7 +154,8 @@ def _cached(workload: Path, profiles: list[Path], fmt: RecommendOutput, no_cache
         return figure.svg, figure.note
 
     payload, _ = cached_report(workload, catalog, cache,
-                               svg if fmt is RecommendOutput.html else None)
+                               svg if fmt is RecommendOutput.html else None,
+                               boundaries=shows_boundaries(fmt))
     if cache.stored:
         trim(cache)
     if fmt is not RecommendOutput.html:
@@ -210,6 +219,7 @@ def register(app: typer.Typer) -> None:
                 report, figure = _cached(workload, profiles or [], fmt, no_cache)
             else:
                 rec = build_recommendation(workload, catalog_for(profiles or []),
+                                           boundaries=shows_boundaries(fmt),
                                            figure=plot is not None
                                            or fmt is RecommendOutput.html)
                 report, document = rec.report, rec.document

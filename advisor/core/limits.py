@@ -13,9 +13,11 @@ from __future__ import annotations
 
 MAX_GPUS = 100_000
 """Largest cluster (and node) evaluated, and the top of the GPU-count boundary search. The
-integer prefill:decode split scales with the GPU count: 100,000 GPUs take ~3 s and ~300 MB
-in a sweep of every count, a million ~20 s and ~2 GB, and int64 arithmetic overflows long
-before 10**30."""
+integer prefill:decode split scales with the GPU count: a CSV sweep of every count from 1 to
+100,000 took 9.3 s of CPU and 0.42 GB peak RSS for ``examples/prefill-heavy-70b-ib.yaml``,
+28 s and 0.47 GB for the three-phase ``benchmarks/three-phase.yaml`` (32 s and 0.68 GB before
+#34 evaluated sweeps in blocks; the 2-core development machine at a load average of about 5,
+so CPU times read high), and int64 arithmetic overflows long before 10**30."""
 
 MAX_NICS_PER_UNIT = 64
 """Most NICs one GPU or one node may have (``cluster.nics_per_node``, an interconnect
@@ -45,15 +47,21 @@ every phase at every candidate split and at each step of the verdict-boundary se
 its time grows with the phases (8 GPUs: 1 phase ~2 s, 24 phases ~4 s; 4,096 GPUs with 24
 phases ~45 s on a 2-core machine); 1,000 phases ran past 600 s."""
 
-MAX_SWEEP_POINTS_PER_AXIS = 200_000
-"""Values one sweep axis may hold."""
+MAX_SWEEP_POINTS_PER_AXIS = 2_000_000
+"""Values one sweep axis may hold: as many as a whole sweep (:data:`MAX_SWEEP_POINTS`), so
+one key alone can span every point a grid of two can (#34; it was 200,000). A count
+beyond it (``A:B:N``) is refused before any value is built."""
 
 MAX_SWEEP_POINTS = 2_000_000
-"""Design points one sweep may evaluate (the product of its axes). The evaluated grid is held
-in memory while it is rendered, about 200 bytes per point (peak RSS of a CSV sweep of the
-chat-8b example: 68 MB at 20,000 points, 97 MB at 200,000, 136 MB at 400,000; 2,000,000
-points about 0.45 GB, extrapolated); the CSV and JSON are written in pieces, but block-wise
-evaluation is not done (#33 measured it, #34 reworks it)."""
+"""Design points one sweep may evaluate (the product of its axes). The grid is evaluated in
+blocks of 65,536 points (``core.analysis.sweep.BLOCK_POINTS``) and its CSV and JSON written
+in pieces, so beyond a block only the results grow with the grid: about 200 bytes a point.
+Measured (#34, CSV to /dev/null, the 2-core development machine while shared; CPU is user +
+system): ``benchmarks/three-phase.yaml`` over 1,000 cluster sizes × 1,000 rates (10**6
+points) 12.7 s and 0.50 GB peak RSS (63.8 s and 3.8 GB before #34), 2,000 × 1,000 (2·10**6)
+27 s and 0.66 GB; one key of 2·10**6 rates of ``examples/chat-8b-single-node.yaml`` 21 s and
+0.87 GB (the axis's values and labels are held too). ``benchmarks/bench_large.py`` measures
+the 10**6-point grid."""
 
 MAX_SWEEP_WORK_S = 600.0
 """Estimated CPU seconds one sweep may take (ten minutes): ``steps × SWEEP_STEP_COST_S +

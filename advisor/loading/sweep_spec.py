@@ -75,6 +75,9 @@ def parse_spec(key: str, spec: str) -> tuple[tuple[Any, ...], bool]:
             if not count_text.isdigit() or int(count_text) < 1:
                 raise SweepError(f"{key}: point count '{count_text}' must be a positive integer")
             count = int(count_text)
+            if count > MAX_SWEEP_POINTS_PER_AXIS:  # refused before any array is built
+                raise SweepError(f"{key}: {count:,} points (at most "
+                                 f"{MAX_SWEEP_POINTS_PER_AXIS:,})")
         if log:
             if a <= 0:
                 raise SweepError(f"{key}: a log range needs a positive lower bound")

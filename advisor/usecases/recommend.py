@@ -152,19 +152,23 @@ def cached_check_file(path: Path, catalog: ProfileCatalog, cache: ResultCache,
 
 
 def cached_report(path: Path, catalog: ProfileCatalog, cache: ResultCache,
-                  svg: Callable[[Recommendation], tuple[str | None, str | None]] | None = None
-                  ) -> tuple[dict[str, Any], Status]:
+                  svg: Callable[[Recommendation], tuple[str | None, str | None]] | None = None,
+                  boundaries: bool = True) -> tuple[dict[str, Any], Status]:
     """``recommend``'s report through the result cache: ``{"report": …, "svg": …, "note":
     …}``. With ``svg`` (the HTML report) the figure is drawn on a miss, ``svg(rec)`` giving
-    the SVG or the note that replaces it; a note (matplotlib missing) is never stored."""
+    the SVG or the note that replaces it; a note (matplotlib missing) is never stored.
+    ``boundaries``: search the verdict boundaries (a report without them, for an output that
+    shows none, is stored apart)."""
 
     def compute() -> tuple[Any, bool]:
-        rec = build_recommendation(path, catalog, figure=svg is not None)
+        rec = build_recommendation(path, catalog, boundaries=boundaries,
+                                   figure=svg is not None)
         image, note = svg(rec) if svg is not None else (None, None)
         return {"report": rec.report, "svg": image, "note": note}, note is None
 
     options = {"html": svg is not None,
-               "matplotlib": _matplotlib_version() if svg is not None else ""}
+               "matplotlib": _matplotlib_version() if svg is not None else "",
+               "boundaries": boundaries}
     return through(cache, "recommend", path, options, compute,
                    keys=("report", "svg", "note"))
 

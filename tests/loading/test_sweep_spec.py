@@ -69,3 +69,16 @@ def test_vary_text_resolves_interconnect_ids() -> None:
         axis_from_vary("cluster.inter_node=no-such-link", catalog.link)
     with pytest.raises(SweepError, match="is not KEY=SPEC"):
         axis_from_vary("cluster.gpus", catalog.link)
+
+
+def test_one_key_may_hold_every_point_of_a_sweep() -> None:
+    """#34: one axis is capped at the sweep's own point limit, and a count beyond it is
+    refused before any value is built (10**12 points would need terabytes)."""
+    from advisor.core.limits import MAX_SWEEP_POINTS, MAX_SWEEP_POINTS_PER_AXIS
+
+    assert MAX_SWEEP_POINTS_PER_AXIS == MAX_SWEEP_POINTS
+    for count in (MAX_SWEEP_POINTS + 1, 10**12):
+        with pytest.raises(SweepError, match=f"{count:,} points"):
+            parse_spec("traffic.rate_rps", f"1:2:{count}")
+        with pytest.raises(SweepError, match=f"{count:,} points"):
+            parse_spec("traffic.rate_rps", f"1:2:log:{count}")

@@ -10,6 +10,7 @@ within it.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,12 @@ from advisor.core.limits import (
 from advisor.core.plan.capacities import Capacities
 from advisor.core.scenario import Scenario
 from advisor.core.verdict.rules import DECIDING_RULES, PRECONDITIONS, VERDICTS, ok_field
+
+BLOCK_POINTS = 65_536
+"""Design points evaluated together (#34): ``design_points`` holds several arrays per point and
+candidate split, so a whole 10**6-point grid at once peaked at 3.3 GB; in blocks the work
+arrays stay those of one block and only the results (about 200 bytes a point) grow with the
+grid. The results are the same either way (``tests/sweep/test_blocks.py``)."""
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)`` in design points."""
@@ -175,6 +182,27 @@ def check_work(sc: Scenario, axes: Sequence[Axis]) -> None:
         f"min of estimated work: use {fewer}")
 
 
+def _block_inputs(base: Scenario, axes: Sequence[Axis], values: Mapping[int, np.ndarray],
+                  index: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The GPU counts (n,) and per-phase rates (n, phases) of ``n`` points of ``base`` whose
+    axis-value indices are ``index`` (``values``: the cheap axes' values, by axis; the costly
+    axes' values are in ``base``)."""
+    G = np.full(n, base.cluster.gpus, dtype=np.int64)
+    rates = np.tile(np.array([ph.rate_rps for ph in base.phases], dtype=float), (n, 1))
+    for ax_i, axis_values in values.items():
+        a = axes[ax_i]
+        vals = axis_values[index[ax_i]]
+        if a.key == "cluster.gpus":
+            G = vals.astype(np.int64)
+        else:  # traffic.rate_rps
+            peak = peak_index(base.phases)
+            r_peak = base.phases[peak].rate_rps
+            rates = np.stack([vals.astype(float) if k == peak
+                              else ph.rate_rps * (vals.astype(float) / r_peak)
+                              for k, ph in enumerate(base.phases)], axis=1)
+    return G, rates
+
+
 def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
           workload: str | None = None) -> SweepResult:
     """Evaluate ``sc`` at every point of the grid spanned by ``axes`` (one or two)."""
@@ -196,8 +224,6 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
     costly = [i for i, a in enumerate(axes) if KEYS[a.key].capacity]
     flat: dict[str, np.ndarray] = {}
     out_mean = np.zeros(total)  # mean output tokens of the peak phase, per point (cost)
-    grids = np.meshgrid(*[np.arange(len(a)) for a in axes], indexing="ij")
-    flat_idx = [g.ravel() for g in grids]
     done = [0]
 
     def tick(count: int) -> None:
@@ -207,40 +233,35 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
 
     if progress is not None:
         progress(0, total)
-    # one capacity context per combination of the costly axes' values
-    if costly:
-        combos = np.stack([flat_idx[i] for i in costly], axis=1)
-        uniq, inverse = np.unique(combos, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-    else:
-        uniq, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(total, dtype=np.int64)
-    for u, combo in enumerate(uniq):
+    cheap_shape = tuple(shape[i] for i in cheap)
+    cheap_values = {i: np.array(axes[i].values) for i in cheap}
+    per_combo = int(np.prod(cheap_shape, dtype=np.int64))
+    # one capacity context per combination of the costly axes' values (in ascending order of
+    # their indices), its points evaluated BLOCK_POINTS at a time (#34)
+    for combo in itertools.product(*(range(shape[i]) for i in costly)):
         base = sc
         for ax_i, vi in zip(costly, combo, strict=True):
-            base = apply_value(base, axes[ax_i].key, axes[ax_i].values[int(vi)])
-        sel = np.flatnonzero(inverse == u)
-        G = np.full(sel.size, base.cluster.gpus, dtype=np.int64)
-        rates = np.tile(np.array([ph.rate_rps for ph in base.phases], dtype=float), (sel.size, 1))
-        for ax_i in cheap:
-            a = axes[ax_i]
-            vals = np.array(a.values)[flat_idx[ax_i][sel]]
-            if a.key == "cluster.gpus":
-                G = vals.astype(np.int64)
-            else:  # traffic.rate_rps
-                peak = peak_index(base.phases)
-                r_peak = base.phases[peak].rate_rps
-                rates = np.stack([vals.astype(float) if k == peak
-                                  else ph.rate_rps * (vals.astype(float) / r_peak)
-                                  for k, ph in enumerate(base.phases)], axis=1)
-        try:
-            res = design_points(Capacities(base), G, rates, tick)
-        except PointsError as exc:
-            raise SweepError(str(exc)) from None
-        for name in FIELDS:
-            if name not in flat:
-                flat[name] = np.zeros(total, dtype=res[name].dtype)
-            flat[name][sel] = res[name]
-        out_mean[sel] = base.peak_phase.output_tokens.mean
+            base = apply_value(base, axes[ax_i].key, axes[ax_i].values[vi])
+        caps = Capacities(base)
+        for first in range(0, per_combo, BLOCK_POINTS):
+            part = np.arange(first, min(first + BLOCK_POINTS, per_combo), dtype=np.int64)
+            index: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(axes)
+            for ax_i, vi in zip(costly, combo, strict=True):
+                index[ax_i] = np.full(part.size, vi, dtype=np.int64)
+            subs = np.unravel_index(part, cheap_shape) if cheap else ()
+            for ax_i, sub in zip(cheap, subs, strict=True):
+                index[ax_i] = sub
+            sel = np.ravel_multi_index(tuple(index), shape)
+            G, rates = _block_inputs(base, axes, cheap_values, index, part.size)
+            try:
+                res = design_points(caps, G, rates, tick)
+            except PointsError as exc:
+                raise SweepError(str(exc)) from None
+            for name in FIELDS:
+                if name not in flat:
+                    flat[name] = np.zeros(total, dtype=res[name].dtype)
+                flat[name][sel] = res[name]
+            out_mean[sel] = base.peak_phase.output_tokens.mean
     price = sc.cluster.usd_per_gpu_hour
     if price is not None:  # USD per million output tokens (core/cost.py), NaN without goodput
         for arch in ("colocated", "disaggregated"):

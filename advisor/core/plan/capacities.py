@@ -229,6 +229,8 @@ class Capacities:
         the tables (the rate for rate-dependent ones): kept across evaluations of the
         scenario at several rates (:meth:`remember`). Never shared (links differ under
         :meth:`with_inter_node`)."""
+        self._pooled_phase = pooled_phase_aliases(sc.phases)
+        """Per phase, the first phase whose pooled prefill tables it shares (#34)."""
         if shared is None:
             self._coloc: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
             self._prefill: dict[tuple[Any, ...], PrefillCapacity] = {}
@@ -375,21 +377,25 @@ class Capacities:
         return np.asarray(
             np.maximum(1, np.floor_divide(G[:, None] * f, grp.gpus[None, :]).astype(np.int64)))
 
-    def prefetch_pooled(self, work: Sequence[tuple[CapacityGroup, np.ndarray]]) -> None:
+    def prefetch_pooled(self, work: Sequence[tuple[CapacityGroup, np.ndarray]],
+                        phase: int | None = None) -> None:
         """Run the pooled prefill searches of several groups together: one vectorised search
         per (shape, phase, link) over every pool size any of them needs (the ideal split's,
-        and the grid of :func:`prefill_pool_grid` up to the largest split's)."""
+        and the grid of :func:`prefill_pool_grid` up to the largest split's); of one
+        ``phase`` only when given (a caller reading one phase need not check all of them:
+        with 24 phases that check was most of a recommendation, #34)."""
         sc = self.sc
         need: dict[tuple[Any, ...], tuple[Instance, int, LinkSpec, list[np.ndarray]]] = {}
         for grp, G in work:
             grid = self._pool_grid(grp, G)
             for k, pc in enumerate(grp.phases):
-                if not pc.pooled or not grp.shapes:
+                if not pc.pooled or not grp.shapes or (phase is not None and k != phase):
                     continue
                 servers = self.prefill_pool_sizes(grp, k, G)
                 for j, shape in enumerate(grp.shapes):
-                    base = (shape.label, k, grp.link, _stage_link(shape.instance))
-                    cols = need.setdefault(base, (shape.instance, k, grp.link, []))[3]
+                    alias = self._pooled_phase[k]
+                    base = (shape.label, alias, grp.link, _stage_link(shape.instance))
+                    cols = need.setdefault(base, (shape.instance, alias, grp.link, []))[3]
                     # a split has at most G // g instances of this shape
                     cols.extend([servers[:, j], grid[grid <= max(int(G.max()) // shape.gpus, 1)]])
         for base, (inst, k, link, cols) in need.items():
@@ -403,11 +409,12 @@ class Capacities:
     def pooled_prefill(self, grp: CapacityGroup, k: int, gpus: np.ndarray) -> np.ndarray:
         """(n, shapes) prefill goodput per instance, req/s, with the pool sizes of
         :meth:`prefill_pool_sizes` at each cluster size."""
-        self.prefetch_pooled([(grp, gpus)])
+        self.prefetch_pooled([(grp, gpus)], k)
         servers = self.prefill_pool_sizes(grp, k, gpus)
         out = np.zeros(servers.shape)
         for j, shape in enumerate(grp.shapes):
-            vals, res = self._pooled[(shape.label, k, grp.link, _stage_link(shape.instance))]
+            vals, res = self._pooled[(shape.label, self._pooled_phase[k], grp.link,
+                                      _stage_link(shape.instance))]
             out[:, j] = res[np.searchsorted(vals, servers[:, j])]
         return out
 
@@ -427,11 +434,12 @@ class Capacities:
         if not (pc.pooled and grp.shapes):
             return constant_rates(pc.prefill_rates)
         G = np.asarray(gpus, dtype=np.int64)
-        self.prefetch_pooled([(grp, G)])
+        self.prefetch_pooled([(grp, G)], k)
         grid = self._pool_grid(grp, G)
         out = np.zeros((len(grp.shapes), grid.size))
         for j, shape in enumerate(grp.shapes):
-            vals, res = self._pooled[(shape.label, k, grp.link, _stage_link(shape.instance))]
+            vals, res = self._pooled[(shape.label, self._pooled_phase[k], grp.link,
+                                      _stage_link(shape.instance))]
             top = grid[grid <= max(int(G.max()) // shape.gpus, 1)]
             out[j, :top.size] = res[np.searchsorted(vals, top)]
             out[j, top.size:] = out[j, top.size - 1]       # sizes no split of it reaches
@@ -503,11 +511,25 @@ class Capacities:
         return out
 
 
+def pooled_phase_aliases(phases: Sequence[TrafficPhase]) -> tuple[int, ...]:
+    """Per phase, the index of the first phase with the same pooled-prefill inputs: equal in
+    every field but the name, the share and the rate (a pooled prefill search reads the prompt
+    lengths, the prefix-cache hit rate and the burstiness; the rate is what it solves for), so
+    phases that differ only in their rates, as hours of one day often do, share one table
+    (#34)."""
+    keys = [replace(ph, name="", share=0.0, rate_rps=0.0) for ph in phases]
+    return tuple(next(j for j in range(k + 1) if keys[j] == keys[k]) for k in range(len(keys)))
+
+
 def _missing(needed: Sequence[np.ndarray], known: tuple[np.ndarray, np.ndarray] | None
              ) -> np.ndarray:
     """The distinct pool sizes in ``needed`` that the (sizes, results) table ``known`` lacks."""
     values = unique_sorted(np.concatenate(needed))
-    return values if known is None else np.setdiff1d(values, known[0], assume_unique=True)
+    if known is None:
+        return values
+    sizes = known[0]  # sorted and distinct (``_merged``): a binary search, not a set difference
+    at = np.minimum(np.searchsorted(sizes, values), sizes.size - 1)
+    return np.asarray(values[sizes[at] != values])
 
 
 def _merged(known: tuple[np.ndarray, np.ndarray] | None, sizes: np.ndarray,
