@@ -72,7 +72,7 @@ CHUNK_CANDIDATES = (256, 512, 1024, 2048, 4096, 8192, 16384)
 """Token budgets searched when the deployment does not pin one (powers of two, §4.3)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ColocatedPoint:
     """Arrays of colocated metrics for one instance at given (chunk, rate) points."""
 

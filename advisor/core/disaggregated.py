@@ -56,7 +56,7 @@ class PrefillCapacity:
     """Largest rate whose TTFT percentile meets the SLO (= max_rate when no TTFT SLO)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DecodeCapacity:
     """One decode instance's capacities for a phase."""
 
@@ -285,12 +285,14 @@ def decode_capacity(inst: Instance, max_sequences: int, phase: TrafficPhase,
     ctx = phase.prompt_tokens.mean + o_mean / 2.0
     b_max = float(max(max_sequences, 0))
     if b_max < 1:
-        return DecodeCapacity(inst, 0, 0.0, 0.0, float("nan"))
+        return DecodeCapacity(instance=inst, max_batch=0, slo_batch=0.0, goodput_rps=0.0,
+                              tpot_s=float("nan"))
     if tpot_slo_s is None:
         b = b_max
     else:
         if float(inst.decode_token_s(1.0, ctx)) > tpot_slo_s:
-            return DecodeCapacity(inst, int(b_max), 0.0, 0.0, float(inst.decode_token_s(1.0, ctx)))
+            return DecodeCapacity(instance=inst, max_batch=int(b_max), slo_batch=0.0,
+                                  goodput_rps=0.0, tpot_s=float(inst.decode_token_s(1.0, ctx)))
         lo, hi = 1.0, b_max
         if float(inst.decode_token_s(hi, ctx)) <= tpot_slo_s:
             lo = hi
@@ -303,7 +305,8 @@ def decode_capacity(inst: Instance, max_sequences: int, phase: TrafficPhase,
                     hi = mid
         b = lo
     t = float(inst.decode_token_s(b, ctx))
-    return DecodeCapacity(inst, int(b_max), b, b / (o_mean * t), t)
+    return DecodeCapacity(instance=inst, max_batch=int(b_max), slo_batch=b,
+                          goodput_rps=b / (o_mean * t), tpot_s=t)
 
 
 def decode_tpot_at_rate(inst: Instance, phase: TrafficPhase, rate_rps: float,

@@ -104,7 +104,7 @@ class ColocatedPlan:
         return meets_slo(self, slo)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AllocationSummary:
     """One integer P:D split."""
 
@@ -127,7 +127,7 @@ class AllocationSummary:
     decode_redundant_experts: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DisaggregatedPlan:
     """Prefill and decode pools with the best integer split."""
 
@@ -183,7 +183,7 @@ class PhaseResult:
     phases: the plan the verdict judges (``disaggregated`` is this phase's own best split)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DeployedPrediction:
     """The model's prediction for exactly the declared deployment (worst phase)."""
 
@@ -205,7 +205,7 @@ class DeployedPrediction:
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SplitVariant:
     """Goodput of one integer split under one traffic mix."""
 

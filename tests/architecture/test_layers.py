@@ -11,6 +11,8 @@
   and the one decision) judges results, ``simulate`` (the model's check) may run ``plan``'s
   pick, ``solve`` (a closed loop's or a finite batch's rate, from the plans) sits on both,
   and ``analysis`` (boundaries, sweeps, the figure's data) on everything — no arrow back up;
+* dataclasses with :data:`KW_ONLY_FIELDS` fields or more are keyword-only (a call that
+  names its fields cannot swap two of them);
 * no module over :data:`MAX_LINES` lines.
 """
 
@@ -44,6 +46,8 @@ CORE_LAYERS: dict[str, tuple[str, ...]] = {
     "analysis": ("", "plan", "verdict", "simulate", "solve", "analysis"),
 }
 """Which parts of ``advisor.core`` each part may import ("": the flat modules of ``core``)."""
+KW_ONLY_FIELDS = 5
+"""Dataclasses with this many fields or more are ``kw_only``."""
 
 
 def _modules() -> dict[str, Path]:
@@ -135,6 +139,33 @@ def test_core_sub_layers(name: str) -> None:
                 bad.append(f"line {line}: {target} ({where or 'core'})")
     assert not bad, (f"{name} ({part or 'core'}) imports outside "
                      f"{[a or 'core' for a in allowed]}: " + "; ".join(bad))
+
+
+def _dataclass_decorator(node: ast.ClassDef) -> ast.expr | None:
+    for dec in node.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if ast.unparse(target) in ("dataclass", "dataclasses.dataclass"):
+            return dec
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_many_field_dataclasses_are_keyword_only(name: str) -> None:
+    bad = []
+    for node in ast.walk(ast.parse(MODULES[name].read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        dec = _dataclass_decorator(node)
+        if dec is None:
+            continue
+        fields = [s for s in node.body if isinstance(s, ast.AnnAssign)
+                  and "ClassVar" not in ast.unparse(s.annotation)]
+        kw_only = isinstance(dec, ast.Call) and any(
+            k.arg == "kw_only" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in dec.keywords)
+        if len(fields) >= KW_ONLY_FIELDS and not kw_only:
+            bad.append(f"line {node.lineno}: {node.name} ({len(fields)} fields)")
+    assert not bad, f"{name}: dataclasses to make kw_only=True: " + "; ".join(bad)
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -82,9 +82,9 @@ def test_overload_is_infinite_never_nan() -> None:
 
 
 def _phase(burstiness: float, mean: float, p95_ratio: float) -> TrafficPhase:
-    return TrafficPhase("p", 1.0, 1.0, burstiness,
-                        LengthDistribution.fit(mean=mean, p95=mean * p95_ratio),
-                        LengthDistribution.fit(mean=200, p95=600))
+    return TrafficPhase(name="p", share=1.0, rate_rps=1.0, burstiness=burstiness,
+                        prompt_tokens=LengthDistribution.fit(mean=mean, p95=mean * p95_ratio),
+                        output_tokens=LengthDistribution.fit(mean=200, p95=600))
 
 
 WORKLOADS = st.tuples(st.sampled_from([1.0, 2.0, 3.0]), st.sampled_from([500.0, 1500.0, 4000.0]),

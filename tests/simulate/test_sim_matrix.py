@@ -69,8 +69,12 @@ class Case:
         return self.name if self.router is None else f"{self.name}+{self.router}"
 
 
-EP_COLOCATED = ColocatedSimPlan(1, 1, 2, 2048, expert_parallel=8)
-EP_DISAGGREGATED = DisaggregatedSimPlan(1, 1, 1, 1, 1, 1, prefill_expert_parallel=8,
+EP_COLOCATED = ColocatedSimPlan(tensor_parallel=1, pipeline_stages=1, instances=2,
+                                chunk_tokens=2048, expert_parallel=8)
+EP_DISAGGREGATED = DisaggregatedSimPlan(prefill_tensor_parallel=1, prefill_pipeline_stages=1,
+                                        prefill_instances=1, decode_tensor_parallel=1,
+                                        decode_pipeline_stages=1, decode_instances=1,
+                                        prefill_expert_parallel=8,
                                         decode_expert_parallel=8)
 
 CASES = ([Case(n) for n in MATRIX if not n.startswith("s17")]

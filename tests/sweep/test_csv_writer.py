@@ -88,7 +88,8 @@ def test_column_writer_quotes_and_non_finite_values() -> None:
     gain = np.array(metrics["gain"], dtype=float)
     gain[0], gain[1] = np.nan, np.inf
     metrics["gain"] = gain
-    odd = SweepResult(result.workload, result.axes, metrics, result.policy)
+    odd = SweepResult(workload=result.workload, axes=result.axes, metrics=metrics,
+                      policy=result.policy)
     assert rep.render_csv(odd) == reference_csv(odd)
     assert rep._csv_fields(['a,b', 'say "x"', "plain", 3, 2.5]).tolist() == [
         '"a,b"', '"say ""x"""', "plain", "3", "2.5"]
@@ -104,7 +105,8 @@ def test_column_writer_pieces_join_to_the_same_bytes(monkeypatch: pytest.MonkeyP
     loss = np.array(metrics["rounding_loss"], dtype=float)
     loss.flat[0], loss.flat[1] = -0.0, 0.0
     metrics["rounding_loss"] = loss
-    odd = SweepResult(result.workload, result.axes, metrics, result.policy)
+    odd = SweepResult(workload=result.workload, axes=result.axes, metrics=metrics,
+                      policy=result.policy)
     monkeypatch.setattr(rep, "CSV_CHUNK_POINTS", 5)
     pieces = list(rep.csv_chunks(odd))
     assert len(pieces) == 4 and pieces[0].startswith("cluster.gpus,traffic.rate_rps,verdict,")

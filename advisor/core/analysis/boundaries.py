@@ -136,7 +136,8 @@ def _gpu_result(sc: Scenario, verdict: str, direction: Direction, limit: int,
         text += _resolution(cur, direction, limit, grid)
         if direction == "up" and sc.cluster.inter_node is None:
             text += " (without an inter-node link the cluster stays on one node)"
-        return Boundary("cluster.gpus", cur, None, direction, text, "verdict", None)
+        return Boundary(key="cluster.gpus", current=cur, flips_at=None, direction=direction,
+                        description=text, kind="verdict", to=None)
     if direction == "up":
         text = f"{what} from {_fmt_gpus(found)} GPUs (now {_fmt_gpus(cur)})"
     else:
@@ -144,7 +145,8 @@ def _gpu_result(sc: Scenario, verdict: str, direction: Direction, limit: int,
                  else "chunked prefill stays ahead")
         then = "chunked prefill wins" if to == "chunked-prefill" else "disaggregation would pay"
         text = f"{keeps} down to {_fmt_gpus(found + 1)} GPUs; at {_fmt_gpus(found)} {then}"
-    return Boundary("cluster.gpus", cur, found, direction, text, "verdict", to)
+    return Boundary(key="cluster.gpus", current=cur, flips_at=found, direction=direction,
+                    description=text, kind="verdict", to=to)
 
 
 def _resolution(cur: int, direction: Direction, limit: int, grid: CountGrid) -> str:
@@ -192,8 +194,9 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
     if not far_side:
         span = (f"1–{BANDWIDTH_RANGE:g}×" if direction == "up"
                 else f"{1 / BANDWIDTH_RANGE:g}–1×")
-        return Boundary(key, 1.0, None, direction,
-                        f"no bandwidth of {link} in {span} changes the verdict", "verdict", None)
+        return Boundary(key=key, current=1.0, flips_at=None, direction=direction,
+                        description=f"no bandwidth of {link} in {span} changes the verdict",
+                        kind="verdict", to=None)
     # the current link: its capacity tables are the ones evaluate built (cheap)
     here = design_points(caps, np.array([cl.gpus], dtype=np.int64), rates)
     # far side disaggregate: every headroom positive (min > 0); chunked: one negative
@@ -210,7 +213,8 @@ def bandwidth_boundary(sc: Scenario, verdict: str,
         text = (f"{'chunked prefill would win' if to == 'chunked-prefill' else 'the verdict flips'}"
                 f" with ≤ {_num(flips)}× the inter-node bandwidth ({_num(gbps)} GB/s per GPU "
                 f"instead of {link}'s {_num(cl.inter_node.bandwidth_bytes_per_s / 1e9)})")
-    return Boundary(key, 1.0, flips, direction, text, "verdict", to)
+    return Boundary(key=key, current=1.0, flips_at=flips, direction=direction, description=text,
+                    kind="verdict", to=to)
 
 
 def _min(v: np.ndarray) -> np.ndarray:
@@ -320,15 +324,16 @@ def rate_boundaries(sc: Scenario, verdict: str, caps: Capacities | None = None
         if b is None:
             span = (f"{_num(peak)}–{_num(peak * RATE_RANGE)} req/s" if direction == "up"
                     else f"{_num(peak / RATE_RANGE)}–{_num(peak)} req/s")
-            out.append(Boundary(key, peak, None, direction,
-                                f"no rate in {span} changes the verdict", "verdict", None))
+            out.append(Boundary(key=key, current=peak, flips_at=None, direction=direction,
+                                description=f"no rate in {span} changes the verdict",
+                                kind="verdict", to=None))
             continue
         flips = peak * b[1]
         word = "above" if direction == "up" else "below"
         then = "disaggregation would pay" if to == "disaggregate" else "chunked prefill wins"
-        out.append(Boundary(key, peak, flips, direction,
-                            f"{word} {_num(flips)} req/s (now {_num(peak)}) {then}",
-                            "verdict", to))
+        out.append(Boundary(key=key, current=peak, flips_at=flips, direction=direction,
+                            description=f"{word} {_num(flips)} req/s (now {_num(peak)}) {then}",
+                            kind="verdict", to=to))
     return out[0], out[1]
 
 
@@ -347,12 +352,14 @@ def tpot_rate_boundary(sc: Scenario, m: ModelResult) -> Boundary | None:
     if safe <= 0:
         text = (f"chunked prefill (TP{c.tensor_parallel}, token budget {c.chunk_tokens:,}) "
                 f"misses the {_num(sc.slo.tpot_ms)} ms TPOT SLO at any rate{where}")
-        return Boundary("traffic.rate_rps", peak, None, "up", text, "slo", None)
+        return Boundary(key="traffic.rate_rps", current=peak, flips_at=None, direction="up",
+                        description=text, kind="slo", to=None)
     # flips_at is the peak phase's rate (the key's); the text gives the binding phase's own
     text = (f"chunked prefill stays within the {_num(sc.slo.tpot_ms)} ms TPOT SLO up to "
             f"{_num(safe)} req/s{where} (now {_num(phase.rate_rps)})")
-    return Boundary("traffic.rate_rps", peak, flips, "up" if flips >= peak else "down", text,
-                    "slo", None)
+    return Boundary(key="traffic.rate_rps", current=peak, flips_at=flips,
+                    direction="up" if flips >= peak else "down", description=text,
+                    kind="slo", to=None)
 
 
 def gain_boundary(sc: Scenario, verdict: str, gain: float | None,
@@ -378,10 +385,12 @@ def gain_boundary(sc: Scenario, verdict: str, gain: float | None,
     if verdict == VERDICTS[0]:
         text = (f"all preconditions hold: disaggregation would pay if a gain of "
                 f"{gain * 100:.1f}% were enough (policy.min_disagg_gain {cur * 100:g}%)")
-        return Boundary("policy.min_disagg_gain", cur, gain, "down", text, "verdict", to)
+        return Boundary(key="policy.min_disagg_gain", current=cur, flips_at=gain, direction="down",
+                        description=text, kind="verdict", to=to)
     text = (f"disaggregation's modelled gain is {gain * 100:.1f}%: a required gain above that "
             f"(now {cur * 100:g}%) would keep chunked prefill")
-    return Boundary("policy.min_disagg_gain", cur, gain, "up", text, "verdict", to)
+    return Boundary(key="policy.min_disagg_gain", current=cur, flips_at=gain, direction="up",
+                    description=text, kind="verdict", to=to)
 
 
 def verdict_boundaries(sc: Scenario, verdict: str, gain: float | None,

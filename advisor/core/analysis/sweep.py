@@ -42,7 +42,7 @@ Progress = Callable[[int, int], None]
 """``progress(done, total)`` in design points."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Crossover:
     """Where the verdict first becomes ``disaggregate`` along the first axis."""
 
@@ -66,7 +66,7 @@ COST_METRIC = "usd_per_million_output_tokens"
 every GPU billed, tokens at the goodput per GPU and the peak phase's mean output."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepResult:
     """Metrics of every design point; arrays have shape ``tuple(len(a) for a in axes)``."""
 
@@ -120,15 +120,16 @@ class SweepResult:
         for at, line in rows:
             hit = np.flatnonzero(line)
             if hit.size == 0:
-                out.append(Crossover(ax.key, None, None, at))
+                out.append(Crossover(key=ax.key, value=None, label=None, at=at))
                 continue
             i = int(hit[0])
             miss = np.flatnonzero(~line)
             last_miss = int(miss[-1]) if miss.size else -1
             stable = last_miss + 1 if last_miss + 1 < line.size else None
-            out.append(Crossover(ax.key, _plain(ax.values[i]), ax.labels[i], at, i == 0,
-                                 None if stable is None else _plain(ax.values[stable]),
-                                 None if stable is None else ax.labels[stable]))
+            out.append(Crossover(key=ax.key, value=_plain(ax.values[i]), label=ax.labels[i], at=at,
+                                 from_start=i == 0,
+                                 stable_from=None if stable is None else _plain(ax.values[stable]),
+                                 stable_label=None if stable is None else ax.labels[stable]))
         return tuple(out)
 
     def transitions(self) -> tuple[tuple[int, str], ...]:
@@ -274,5 +275,6 @@ def sweep(sc: Scenario, axes: Sequence[Axis], progress: Progress | None = None,
         arr = flat[name].reshape(shape)
         arr.setflags(write=False)
         metrics[name] = arr
-    return SweepResult(workload if workload is not None else sc.name, tuple(axes), metrics,
-                       sc.policy, time.perf_counter() - t0)
+    return SweepResult(workload=workload if workload is not None else sc.name, axes=tuple(axes),
+                       metrics=metrics,
+                       policy=sc.policy, seconds=time.perf_counter() - t0)

@@ -140,7 +140,7 @@ def colocated_goodputs(sc: Scenario, shapes: Sequence[Shape], chunks: np.ndarray
     return np.stack(per_phase, axis=1)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PhaseCapacities:
     """One phase's per-shape capacities in a :class:`CapacityGroup`."""
 
@@ -170,7 +170,7 @@ class PhaseCapacities:
     with pooled queues every prefill shape, whose rate depends on the cluster size)."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CapacityGroup:
     """Capacities shared by every cluster size with the same shape set and KV link."""
 
@@ -342,12 +342,15 @@ class Capacities:
                 pooled=pooled, prefill_fraction=float(frac), pairs=pairs))
         chunks = (np.array([float(sc.chunk_tokens)] if sc.chunk_tokens else CHUNK_CANDIDATES)
                   if shapes else None)
-        grp = CapacityGroup(shapes, excluded, np.array([s.gpus for s in shapes], dtype=np.int64),
-                            link, phases, chunks,
-                            kv_nics(link, np.array([s.instance.kv_sender_gpus for s in shapes],
+        grp = CapacityGroup(shapes=shapes, excluded=excluded,
+                            gpus=np.array([s.gpus for s in shapes], dtype=np.int64),
+                            link=link, phases=phases, chunks=chunks,
+                            kv_nics=kv_nics(link,
+                                            np.array([s.instance.kv_sender_gpus for s in shapes],
                                                    dtype=float)),
-                            np.array([s.instance.kv_bytes_per_token_wire for s in shapes],
-                                     dtype=float), compatible)
+                            kv_bytes_per_token=np.array(
+                                [s.instance.kv_bytes_per_token_wire for s in shapes],
+                                dtype=float), compatible=compatible)
         self._groups[code] = grp
         return grp
 

@@ -230,7 +230,7 @@ def _best_colocated(sc: Scenario, shapes: list[Shape], table: _ColocatedTable,
 # disaggregated
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _PhasePools:
     prefill: list[PoolOption]
     decode: list[PoolOption]
@@ -260,17 +260,27 @@ def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> _PhasePools:
     own = caps.split_prefill_rates(grp, k, np.array([cl.gpus], dtype=np.int64))
     result = split(cl.gpus, prefill, decode, pc.link_rate, cl.gpus_per_node, pooled=own,
                    compatible=grp.compatible)
-    return _PhasePools(prefill, decode, prefill_caps, pc.decode, pc.link_rate, result, own)
+    return _PhasePools(prefill=prefill, decode=decode, prefill_caps=prefill_caps,
+                       decode_caps=pc.decode, link_rate_per_prefill_gpu=pc.link_rate, split=result,
+                       own_pool=own)
 
 
 def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
     pi, di = shapes[a.prefill_option].instance, shapes[a.decode_option].instance
-    return AllocationSummary(pi.tensor_parallel, di.tensor_parallel, pi.pipeline_stages,
-                             di.pipeline_stages, a.prefill_instances, a.decode_instances,
-                             a.prefill_gpus, a.decode_gpus, a.idle_gpus, a.goodput_rps,
-                             a.limited_by, pi.expert_parallel, di.expert_parallel,
-                             pi.attention_data_parallel > 1, di.attention_data_parallel > 1,
-                             pi.redundant_experts, di.redundant_experts)
+    return AllocationSummary(prefill_tensor_parallel=pi.tensor_parallel,
+                             decode_tensor_parallel=di.tensor_parallel,
+                             prefill_pipeline_stages=pi.pipeline_stages,
+                             decode_pipeline_stages=di.pipeline_stages,
+                             prefill_instances=a.prefill_instances,
+                             decode_instances=a.decode_instances,
+                             prefill_gpus=a.prefill_gpus, decode_gpus=a.decode_gpus,
+                             idle_gpus=a.idle_gpus, max_goodput_rps=a.goodput_rps,
+                             limited_by=a.limited_by, prefill_expert_parallel=pi.expert_parallel,
+                             decode_expert_parallel=di.expert_parallel,
+                             prefill_dp_attention=pi.attention_data_parallel > 1,
+                             decode_dp_attention=di.attention_data_parallel > 1,
+                             prefill_redundant_experts=pi.redundant_experts,
+                             decode_redundant_experts=di.redundant_experts)
 
 
 def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _PhasePools,
@@ -280,9 +290,15 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
     ideal_total = sp.ideal_goodput_per_gpu_rps * sc.cluster.gpus
     alternatives = tuple(_summary(shapes, x) for x in sp.alternatives)
     if a is None:
-        return DisaggregatedPlan(None, sp.ideal_prefill_fraction, ideal_total, 0.0, 1.0,
-                                 ph.rate_rps, sc.slo.percentile, None, None, True, 0.0, 0.0, 0.0,
-                                 0.0, 0.0, alternatives, None)
+        return DisaggregatedPlan(allocation=None, ideal_prefill_fraction=sp.ideal_prefill_fraction,
+                                 ideal_max_goodput_rps=ideal_total, max_goodput_rps=0.0,
+                                 rounding_loss=1.0,
+                                 rate_rps=ph.rate_rps, percentile=sc.slo.percentile, ttft_ms=None,
+                                 tpot_ms=None, overloaded=True, output_tokens_per_s_per_gpu=0.0,
+                                 prefill_rate_per_instance_rps=0.0,
+                                 decode_rate_per_instance_rps=0.0,
+                                 prefill_saturating_tokens=0.0, decode_batch=0.0,
+                                 alternatives=alternatives, kv_transfer=None)
     pshape, dshape = shapes[a.prefill_option], shapes[a.decode_option]
     pc, dc = pools.prefill_caps[a.prefill_option], pools.decode_caps[a.decode_option]
     rate_p = ph.rate_rps / a.prefill_instances
@@ -358,8 +374,9 @@ def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _Phase
                   int(st.y[0]))
     goods = {ph.name: float(st.goods[0, k]) for k, ph in enumerate(sc.phases)}
     used_p, used_d = x * grp.shapes[i].gpus, y * grp.shapes[j].gpus
-    a = Allocation(i, j, x, y, used_p, used_d, cl.gpus - used_p - used_d,
-                   float(min(goods.values())), "static")
+    a = Allocation(prefill_option=i, decode_option=j, prefill_instances=x, decode_instances=y,
+                   prefill_gpus=used_p, decode_gpus=used_d, idle_gpus=cl.gpus - used_p - used_d,
+                   goodput_rps=float(min(goods.values())), limited_by="static")
     return max(0.0, 1.0 - score), a, goods
 
 
@@ -384,8 +401,10 @@ def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools
         dgrp = dcaps.group_at(sc.cluster.gpus)
         have, best = corner_goodputs(grp, dcaps, dgrp, 0, G, pre_o, dec_o, x, y)
         drifted.append(SplitVariant(
-            f"prompts {_signed(ps)}, outputs {_signed(os_)}", a.prefill_gpus, a.decode_gpus,
-            float(have[0]), float(best[0]), ps, os_))
+            label=f"prompts {_signed(ps)}, outputs {_signed(os_)}", prefill_gpus=a.prefill_gpus,
+            decode_gpus=a.decode_gpus,
+            goodput_rps=float(have[0]), best_goodput_rps=float(best[0]), prompt_scale=ps,
+            output_scale=os_))
     gp, gd = int(grp.gpus[a.prefill_option]), int(grp.gpus[a.decode_option])
     dec = np.array([[o.rate_rps for o in pools.decode]])
     best_nominal = pools.split.best.goodput_rps if pools.split.best else 0.0
@@ -399,7 +418,8 @@ def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools
             continue
         good = split_goodput(pools.own_pool, dec, pools.link_rate_per_prefill_gpu, grp.gpus,
                              pre_o, dec_o, np.array([nx]), np.array([ny]))
-        neighbours.append(SplitVariant(label, nx * gp, ny * gd, float(good[0]), best_nominal))
+        neighbours.append(SplitVariant(label=label, prefill_gpus=nx * gp, decode_gpus=ny * gd,
+                                       goodput_rps=float(good[0]), best_goodput_rps=best_nominal))
     return Fragility(sc.policy.assumed_mix_drift, tuple(drifted), tuple(neighbours))
 
 
@@ -445,9 +465,12 @@ def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _Co
         tp = None
     if index is None:
         name = f"TP{tp}" if dep.expert_parallel is None else f"EP{dep.expert_parallel}"
-        return DeployedPrediction("colocated", tp, sc.chunk_tokens, None, None, 0.0,
-                                  ph.rate_rps, sc.slo.percentile, None, None, True, False,
-                                  ph.name, feasible=False,
+        return DeployedPrediction(mode="colocated", tensor_parallel=tp,
+                                  chunk_tokens=sc.chunk_tokens, prefill_gpus=None, decode_gpus=None,
+                                  max_goodput_rps=0.0,
+                                  rate_rps=ph.rate_rps, percentile=sc.slo.percentile, ttft_ms=None,
+                                  tpot_ms=None, overloaded=True, meets_slo=False,
+                                  phase=ph.name, feasible=False,
                                   reason=f"{name} instances cannot serve this workload")
     shape = grp.shapes[index]
     chunk = sc.chunk_tokens if dep.chunked_prefill else None  # the deployment's budget
@@ -459,9 +482,13 @@ def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _Co
                                      seconds(sc.slo.ttft_ms), seconds(sc.slo.tpot_ms),
                                      instances=float(queue_instances(n)), router=sc.router))
     plan = _colocated_plan(sc, shape, chunk, ph, per, memo)
-    return DeployedPrediction("colocated", tp, chunk, None, None, plan.max_goodput_rps,
-                              ph.rate_rps, sc.slo.percentile, plan.ttft_ms, plan.tpot_ms,
-                              plan.overloaded, meets_slo(plan, sc.slo), ph.name)
+    return DeployedPrediction(mode="colocated", tensor_parallel=tp, chunk_tokens=chunk,
+                              prefill_gpus=None, decode_gpus=None,
+                              max_goodput_rps=plan.max_goodput_rps,
+                              rate_rps=ph.rate_rps, percentile=sc.slo.percentile,
+                              ttft_ms=plan.ttft_ms, tpot_ms=plan.tpot_ms,
+                              overloaded=plan.overloaded, meets_slo=meets_slo(plan, sc.slo),
+                              phase=ph.name)
 
 
 def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools,
@@ -475,8 +502,11 @@ def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools
     di = _pick_shape(shapes, pools.decode, dtp, dep.decode_expert_parallel)
     pg, dg = dep.prefill_gpus or 0, dep.decode_gpus or 0
     if pi is None or di is None:
-        return DeployedPrediction("disaggregated", None, None, pg, dg, 0.0, ph.rate_rps,
-                                  sc.slo.percentile, None, None, True, False, ph.name,
+        return DeployedPrediction(mode="disaggregated", tensor_parallel=None, chunk_tokens=None,
+                                  prefill_gpus=pg, decode_gpus=dg, max_goodput_rps=0.0,
+                                  rate_rps=ph.rate_rps,
+                                  percentile=sc.slo.percentile, ttft_ms=None, tpot_ms=None,
+                                  overloaded=True, meets_slo=False, phase=ph.name,
                                   feasible=False,
                                   reason="no instance shape fits the declared pools")
     gp, gd = shapes[pi].gpus, shapes[di].gpus
@@ -486,13 +516,18 @@ def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools
         link = x * gp * pools.link_rate_per_prefill_gpu
         good = min(x * float(pools.own_pool.at(pi, x)), y * pools.decode[di].rate_rps,
                    link if link > 0 else math.inf)
-        a = Allocation(pi, di, x, y, x * gp, y * gd, sc.cluster.gpus - x * gp - y * gd, good,
-                       "declared")
+        a = Allocation(prefill_option=pi, decode_option=di, prefill_instances=x, decode_instances=y,
+                       prefill_gpus=x * gp, decode_gpus=y * gd,
+                       idle_gpus=sc.cluster.gpus - x * gp - y * gd, goodput_rps=good,
+                       limited_by="declared")
     plan = _disagg_plan(sc, grp, ph, pools, a)
     best = pools.split.best
-    return DeployedPrediction("disaggregated", None, None, pg, dg, plan.max_goodput_rps,
-                              ph.rate_rps, sc.slo.percentile, plan.ttft_ms, plan.tpot_ms,
-                              plan.overloaded, meets_slo(plan, sc.slo), ph.name,
+    return DeployedPrediction(mode="disaggregated", tensor_parallel=None, chunk_tokens=None,
+                              prefill_gpus=pg, decode_gpus=dg, max_goodput_rps=plan.max_goodput_rps,
+                              rate_rps=ph.rate_rps, percentile=sc.slo.percentile,
+                              ttft_ms=plan.ttft_ms, tpot_ms=plan.tpot_ms,
+                              overloaded=plan.overloaded, meets_slo=meets_slo(plan, sc.slo),
+                              phase=ph.name,
                               best_split_prefill_gpus=best.prefill_gpus if best else None)
 
 
@@ -607,8 +642,10 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
         unchunked_gpus_needed=colocated_gpus_needed(sc.phases, unchunked.per_phase),
         unchunked_headroom=worst_headroom(sc.phases, unchunked.per_phase),
         disaggregated_gpus_needed=disaggregated_gpus_needed(sc.cluster.gpus_per_node, [
-            PhaseSplitOptions(ph.rate_rps, pools[ph.name].prefill, pools[ph.name].decode,
-                              pools[ph.name].own_pool, pools[ph.name].link_rate_per_prefill_gpu)
+            PhaseSplitOptions(rate_rps=ph.rate_rps, prefill=pools[ph.name].prefill,
+                              decode=pools[ph.name].decode,
+                              own_pool=pools[ph.name].own_pool,
+                              link_rate_per_prefill_gpu=pools[ph.name].link_rate_per_prefill_gpu)
             for ph in sc.phases], grp.compatible),
         colocated_headroom=float(coloc_headroom), disaggregated_headroom=float(disagg_headroom),
         deployed=_deployed(sc, grp, tables, pools, memo),

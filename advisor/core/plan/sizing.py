@@ -48,7 +48,7 @@ def colocated_gpus_needed(phases: Sequence[TrafficPhase],
     return need
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhaseSplitOptions:
     """One phase's pools at the cluster's size: what the disaggregated sizing reads."""
 

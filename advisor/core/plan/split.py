@@ -93,7 +93,7 @@ class PoolOption:
     """E.g. 'TP4' or 'TP8×PP2'."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Allocation:
     """An integer split of the cluster into prefill and decode instances."""
 
@@ -109,7 +109,7 @@ class Allocation:
     """'prefill', 'decode' or 'kv-link'."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SplitResult:
     """Best fractional and integer allocations and the rounding loss between them."""
 
@@ -226,8 +226,10 @@ def best_allocations(total_gpus: int, prefill: list[PoolOption], decode: list[Po
                  else "prefill" if pre[k] <= dec[k] else "decode")
         used_p, used_d = int(x[k]) * p.gpus, int(y[k]) * d.gpus
         rows.append((float(spare[k]), int(pair[k]), Allocation(
-            i, j, int(x[k]), int(y[k]), used_p, used_d, total_gpus - used_p - used_d,
-            float(good[k]), limit)))
+            prefill_option=i, decode_option=j, prefill_instances=int(x[k]),
+            decode_instances=int(y[k]), prefill_gpus=used_p, decode_gpus=used_d,
+            idle_gpus=total_gpus - used_p - used_d,
+            goodput_rps=float(good[k]), limited_by=limit)))
     # ties in goodput: more headroom (the next pool to bind), fewer GPUs, fewer prefill GPUs
     rows.sort(key=lambda r: (-r[2].goodput_rps, -r[0], r[2].prefill_gpus + r[2].decode_gpus,
                              r[2].prefill_gpus, r[1]))
@@ -260,7 +262,9 @@ def split(total_gpus: int, prefill: list[PoolOption], decode: list[PoolOption],
         loss = 1.0
     else:
         loss = float(min(max(1.0 - best.goodput_rps / ideal_total, 0.0), 1.0))
-    return SplitResult(per_gpu, frac, pi, di, best, tuple(allocations[1:]), loss)
+    return SplitResult(ideal_goodput_per_gpu_rps=per_gpu, ideal_prefill_fraction=frac,
+                       ideal_prefill_option=pi, ideal_decode_option=di, best=best,
+                       alternatives=tuple(allocations[1:]), rounding_loss=loss)
 
 
 def _goodput(x: np.ndarray, g: np.ndarray, gp: np.ndarray, gd: np.ndarray, p: np.ndarray,

@@ -125,7 +125,7 @@ Direction = Literal["up", "down"]
 BoundaryKind = Literal["verdict", "slo"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Boundary:
     """The nearest value of ``key`` (in ``direction``) at which the verdict flips (found by
     ``advisor.core.analysis.boundaries``)."""
