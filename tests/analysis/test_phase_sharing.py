@@ -1,11 +1,13 @@
-"""Phases that differ only in their rates share one pooled-prefill table (#34): the report,
-boundaries included, is the same as with a table per phase."""
+"""Phases that differ only in their rates share one pooled-prefill table and one colocated
+goodput table (#34): the report, boundaries included, is the same as with tables per phase,
+and the colocated search runs once per distinct phase."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -46,3 +48,32 @@ def test_shared_tables_give_the_same_report(tmp_path: Path,
     monkeypatch.setattr(capacities, "pooled_phase_aliases",
                         lambda phases: tuple(range(len(phases))))
     assert _report(path) == shared
+
+
+def test_colocated_goodputs_search_once_per_distinct_phase(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "hours.yaml"
+    path.write_text(yaml.safe_dump(WORKLOAD, sort_keys=False), encoding="utf-8")
+    from advisor.core.plan.shapes import instance_shapes
+    from advisor.loading.resolve import load_scenario
+
+    sc = load_scenario(path, ProfileCatalog())
+    shapes = instance_shapes(sc)[0][:2]
+    pools = np.array([4.0, 8.0])
+    calls: list[str] = []
+    real = capacities.max_rate_meeting
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(str(args[2].name))  # type: ignore[attr-defined]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(capacities, "max_rate_meeting", counted)
+    shared = capacities.colocated_goodputs(sc, shapes, np.array([512.0, 2048.0]), pools)
+    assert calls == ["night", "rag"]  # morning and evening are night at other rates
+    calls.clear()
+    monkeypatch.setattr(capacities, "pooled_phase_aliases",
+                        lambda phases: tuple(range(len(phases))))
+    apart = capacities.colocated_goodputs(sc, shapes, np.array([512.0, 2048.0]), pools)
+    assert calls == ["night", "morning", "rag", "evening"]
+    assert shared.shape == (2, 4, 2)
+    assert np.array_equal(shared, apart)

@@ -15,16 +15,13 @@ report's ``inputs.traffic[].finite_batch``.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from advisor.core.plan.evaluate import evaluate
 from advisor.core.scenario import BatchPlanFigures, FiniteBatch, Scenario, TrafficPhase
-from advisor.core.simulate.batch import predict_batch
-from advisor.core.simulate.plan import (
-    Mode,
-    PlanError,
-    build_deployment,
-    default_plan,
-)
+
+if TYPE_CHECKING:
+    from advisor.core.simulate.plan import Mode
 
 PROBE_RATE_RPS = 1.0
 """The rate the batch's plans are chosen at (plan choice does not depend on the rate)."""
@@ -35,6 +32,11 @@ class FiniteBatchError(ValueError):
 
 
 def _figures(sc: Scenario, mode: Mode, requests: int) -> BatchPlanFigures | None:
+    # the simulator's modules load only for a finite batch: every other scenario passes
+    # through ``solve_finite_batch`` untouched, and a cold ``recommend`` need not import them
+    from advisor.core.simulate.batch import predict_batch
+    from advisor.core.simulate.plan import PlanError, build_deployment, default_plan
+
     try:
         plan = default_plan(sc, mode, evaluate(sc))
         dep = build_deployment(sc, mode, plan)
