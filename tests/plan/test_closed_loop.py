@@ -138,7 +138,7 @@ def test_shared_tables_solve_as_fresh_tables(name: str, monkeypatch: pytest.Monk
 def test_shared_tables_evaluate_as_fresh_tables(name: str) -> None:
     """Every part of ``evaluate`` — plans, deployment, static allocation, fragility under
     the drift corners — is the same with the tables of the probe at other rates (and the
-    rate-free results earlier probes left in ``Capacities.memo``) as with tables built for
+    rate-free results earlier probes left in ``Capacities.results``) as with tables built for
     the rate: the invariant the shared-table solve rests on."""
     sc = _closed_variants()[name]
     phase = sc.phases[0]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -37,12 +37,11 @@ from advisor.core.disaggregated import (
 from advisor.core.hardware import LinkSpec
 from advisor.core.instance import Instance, StackedInstances
 from advisor.core.kv_transfer import kv_nics, link_capacity_bytes_per_s
+from advisor.core.plan.result_memo import ResultMemo
 from advisor.core.plan.shapes import Shape, ep_sizes_upto, instance_shapes
 from advisor.core.plan.split import PoolOption, PoolRates, constant_rates, ideal_split
 from advisor.core.results import ExcludedInstance
 from advisor.core.scenario import Scenario, TrafficPhase, instances_in_cluster
-
-T = TypeVar("T")
 
 POOL_EXACT_SIZES = 64
 """Prefill pool sizes tabulated one by one (Erlang B's finite sum, docs/model.md §7)."""
@@ -231,11 +230,7 @@ class Capacities:
         self.sc = sc
         self._groups: dict[int, CapacityGroup] = {}
         self._derived: dict[Hashable, Capacities] = {}
-        self.memo: dict[tuple[Any, ...], Any] = {}
-        """``evaluate``'s results on this scenario, each keyed by what it depends on beyond
-        the tables (the rate for rate-dependent ones): kept across evaluations of the
-        scenario at several rates (:meth:`remember`). Never shared (links differ under
-        :meth:`with_inter_node`)."""
+        self._results = ResultMemo()
         self._pooled_phase = pooled_phase_aliases(sc.phases)
         """Per phase, the first phase whose pooled prefill tables it shares (#34)."""
         if shared is None:
@@ -265,13 +260,12 @@ class Capacities:
         out._derived = {key: caps.with_inter_node(link) for key, caps in self._derived.items()}
         return out
 
-    def remember(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
-        """``compute()``, kept in :attr:`memo` under ``key`` (which must name every input it
-        reads beyond this scenario's tables) and not computed again."""
-        if key not in self.memo:
-            self.memo[key] = compute()
-        value: T = self.memo[key]
-        return value
+    @property
+    def results(self) -> ResultMemo:
+        """``evaluate``'s results on this scenario kept across evaluations at several rates,
+        one typed memo per kind (``result_memo``). Never shared (links differ under
+        :meth:`with_inter_node`)."""
+        return self._results
 
     # ---- groups of cluster sizes --------------------------------------------------------
     def group_codes(self, gpus: np.ndarray) -> np.ndarray:

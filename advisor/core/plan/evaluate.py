@@ -24,14 +24,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
 
 import numpy as np
 
 from advisor.core.colocated import evaluate_colocated, max_rate_meeting, queue_instances
 from advisor.core.disaggregated import (
-    DecodeCapacity,
-    PrefillCapacity,
     decode_tpot_at_rate,
     kv_path,
     prefill_ttft,
@@ -50,6 +47,15 @@ from advisor.core.plan.drift import (
     drift_corners,
     split_goodput,
 )
+from advisor.core.plan.result_memo import (
+    ColocatedPlanKey,
+    FragilityKey,
+    PhasePools,
+    PoolsKey,
+    RateFreeKey,
+    ResultMemo,
+    SafeRateKey,
+)
 from advisor.core.plan.shapes import Shape
 from advisor.core.plan.sizing import (
     PhaseSplitOptions,
@@ -60,8 +66,6 @@ from advisor.core.plan.sizing import (
 from advisor.core.plan.split import (
     Allocation,
     PoolOption,
-    PoolRates,
-    SplitResult,
     packs_into_nodes,
     split,
 )
@@ -123,17 +127,16 @@ def _colocated_tables(caps: Capacities, grp: CapacityGroup) -> tuple[_ColocatedT
 
 
 def _colocated_plan(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
-                    per_instance_goodput: float, memo: dict[Any, Any]) -> ColocatedPlan:
-    key = (shape.label, chunk, ph.name, per_instance_goodput, ph.rate_rps, sc.cluster.gpus)
-    if key not in memo:
-        memo[key] = _colocated_plan_uncached(sc, shape, chunk, ph, per_instance_goodput, memo)
-    plan: ColocatedPlan = memo[key]
-    return plan
+                    per_instance_goodput: float, memo: ResultMemo) -> ColocatedPlan:
+    key = ColocatedPlanKey(shape=shape.label, chunk_tokens=chunk, phase=ph.name,
+                           per_instance_goodput_rps=per_instance_goodput, rate_rps=ph.rate_rps,
+                           cluster_gpus=sc.cluster.gpus)
+    return memo.colocated_plans.get(key, partial(_colocated_plan_uncached, sc, shape, chunk,
+                                                 ph, per_instance_goodput, memo))
 
 
 def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: TrafficPhase,
-                             per_instance_goodput: float, memo: dict[Any, Any]
-                             ) -> ColocatedPlan:
+                             per_instance_goodput: float, memo: ResultMemo) -> ColocatedPlan:
     inst = shape.instance
     n = sc.cluster.instances_of(inst.gpus)
     rate_inst = ph.rate_rps / max(n, 1)
@@ -141,17 +144,16 @@ def _colocated_plan_uncached(sc: Scenario, shape: Shape, chunk: int | None, ph: 
     seqs = shape.max_sequences[ph.name]
     pt = evaluate_colocated(inst, seqs, ph, np.array(rate_inst), _chunk_array(chunk),
                             sc.slo.quantile, pool, sc.router)
-    fixed = ("rate-free", shape.label, chunk, ph.name, per_instance_goodput, n)
-    if fixed not in memo:
-        memo[fixed] = (
+    fixed = RateFreeKey(shape=shape.label, chunk_tokens=chunk, phase=ph.name,
+                        per_instance_goodput_rps=per_instance_goodput, instances=n)
+    capacity, both = memo.rate_free.get(fixed, lambda: (
             max_rate_meeting(inst, seqs, ph, _chunk_array(chunk), sc.slo.quantile, None, None,
                              feasible_rate=None if chunk is not None else per_instance_goodput,
                              instances=pool, router=sc.router),
             # at the goodput (the running sequences) and at a light load (best percentiles)
             evaluate_colocated(inst, seqs, ph, np.array([max(per_instance_goodput,
                                                              LIGHT_LOAD_RPS), LIGHT_LOAD_RPS]),
-                               _chunk_array(chunk), sc.slo.quantile, pool, sc.router))
-    capacity, both = memo[fixed]
+                               _chunk_array(chunk), sc.slo.quantile, pool, sc.router)))
     overloaded = bool(pt.overloaded) or n == 0
     goodput_total = per_instance_goodput * n
     gpus = n * inst.gpus
@@ -186,7 +188,9 @@ def _interference(sc: Scenario, shape: Shape, chunk: int, ph: TrafficPhase,
     unchunked_f, chunked_f, t_dec = tpot_inflation(inst, b, ctx, s95, chunk)
     safe = None
     if sc.slo.tpot_ms is not None:
-        per = caps.remember(("safe", shape.label, chunk, ph.name, plan.instances), lambda: (
+        key = SafeRateKey(shape=shape.label, chunk_tokens=chunk, phase=ph.name,
+                          instances=plan.instances)
+        per = caps.results.safe_rates.get(key, lambda: (
             max_rate_meeting(inst, seqs, ph, np.array(float(chunk)), sc.slo.quantile, None,
                              seconds(sc.slo.tpot_ms),
                              instances=float(queue_instances(plan.instances)),
@@ -208,7 +212,7 @@ class _ColocatedChoice:
 
 
 def _best_colocated(sc: Scenario, shapes: list[Shape], table: _ColocatedTable,
-                    memo: dict[Any, Any]) -> _ColocatedChoice:
+                    memo: ResultMemo) -> _ColocatedChoice:
     """The best colocated plan (max of the worst phase's goodput/rate, then goodput per GPU)
     and its per-phase views."""
     counts = np.array([[sc.cluster.instances_of(s.gpus) for s in shapes]], dtype=float)
@@ -230,19 +234,9 @@ def _best_colocated(sc: Scenario, shapes: list[Shape], table: _ColocatedTable,
 # disaggregated
 
 
-@dataclass(frozen=True, kw_only=True)
-class _PhasePools:
-    prefill: list[PoolOption]
-    decode: list[PoolOption]
-    prefill_caps: list[PrefillCapacity]
-    decode_caps: list[DecodeCapacity]
-    link_rate_per_prefill_gpu: float
-    split: SplitResult
-    own_pool: PoolRates
-    """Prefill goodput per instance by the split's own pool size (every integer split)."""
 
 
-def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> _PhasePools:
+def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> PhasePools:
     """Phase k's pools at the scenario's cluster size: prefill goodputs with the pooled
     queue sized from the ideal split (when there is a TTFT SLO; the ideal split's), the best
     integer split (each split with its own prefill instances behind the router)."""
@@ -260,7 +254,7 @@ def _phase_pools(caps: Capacities, grp: CapacityGroup, k: int) -> _PhasePools:
     own = caps.split_prefill_rates(grp, k, np.array([cl.gpus], dtype=np.int64))
     result = split(cl.gpus, prefill, decode, pc.link_rate, cl.gpus_per_node, pooled=own,
                    compatible=grp.compatible)
-    return _PhasePools(prefill=prefill, decode=decode, prefill_caps=prefill_caps,
+    return PhasePools(prefill=prefill, decode=decode, prefill_caps=prefill_caps,
                        decode_caps=pc.decode, link_rate_per_prefill_gpu=pc.link_rate, split=result,
                        own_pool=own)
 
@@ -283,7 +277,7 @@ def _summary(shapes: list[Shape], a: Allocation) -> AllocationSummary:
                              decode_redundant_experts=di.redundant_experts)
 
 
-def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _PhasePools,
+def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: PhasePools,
                  a: Allocation | None) -> DisaggregatedPlan:
     shapes = grp.shapes
     sp = pools.split
@@ -350,7 +344,7 @@ def _disagg_plan(sc: Scenario, grp: CapacityGroup, ph: TrafficPhase, pools: _Pha
             decode_context_tokens=ph.prompt_tokens.mean + ph.output_tokens.mean / 2.0))
 
 
-def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]
+def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, PhasePools]
                        ) -> tuple[float, Allocation | None, dict[str, float]]:
     """The best allocation fixed across phases (``static.static_allocation`` at the cluster's
     size): (static mix loss, the allocation, its goodput per phase)."""
@@ -384,7 +378,7 @@ def _static_allocation(sc: Scenario, grp: CapacityGroup, pools: dict[str, _Phase
 # fragility and floors
 
 
-def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools: _PhasePools,
+def _fragility(sc: Scenario, caps: Capacities, grp: CapacityGroup, k: int, pools: PhasePools,
                a: Allocation | None) -> Fragility | None:
     """The split ``a`` of phase k under the drift band's corners (against re-splitting
     there) and its neighbours with one prefill instance fewer or more (``drift`` module)."""
@@ -428,7 +422,7 @@ def _signed(scale: float) -> str:
     return f"{(scale - 1.0) * 100:+.0f}%"
 
 
-def _floors(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]
+def _floors(sc: Scenario, grp: CapacityGroup, pools: dict[str, PhasePools]
             ) -> tuple[float | None, str, float | None, str]:
     """(TPOT floor ms, its shape, TTFT floor ms, its shape): per phase the fastest shape at
     light load (decode batch 1; one prefill alone, no transfer), the slowest phase's."""
@@ -456,7 +450,7 @@ def _floors(sc: Scenario, grp: CapacityGroup, pools: dict[str, _PhasePools]
 
 
 def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _ColocatedTable],
-                        ph: TrafficPhase, k: int, memo: dict[Any, Any]) -> DeployedPrediction:
+                        ph: TrafficPhase, k: int, memo: ResultMemo) -> DeployedPrediction:
     dep = sc.deployment
     assert dep is not None
     tp: int | None = dep.tensor_parallel or 1
@@ -491,7 +485,7 @@ def _deployed_colocated(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _Co
                               phase=ph.name)
 
 
-def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools,
+def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: PhasePools,
                             ph: TrafficPhase) -> DeployedPrediction:
     dep = sc.deployment
     assert dep is not None
@@ -532,7 +526,7 @@ def _deployed_disaggregated(sc: Scenario, grp: CapacityGroup, pools: _PhasePools
 
 
 def _deployed(sc: Scenario, grp: CapacityGroup, tables: dict[bool, _ColocatedTable],
-              pools: dict[str, _PhasePools], memo: dict[Any, Any]) -> DeployedPrediction | None:
+              pools: dict[str, PhasePools], memo: ResultMemo) -> DeployedPrediction | None:
     """The declared deployment, predicted as declared (its worst phase)."""
     dep = sc.deployment
     if dep is None:
@@ -582,7 +576,7 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
     caps = caps if caps is not None else Capacities(sc)
     grp = caps.group_at(sc.cluster.gpus)
     shapes = grp.shapes
-    memo = caps.memo
+    memo = caps.results
     tables: dict[bool, _ColocatedTable] = {}
     coloc = unchunked = _ColocatedChoice(None, {}, None, sc.phases[0].name)
     if shapes:
@@ -597,8 +591,8 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
             sc, coloc.shape, coloc_plan.chunk_tokens, binding, coloc_plan, caps))
         coloc_phases[coloc.binding_phase] = coloc_plan
 
-    pools = {ph.name: caps.remember(("pools", k, sc.cluster.gpus),
-                                    partial(_phase_pools, caps, grp, k))
+    pools = {ph.name: memo.pools.get(PoolsKey(phase_index=k, cluster_gpus=sc.cluster.gpus),
+                                     partial(_phase_pools, caps, grp, k))
              for k, ph in enumerate(sc.phases)}
     static_loss: float = 0.0
     static_a: Allocation | None = None
@@ -655,6 +649,7 @@ def evaluate(sc: Scenario, caps: Capacities | None = None) -> ModelResult:
             / p.rate_rps for p in sc.phases)),
         tpot_floor_ms=floors[0], tpot_floor_shape=floors[1],
         ttft_floor_ms=floors[2], ttft_floor_shape=floors[3],
-        fragility=caps.remember(("fragility", k_bind, shown, sc.cluster.gpus), lambda: _fragility(
-            sc, caps, grp, k_bind, pools[d_binding.name], shown)),
+        fragility=memo.fragility.get(
+            FragilityKey(phase_index=k_bind, allocation=shown, cluster_gpus=sc.cluster.gpus),
+            lambda: _fragility(sc, caps, grp, k_bind, pools[d_binding.name], shown)),
         smallest_instance_gpus=min((s.gpus for s in shapes), default=None))
