@@ -255,3 +255,19 @@ def test_ant_h20_ep32_ahead_at_8_and_ep16_ahead_at_32() -> None:
     for batch in (8, 32):
         model = _ant_rate(batch, 32) / _ant_rate(batch, 16)
         assert model == pytest.approx(ANT[(batch, 32)] / ANT[(batch, 16)], rel=0.25)
+
+
+def test_the_step_applies_the_documented_imbalance() -> None:
+    """The κ of a step is :func:`imbalance_factor` at the instance's layout, per micro-batch,
+    and it scales the expert GEMMs and the exposed all-to-all only."""
+    inst = _ep("h100-sxm", 72, "ib-ndr-400")
+    assert inst.layout is not None
+    for batch in (4, 64, 256):
+        parts = inst.step_parts(decode_seqs=batch * 72, decode_context_tokens=2000.0)
+        want = imbalance_factor(expert_parallel=72, slots_per_gpu=inst.layout.experts_per_gpu,
+                                assignments_per_rank=batch * 8 / float(parts.micro_batches),
+                                slot_load_cv=expert_slot_load_cv(TERMS))
+        assert float(parts.imbalance) == pytest.approx(float(want), rel=1e-12)
+        assert float(parts.step_s) == pytest.approx(float(
+            parts.core_s + (parts.imbalance - 1.0) * parts.experts_s
+            + parts.imbalance * parts.all_to_all_exposed_s), rel=1e-12)
