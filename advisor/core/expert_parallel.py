@@ -13,9 +13,20 @@ Pure: no files, no I/O.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
 
 GIB = float(2**30)
+
+REFERENCE_EXPERT_PARALLEL = 32
+"""The EP size of the measurement the profiles' imbalance factors come from: LMSYS's prefill
+EP32 (blog 2025-05-05), DeepSeek-V3's 256 routed + 32 redundant experts."""
+REFERENCE_SLOTS_PER_GPU = 9
+"""Expert slots per GPU in that measurement ((256 + 32)/32)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,9 +35,11 @@ class ExpertParallelTerms:
 
     imbalance_with_balancer: float
     """Step-time factor of the hottest rank over the mean with an expert-placement balancer
-    (EPLB) and redundant experts."""
+    (EPLB) and redundant experts, measured at the reference layout (EP32, 9 expert slots per
+    GPU, 16,384 tokens per GPU: the sampling noise negligible); :func:`imbalance_factor`
+    scales it to other EP sizes and loads."""
     imbalance_without_balancer: float
-    """The same without a balancer."""
+    """The same without a balancer (at the reference layout)."""
     all_to_all_efficiency: float
     """Share of the link line rate the dispatch/combine kernels reach."""
     redundant_experts: int
@@ -120,3 +133,45 @@ def expert_layout(num_experts: int, expert_parallel: int, attention_tensor_paral
                         redundant_experts=red,
                         experts_per_gpu=(num_experts + red) // expert_parallel,
                         gpus_per_node=gpus_per_node)
+
+
+@cache
+def expected_max_standard_normal(count: int) -> float:
+    """E[max of ``count`` independent standard normals] (0 for one): the integral
+    ∫ x · n·φ(x)·Φ(x)^(n−1) dx on a fine grid (|x| ≤ 10; the quadrature error is below
+    1e-6; ``tests/core/test_ep_width.py`` checks it against ``scipy.stats``)."""
+    if count <= 1:
+        return 0.0
+    x = np.linspace(-10.0, 10.0, 20001)
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    cdf = 0.5 * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x]))
+    density = count * pdf * cdf ** (count - 1)
+    return float(np.trapezoid(x * density, x))
+
+
+def expert_slot_load_cv(terms: ExpertParallelTerms) -> float:
+    """Coefficient of variation of one expert slot's per-step load after placement, from the
+    profile's reference imbalance κ_ref: c = (κ_ref − 1) · √m_ref / z(E_ref) (the reference
+    measurement's sampling term is negligible; docs/model.md §3.4)."""
+    kappa = terms.imbalance_with_balancer if terms.balancer else terms.imbalance_without_balancer
+    return ((kappa - 1.0) * math.sqrt(REFERENCE_SLOTS_PER_GPU)
+            / expected_max_standard_normal(REFERENCE_EXPERT_PARALLEL))
+
+
+def imbalance_factor(*, expert_parallel: int, slots_per_gpu: int, assignments_per_rank: Any,
+                     slot_load_cv: float) -> Any:
+    """κ: the hottest EP rank's expert load over the mean (docs/model.md §3.4),
+
+        κ = 1 + z(E_p) · √(c²/m + (1 − 1/E_p)/n_r)
+
+    with z(E_p) the expected maximum of E_p standard normals, m the expert slots per GPU
+    (each slot's load varying with CV c, independently: a rank's systematic spread c/√m), and
+    n_r the (token, expert) assignments a rank receives per MoE layer (T·k/E_p: the
+    multinomial sampling spread of uniform routing, variance n_r·(1 − 1/E_p)). Grows with
+    E_p (z, fewer slots per GPU) and falls with the tokens per expert. 1 on one GPU."""
+    if expert_parallel <= 1:
+        return 1.0 + 0.0 * np.asarray(assignments_per_rank, dtype=float)
+    z = expected_max_standard_normal(expert_parallel)
+    n = np.maximum(np.asarray(assignments_per_rank, dtype=float), 1.0)
+    spread = np.sqrt(slot_load_cv**2 / slots_per_gpu + (1.0 - 1.0 / expert_parallel) / n)
+    return 1.0 + z * spread

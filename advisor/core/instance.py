@@ -39,9 +39,8 @@ evaluated together.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -50,98 +49,28 @@ import numpy as np
 from advisor.core.all_to_all import all_to_all_cost
 from advisor.core.attention import attended_keys, attention_compute_s
 from advisor.core.engine import EngineSpec
-from advisor.core.expert_parallel import ExpertLayout
+from advisor.core.expert_parallel import (
+    ExpertLayout,
+    expected_max_standard_normal,
+    expert_slot_load_cv,
+)
 from advisor.core.hardware import EfficiencyFactors, GpuSpec, LinkSpec, Precision
 from advisor.core.model_arch import ModelSpec
-from advisor.core.speculative import draft_step_s, step_terms
+from advisor.core.moe_step import MoeStepParts, moe_step_parts
+from advisor.core.speculative import step_terms
+from advisor.core.step_params import (
+    ACTIVATION_BYTES,
+    SCALAR,
+    StepParams,
+    all_to_all_seconds,
+    busiest_unit_share,
+    draft_seconds,
+    roofline,
+)
 
-ACTIVATION_BYTES = 2.0
-"""Activations travel in 16-bit for both precisions (FP8 here means weights and KV)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class StepParams:
-    """Per-instance constants of the step-time formula (floats, or arrays for stacked shapes)."""
-
-    gpus: np.ndarray | float
-    compute_flops_per_s: np.ndarray | float
-    """GPUs × dense peak × MFU: the rate of the weight GEMMs."""
-    attention_flops_per_s: np.ndarray | float
-    """GPUs × the attention format's dense peak × attention efficiency: the rate of the
-    attention kernels (QK^T and PV over the cached keys; docs/model.md §3)."""
-    decode_attention_flops_per_s: np.ndarray | float
-    """The rate of the decode attention kernels: ``attention_flops_per_s``, except for MLA,
-    whose absorbed decode kernels compute in 16 bit whatever the KV cache's format
-    (:attr:`Instance.decode_attention_flops_per_gpu_s`)."""
-    memory_bytes_per_s: np.ndarray | float
-    """One GPU's bandwidth × weight-streaming efficiency η_w."""
-    kv_read_bytes_per_s: np.ndarray | float
-    """One GPU's bandwidth × KV-read efficiency η_kv."""
-    dense_weight_bytes_per_gpu: np.ndarray | float
-    expert_weight_bytes_per_gpu: np.ndarray | float
-    """Routed-expert bytes per GPU, divided by the low-bit kernel efficiency (4-bit experts):
-    the bytes that stream in the same time at η_w."""
-    kv_bytes_per_token_per_gpu: np.ndarray | float
-    tp_comm_s_per_byte: np.ndarray | float
-    """Seconds per activation byte for the step's 2·L ring all-reduces."""
-    tp_comm_latency_s: np.ndarray | float
-    pp_comm_s_per_byte: np.ndarray | float
-    pp_comm_latency_s: np.ndarray | float
-    step_overhead_s: np.ndarray | float
-    request_overhead_s: np.ndarray | float
-    moe_overhead_s: np.ndarray | float = 0.0
-    """MoE layers × the engine's small-batch cost per MoE layer (scaled by 1 − coverage)."""
-    compute_memory_overlap: np.ndarray | float = 1.0
-    """1: a step takes max(compute, memory) (the roofline); 0: compute + memory."""
-    a2a_latency_s: np.ndarray | float = 0.0
-    """Expert parallelism: MoE layers × 2 launches × link latency of dispatch + combine."""
-    a2a_s_per_prefill_token: np.ndarray | float = 0.0
-    """Expert parallelism: all-to-all seconds per instance-wide prefill token (all layers)."""
-    a2a_s_per_decode_token: np.ndarray | float = 0.0
-    """Expert parallelism: all-to-all seconds per instance-wide decode token (all layers)."""
-    a2a_overlap: np.ndarray | float = 0.0
-    """1: two micro-batches hide the all-to-all behind compute (max); 0: they add up."""
-    step_scale: np.ndarray | float = 1.0
-    """Expert-load imbalance: the hottest rank's step over the mean (1 without EP)."""
-    expert_compute_flops_per_s: np.ndarray | float = 0.0
-    """MoE: the FLOP/s the routed experts run at (the EP group's GPUs under expert
-    parallelism, else ``compute_flops_per_s``)."""
-    attention_ranks: np.ndarray | float = 1.0
-    """Expert parallelism: DP-attention ranks (each holds its own sequences; 1 without)."""
-    pipeline_microbatches: np.ndarray | float = 1.0
-    """Batches in flight across the pipeline stages (the stage count when the engine
-    micro-batches, else 1): a step's sequences are spread over up to this many micro-batches,
-    each crossing every stage (the step time is one crossing)."""
-    decode_query_tokens: np.ndarray | float = 1.0
-    """Query tokens per decoding sequence: k + 1 under speculative decoding (the verify
-    pass), else 1 (``core.speculative``)."""
-    decode_tokens_per_step: np.ndarray | float = 1.0
-    """τ: tokens a decode step emits per sequence (1 without speculation)."""
-    draft_fixed_s: np.ndarray | float = 0.0
-    draft_s_per_seq: np.ndarray | float = 0.0
-    draft_kv_bytes_per_token_per_gpu: np.ndarray | float = 0.0
-    """The draft passes of a step with decodes (``speculative.DraftCost``)."""
-
-    @classmethod
-    def stack(cls, params: list[StepParams], ndim: int) -> StepParams:
-        """Stack per-instance params along a leading axis, padded to ``ndim`` dimensions."""
-        shape = (len(params),) + (1,) * (ndim - 1)
-        return cls(**{f.name: np.array([getattr(p, f.name) for p in params],
-                                       dtype=float).reshape(shape)
-                      for f in fields(cls)})
-
-
-def _roofline(compute_s: Any, memory_s: Any, overlap: Any) -> Any:
-    """max(C, M) + (1 − o)·min(C, M): the roofline max when compute and memory traffic
-    overlap fully (o = 1), their sum when the step's kernels run one after the other (o = 0)."""
-    if isinstance(compute_s, _SCALAR) and isinstance(memory_s, _SCALAR):
-        return max(compute_s, memory_s) + (1.0 - overlap) * min(compute_s, memory_s)
-    return (np.maximum(compute_s, memory_s)
-            + (1.0 - overlap) * np.minimum(compute_s, memory_s))
-
-
-_SCALAR = (float, int)
-"""Python numbers and numpy float64 scalars (a subclass of float); not 0-d arrays."""
+__all__ = ["ACTIVATION_BYTES", "Instance", "StackedInstances", "StepParams",
+           "all_to_all_seconds", "budget_units", "busiest_unit_share", "cycle_token_budget",
+           "draft_seconds", "step_time"]
 
 
 def _finite_scalars(*values: object) -> bool:
@@ -151,9 +80,9 @@ def _finite_scalars(*values: object) -> bool:
     which gives the same result).
     """
     for v in values:
-        if not isinstance(v, _SCALAR):
+        if not isinstance(v, SCALAR):
             return False
-    # Ignored below: every value was just checked to be a scalar (_SCALAR); the parameter type
+    # Ignored below: every value was just checked to be a scalar (SCALAR); the parameter type
     # admits arrays.
     return math.isfinite(sum(values))  # type: ignore[arg-type]
 
@@ -206,7 +135,7 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
     draft_s = (q.draft_fixed_s * (1.0 if d > 0 else 0.0) + q.draft_s_per_seq * d
                + q.draft_kv_bytes_per_token_per_gpu * d * dec_keys / q.kv_read_bytes_per_s)
-    return np.float64(_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+    return np.float64(roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
                       + q.step_overhead_s + draft_s)
 
 
@@ -231,7 +160,7 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     ctx = np.asarray(decode_context_tokens, dtype=float)
     p, n, d = busiest_unit_share(q.pipeline_microbatches, p, n, d)
     if m.moe is not None:
-        return _moe_step_time(m, q, p, n, k, d, ctx)
+        return moe_step_parts(m, q, p, n, k, d, ctx).step_s
     dq = d * q.decode_query_tokens
     tokens = p + dq
     chunk = np.divide(p, n, out=np.zeros(np.broadcast(p, n).shape), where=n > 0)
@@ -250,73 +179,10 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
     act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
-    core_s: np.ndarray = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+    core_s: np.ndarray = (roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
                           + q.step_overhead_s + draft_seconds(q, d, dec_keys))
     return core_s
 
-
-def draft_seconds(q: StepParams, d: np.ndarray, dec_keys: np.ndarray) -> np.ndarray | float:
-    """The draft passes of a step with ``d`` decodes at ``dec_keys`` keys (0 without)."""
-    seconds: np.ndarray | float = draft_step_s(
-        q.draft_fixed_s, q.draft_s_per_seq, q.draft_kv_bytes_per_token_per_gpu,
-        q.kv_read_bytes_per_s, d, dec_keys)
-    return seconds
-
-
-def _moe_step_time(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k: np.ndarray,
-                   d: np.ndarray, ctx: np.ndarray) -> np.ndarray:
-    """The step of an MoE instance: the experts a step touches (weight traffic) and the
-    small-batch MoE cost (module docstring). Under expert parallelism (docs/model.md §3.4)
-    the attention and dense layers are those of the busiest attention rank (its own
-    sequences, ``busiest_unit_share``: under DP attention a prompt's attention and
-    replicated dense layers run on one rank), the routed experts those of every token over
-    the EP group, plus the all-to-all, and every rank waits at each MoE layer's barrier for
-    the slowest (the imbalance factor on the whole step). Without EP: one rank, the
-    experts on the instance's GPUs."""
-    assert m.moe is not None
-    v = q.decode_query_tokens
-    tokens = p + d * v
-    p_r, n_r, d_r = busiest_unit_share(q.attention_ranks, p, n, d)
-    rank_tokens = p_r + d_r * v
-    chunk = np.divide(p_r, n_r, out=np.zeros(np.broadcast(p_r, n_r).shape), where=n_r > 0)
-    pre_keys, dec_keys, k = attended_keys(m, chunk, k, ctx)
-    dense_flops = (2.0 * (m.matmul_params_per_token - m.routed_matmul_params_per_token)
-                   * rank_tokens)
-    expert_flops = 2.0 * m.routed_matmul_params_per_token * tokens
-    compute_s = (dense_flops / q.compute_flops_per_s
-                 + attention_compute_s(m, q.attention_flops_per_s,
-                                     q.decode_attention_flops_per_s, n_r, pre_keys,
-                                     d_r * v, dec_keys)
-                 + expert_flops / q.expert_compute_flops_per_s)
-    frac = 1.0 - np.power(1.0 - m.moe.experts_per_token / m.moe.num_experts,
-                          np.maximum(tokens, 1.0))
-    weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu * frac
-    kv_bytes = q.kv_bytes_per_token_per_gpu * (d_r * dec_keys + n_r * k + rank_tokens)
-    memory_s = weight_bytes / q.memory_bytes_per_s + kv_bytes / q.kv_read_bytes_per_s
-    act_bytes = rank_tokens * (m.hidden_size * ACTIVATION_BYTES)
-    comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
-              + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
-    core_s = (_roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
-              + q.step_overhead_s + q.moe_overhead_s * (1.0 - frac)
-              + draft_seconds(q, d_r, dec_keys))
-    a2a_s = all_to_all_seconds(q, p, d * v)
-    step_s: np.ndarray = (core_s + a2a_s - q.a2a_overlap * np.minimum(core_s, a2a_s)) * q.step_scale
-    return step_s
-
-
-def busiest_unit_share(units: np.ndarray | float, prefill_tokens: np.ndarray,
-                       prefill_seqs: np.ndarray, decode_seqs: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(prefill tokens, prefill sequences, decodes) of the busiest of ``units`` units a step's
-    sequences are spread over — pipeline micro-batches in flight, DP-attention ranks — each
-    sequence in one unit (an engine schedules no sequence in two micro-batches at once; DP
-    attention keeps a sequence on its rank): the prompt pieces over min(n, units) units, the
-    decodes evenly but at least one where there are any."""
-    if isinstance(units, _SCALAR) and units == 1.0:
-        return prefill_tokens, prefill_seqs, decode_seqs
-    pieces = np.maximum(np.minimum(prefill_seqs, units), 1.0)
-    return (prefill_tokens / pieces, prefill_seqs / pieces,
-            np.maximum(decode_seqs / units, np.minimum(decode_seqs, 1.0)))
 
 
 def cycle_token_budget(q: StepParams, chunk_tokens: np.ndarray | float) -> np.ndarray:
@@ -336,17 +202,6 @@ def budget_units(q: StepParams) -> np.ndarray | float:
     ranks (SGLang divides ``--chunked-prefill-size`` by the DP size; vLLM applies
     ``--max-num-batched-tokens`` per DP rank); 1 otherwise."""
     return q.pipeline_microbatches * q.attention_ranks
-
-
-def all_to_all_seconds(q: StepParams, prefill_tokens: np.ndarray | float,
-                       decode_seqs: np.ndarray | float) -> np.ndarray | float:
-    """Expert-parallel dispatch + combine time of one step (0 without EP): α per MoE layer
-    and launch when the step has tokens, plus bytes over the slowest link."""
-    p = np.asarray(prefill_tokens, dtype=float)
-    d = np.asarray(decode_seqs, dtype=float)
-    busy = np.where(p + d > 0, 1.0, 0.0)
-    return (q.a2a_latency_s * busy + q.a2a_s_per_prefill_token * p
-            + q.a2a_s_per_decode_token * d)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -561,8 +416,7 @@ class Instance:
             intra_link=self.intra_link, inter_link=self.inter_link,
             efficiency=terms.all_to_all_efficiency)
         layers = float(m.num_moe_layers)
-        imbalance = (terms.imbalance_with_balancer if terms.balancer
-                     else terms.imbalance_without_balancer)
+        slot_cv = expert_slot_load_cv(terms)
         sm_share = 1.0 - (terms.comm_sm_fraction if terms.two_batch_overlap else 0.0)
         flops_per_gpu = self.peak_flops_per_s * self.prefill_mfu * sm_share
         return StepParams(
@@ -590,7 +444,9 @@ class Instance:
             a2a_s_per_prefill_token=layers * cost.prefill_s_per_token_per_layer,
             a2a_s_per_decode_token=layers * cost.decode_s_per_token_per_layer,
             a2a_overlap=1.0 if terms.two_batch_overlap else 0.0,
-            step_scale=imbalance,
+            imbalance_z=expected_max_standard_normal(lay.expert_parallel),
+            imbalance_slot_var=slot_cv**2 / lay.experts_per_gpu,
+            imbalance_ranks=float(lay.expert_parallel),
             expert_compute_flops_per_s=self.gpus * flops_per_gpu,
             attention_ranks=float(ranks),
             **self._speculative_terms(tp * flops_per_gpu),
@@ -600,21 +456,28 @@ class Instance:
                          decode_seqs: float = 0.0, decode_context_tokens: float = 0.0) -> float:
         """Share of a step's work that is all-to-all: a2a / (a2a + the rest), before the
         two-batch overlap hides it (0 without EP)."""
-        q = self.params
-        a2a = float(all_to_all_seconds(q, prefill_tokens, decode_seqs))
-        if a2a <= 0.0:
+        if self.layout is None or self.model.moe is None:
             return 0.0
-        core = self._core_seconds(prefill_tokens, prefill_seqs, decode_seqs,
-                                  decode_context_tokens)
-        return a2a / (a2a + core) if a2a + core > 0 else 0.0
+        parts = self.step_parts(prefill_tokens, prefill_seqs, 0.0, decode_seqs,
+                                decode_context_tokens)
+        a2a, core = float(parts.all_to_all_s), float(parts.core_s)
+        return a2a / (a2a + core) if a2a > 0.0 and a2a + core > 0 else 0.0
 
-    def _core_seconds(self, prefill_tokens: float, prefill_seqs: float, decode_seqs: float,
-                      decode_context_tokens: float) -> float:
-        """The step without all-to-all, overlap and imbalance."""
-        q = dataclasses.replace(self.params, a2a_latency_s=0.0, a2a_s_per_prefill_token=0.0,
-                                a2a_s_per_decode_token=0.0, step_scale=1.0)
-        return float(step_time(self.model, q, prefill_tokens, prefill_seqs, 0.0, decode_seqs,
-                               decode_context_tokens))
+    def step_parts(self, prefill_tokens: np.ndarray | float = 0.0,
+                   prefill_seqs: np.ndarray | float = 0.0,
+                   prefill_context_tokens: np.ndarray | float = 0.0,
+                   decode_seqs: np.ndarray | float = 0.0,
+                   decode_context_tokens: np.ndarray | float = 0.0) -> MoeStepParts:
+        """The named parts of one step of an MoE instance (``moe_step.MoeStepParts``)."""
+        if self.model.moe is None:
+            raise ValueError("step parts are those of an MoE model's step")
+        q = self.params
+        p = np.asarray(prefill_tokens, dtype=float)
+        n = np.maximum(np.asarray(prefill_seqs, dtype=float), np.where(p > 0, 1.0, 0.0))
+        d = np.asarray(decode_seqs, dtype=float)
+        p, n, d = busiest_unit_share(q.pipeline_microbatches, p, n, d)
+        return moe_step_parts(self.model, q, p, n, np.asarray(prefill_context_tokens, float),
+                              d, np.asarray(decode_context_tokens, dtype=float))
 
     def step_time_s(self, prefill_tokens: np.ndarray | float = 0.0,
                     prefill_seqs: np.ndarray | float = 0.0,

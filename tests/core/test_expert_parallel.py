@@ -79,10 +79,15 @@ def test_dispatch_bytes_per_token_by_hand() -> None:
     inst = ep_instance("h100-sxm", 32, "nvlink4")
     q = inst.params
     copy = 7168 * (1 + 2)  # FP8 dispatch + BF16 combine per token copy
-    # decode (low-latency kernels): one copy per routed expert off the GPU, 8 × 31/32
-    dec_bytes_per_token = 8 * 31 / 32 * copy
-    bw = 50e9 * 0.85
-    assert q.a2a_s_per_decode_token == pytest.approx(58 * dec_bytes_per_token / bw / 32)
+    # decode (low-latency kernels): one copy per routed expert off the GPU, 8 × 31/32 — the
+    # 8 × 24/32 to other nodes over RDMA, the 8 × 7/32 to the node's GPUs over NVLink, the
+    # two legs at once (#29 item 3: before, all 8 × 31/32 at the RDMA rate)
+    bw, nvl = 50e9 * 0.85, 450e9 * 0.85
+    rdma_s, nvlink_s = 8 * 24 / 32 * copy / bw, 8 * 7 / 32 * copy / nvl
+    assert rdma_s > nvlink_s
+    assert q.a2a_s_per_decode_token == pytest.approx(58 * rdma_s / 32)
+    single = ep_instance("h100-sxm", 8, "nvlink4").params   # one node: NVLink only
+    assert single.a2a_s_per_decode_token == pytest.approx(58 * 8 * 7 / 8 * copy / nvl / 8)
     # prefill (normal kernels): one IB copy per distinct remote node among 8 picks over 4 nodes
     remote_nodes = expected_distinct(4, 8) * 3 / 4
     assert remote_nodes == pytest.approx(4 * (1 - 0.75 ** 8) * 0.75)
