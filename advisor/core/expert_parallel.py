@@ -171,7 +171,14 @@ def imbalance_factor(*, expert_parallel: int, slots_per_gpu: int, assignments_pe
     E_p (z, fewer slots per GPU) and falls with the tokens per expert. 1 on one GPU."""
     if expert_parallel <= 1:
         return 1.0 + 0.0 * np.asarray(assignments_per_rank, dtype=float)
-    z = expected_max_standard_normal(expert_parallel)
+    return imbalance_of(z=expected_max_standard_normal(expert_parallel),
+                        slot_variance=slot_load_cv**2 / slots_per_gpu, ranks=expert_parallel,
+                        assignments_per_rank=assignments_per_rank)
+
+
+def imbalance_of(*, z: Any, slot_variance: Any, ranks: Any, assignments_per_rank: Any) -> Any:
+    """κ = 1 + z · √(c²/m + (1 − 1/E_p)/n_r) from its parts (:func:`imbalance_factor`; the
+    step passes z and c²/m precomputed per layout, ``StepParams.imbalance_z`` and
+    ``imbalance_slot_var``)."""
     n = np.maximum(np.asarray(assignments_per_rank, dtype=float), 1.0)
-    spread = np.sqrt(slot_load_cv**2 / slots_per_gpu + (1.0 - 1.0 / expert_parallel) / n)
-    return 1.0 + z * spread
+    return 1.0 + z * np.sqrt(slot_variance + (1.0 - 1.0 / ranks) / n)

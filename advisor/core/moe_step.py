@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.attention import attended_keys, attention_compute_s
+from advisor.core.expert_parallel import imbalance_of
 from advisor.core.model_arch import ModelSpec
 from advisor.core.step_params import (
     ACTIVATION_BYTES,
@@ -115,8 +116,8 @@ def moe_step_parts(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k:
     hiding = (mb - 1.0) * gpu_s * (m.num_moe_layers / m.num_layers)
     exposed_s = np.maximum(a2a_s - hiding, 0.0)
     per_rank = tokens * m.moe.experts_per_token / (q.imbalance_ranks * mb)
-    kappa = 1.0 + q.imbalance_z * np.sqrt(
-        q.imbalance_slot_var + (1.0 - 1.0 / q.imbalance_ranks) / np.maximum(per_rank, 1.0))
+    kappa = imbalance_of(z=q.imbalance_z, slot_variance=q.imbalance_slot_var,
+                         ranks=q.imbalance_ranks, assignments_per_rank=per_rank)
     # the hottest rank's extra expert GEMMs and its extra receive hold every rank at the
     # barrier; attention, dense layers and weight streaming are even across ranks
     step_s = (core_s + (kappa - 1.0) * experts_s + kappa * exposed_s) * q.step_scale
