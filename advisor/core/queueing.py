@@ -247,8 +247,10 @@ def gg_c_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
     server); exponential service on one server gives the exact GI/M/1 mean. Kingman's c_a²
     term understates bursty waits (gamma CV 2.5 at ρ = 0.5: 3.6 vs the exact 5.0 service
     times), which the simulator showed (tests/simulate/test_sim_matrix.py). Regular arrivals
-    (c_a < 1, e.g. a stream dealt out round robin) can give β < 1/2 at light load; c_eff² is
-    then floored at 0 (deterministic arrivals) rather than made negative. ``arrival_cv`` may
+    (c_a < 1, e.g. a stream dealt out round robin) can give β < 1/2 at light load; σ is
+    then floored at ρ/(2 − ρ), where β = 1/2 and c_eff² = 0 (the formula's deterministic-arrival
+    limit), for the mean and P(wait) alike, so the wait given waiting never grows as arrivals
+    get more regular (a larger round-robin deal). ``arrival_cv`` may
     be an array (one CV per point).
     """
     lam = np.asarray(arrival_rate, dtype=float)
@@ -263,7 +265,11 @@ def gg_c_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
         p_wait = erlang_c(c, a)
         rho = clip(np.divide(a, c, out=np.zeros(np.broadcast(a, c).shape), where=c > 0),
                    0.0, 1.0)
-    sigma = renewal_wait_probability(rho, arrival_cv)
+    # regular arrivals (CV < 1) are floored at the deterministic-equivalent point β = ½
+    # (c_eff² = 0), σ = ρ/(2 − ρ), for P(wait) as for the mean: flooring the mean alone
+    # left P falling with the CV while W stayed, so the wait given waiting *grew* as
+    # arrivals became more regular (a larger round-robin pool)
+    sigma = np.maximum(renewal_wait_probability(rho, arrival_cv), rho / (2.0 - rho))
     with np.errstate(divide="ignore", invalid="ignore"):
         beta = np.where((rho > 0) & (rho < 1), (sigma / (1.0 - sigma)) / (rho / (1.0 - rho)), 1.0)
         p = np.where(rho > 0, np.minimum(p_wait * sigma / np.where(rho > 0, rho, 1.0), 1.0),
