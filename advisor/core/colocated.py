@@ -305,13 +305,13 @@ def _prompt_queue(router: RouterPolicy, instances: np.ndarray | float, lam: np.n
     """
     arrival_cv = phase.burstiness
     service_cv = phase.computed_prompt_tokens.cv
-    w_rr, _ = dispatch_wait_s("round-robin", instances, lam, service_s, arrival_cv,
-                              service_cv)
+    rr = dispatch_wait_s("round-robin", instances, lam, service_s, arrival_cv, service_cv)
+    w_rr = rr[0]
     with np.errstate(invalid="ignore", over="ignore"):
         prompts = lam * (np.where(np.isfinite(w_rr), w_rr, 0.0) + service_s)
         share = np.where(prompts > 0, prompts / (prompts + np.maximum(batch, 0.0)), 1.0)
     return dispatch_wait_s(router, instances, lam, service_s, arrival_cv, service_cv,
-                           share)
+                           share, round_robin=rr)
 
 
 def own_prompt_prefill_s(inst: Instance | StackedInstances, phase: TrafficPhase,

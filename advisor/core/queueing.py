@@ -2,7 +2,8 @@
 
 * G/G/1 (Kingman): W = ρ/(1−ρ) · (c_a² + c_s²)/2 · E[S]  (Kingman; docs/sources.md#queueing).
 * G/G/c (Allen–Cunneen): W = C(c, a)/(c·μ − λ) · (c_a² + c_s²)/2, with C the Erlang-C
-  probability of waiting (from the Erlang-B recursion, or its integral form for many servers).
+  probability of waiting (from the Erlang-B recursion; for many servers the Poisson pmf where
+  the tail beyond c is negligible, its integral form elsewhere).
 * Percentile of the wait: waits are taken as a mass P(wait > 0) at zero plus an exponential
   tail with the conditional mean W / P(wait > 0) (exact for M/M/c, the standard heavy-traffic
   form for G/G/c). The q-quantile is then
@@ -42,8 +43,10 @@ def erlang_c(servers: np.ndarray | int, offered_load: np.ndarray | float) -> np.
 
     C = c·B / (c − a + a·B), B the Erlang-B blocking probability, from
     * its finite sum 1/B = Σ_{j=0..c} c!/((c − j)!·a^j) for c ≤ 64 (exact);
-    * beyond, the integral 1/B = a·∫₀^∞ exp(−a·t + c·ln(1 + t)) dt: the integrand is
-      log-concave with its peak at t* = c/a − 1 and width (1 + t*)/√c, so Gauss–Legendre on
+    * beyond, the Poisson pmf(c; a) where the tail beyond c is negligible
+      (:func:`_erlang_b_large`), else the integral 1/B = a·∫₀^∞ exp(−a·t + c·ln(1 + t)) dt:
+      the integrand is log-concave with its peak at t* = c/a − 1 and width (1 + t*)/√c, so
+      Gauss–Legendre on
       t* ± 8 widths (clipped at 0) with 24 nodes, scaled by the peak value so nothing
       overflows, gives it to < 1e-6 relative (checked against scipy for c ≤ 100,000; worst
       near c = 65 at light load, ~1e-9 for c ≥ 1,000) with work independent of c.
@@ -56,13 +59,13 @@ def erlang_c(servers: np.ndarray | int, offered_load: np.ndarray | float) -> np.
         if c == 1.0:  # one server: P(wait) = ρ
             return clip(a, 0.0, 1.0)
         blocking = (_erlang_b_sum(c, a) if c <= _RECURSION_SERVERS
-                    else _erlang_b_integral(c, a))
+                    else _erlang_b_large(c, a))
     else:
         c, a = np.broadcast_arrays(np.asarray(servers, dtype=float), a)
         few = c <= _RECURSION_SERVERS
         blocking = np.empty(c.shape)
         blocking[few] = _erlang_b_sum(c[few], a[few])
-        blocking[~few] = _erlang_b_integral(c[~few], a[~few])
+        blocking[~few] = _erlang_b_large(c[~few], a[~few])
     with np.errstate(divide="ignore", invalid="ignore"):
         prob = c * blocking / (c - a + a * blocking)
     out = np.where(a <= 0.0, 0.0, np.where(a >= c, 1.0, prob))  # NaN stays NaN
@@ -104,6 +107,42 @@ def _erlang_b_sum(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=1)
 def _legendre_nodes() -> tuple[np.ndarray, np.ndarray]:
     return np.polynomial.legendre.leggauss(_QUADRATURE_NODES)
+
+
+_POISSON_TAIL_NEGLIGIBLE = 1e-10
+"""Where the Poisson tail beyond c is below this, Erlang B is the Poisson pmf itself."""
+
+
+def _log_factorial(c: np.ndarray | float) -> np.ndarray:
+    """ln c! for c ≥ 64 by Stirling's series to the z⁻⁵ term (error < 1/(1680·z⁷) < 1e-16)."""
+    z = np.asarray(c, dtype=float) + 1.0
+    inv = 1.0 / z
+    inv2 = inv * inv
+    series = inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 / 1260.0))
+    out: np.ndarray = (z - 0.5) * np.log(z) - z + 0.5 * math.log(2.0 * math.pi) + series
+    return out
+
+
+def _erlang_b_large(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Erlang B for c > 64 servers: B = Poisson pmf(c; a) / Poisson cdf(c; a). Where the tail
+    P(X > c) — at most pmf·a/(c + 1 − a), the geometric bound of the pmf's ratio a/(j + 1) —
+    is below 1e-10, the cdf is 1 to that precision and B is the pmf, from Stirling's series
+    (a few operations a load: a large pool at moderate load, most of what a boundary search
+    over large clusters asks); elsewhere from the integral (:func:`_erlang_b_integral`)."""
+    if np.size(a) == 0:
+        return np.zeros(np.shape(a))
+    loads = np.asarray(a, dtype=float)
+    counts = np.broadcast_to(np.asarray(c, dtype=float), loads.shape)
+    inside = clip(loads, 1e-300, counts * (1.0 - 1e-12))
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        pmf = np.exp(counts * np.log(inside) - inside - _log_factorial(counts))
+        tail = pmf * inside / (counts + 1.0 - inside)
+    pmf = np.array(pmf, dtype=float, ndmin=1)
+    near = ~(np.atleast_1d(tail) < _POISSON_TAIL_NEGLIGIBLE)
+    if np.any(near):
+        pmf[near] = _erlang_b_integral(np.atleast_1d(counts)[near],
+                                       np.atleast_1d(inside)[near])
+    return pmf.reshape(loads.shape)
 
 
 def _erlang_b_integral(c: float | np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -164,6 +203,10 @@ def _solve_sigma(ks: np.ndarray) -> np.ndarray:
 
 _SIGMA: dict[float, np.ndarray] = {}
 """σ tables by (rounded) arrival CV, solved on first use."""
+_SIGMA_TABLES_KEPT = 4096
+"""At most this many (9.4 kB each, 38 MB in all): a round-robin pool's CV is c/√n, so every
+pool size a boundary search visits brings its own; a 24-phase day at 1,024 GPUs needs ~300,
+and the 256 kept before made it clear and re-solve them (577 solves, ~2 s)."""
 
 
 def _shape(arrival_cv: float) -> float:
@@ -182,7 +225,7 @@ def _sigma_tables_for(cvs: tuple[float, ...]) -> list[np.ndarray]:
     (first-run cost: one pass however many CVs a workload's phases and pools produce)."""
     missing = sorted({cv for cv in cvs if cv not in _SIGMA})
     if missing:
-        if len(_SIGMA) + len(missing) > 256:
+        if len(_SIGMA) + len(missing) > _SIGMA_TABLES_KEPT:
             _SIGMA.clear()  # then every CV asked for is solved again, not only the new ones
             missing = sorted(set(cvs))
         for cv, table in zip(missing, _solve_sigma(np.array([_shape(cv) for cv in missing])),

@@ -81,13 +81,18 @@ def supermarket_wait_ratio(utilization: np.ndarray) -> np.ndarray:
 def dispatch_wait_s(policy: RouterPolicy, instances: np.ndarray | float,
                     arrival_rate: np.ndarray, mean_service_s: np.ndarray | float,
                     arrival_cv: np.ndarray | float, service_cv: np.ndarray | float,
-                    count_share: np.ndarray | float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+                    count_share: np.ndarray | float = 1.0,
+                    round_robin: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """(mean wait, P(wait > 0)) of one instance's queue in a pool of ``instances`` behind a
     ``policy`` router (module docstring). ``arrival_rate`` is the rate each instance is
     offered (the pool's over n), ``arrival_cv`` the pool's arrival CV, ``count_share`` the
     share of the router's per-instance count that is this queue (1: the count is the queue,
     a prefill pool; a colocated pool's is mostly decoding requests). The percentile code takes
-    the two numbers (``queueing.wait_quantile_s``, ``queueing.backlog_quantile_tokens``)."""
+    the two numbers (``queueing.wait_quantile_s``, ``queueing.backlog_quantile_tokens``).
+    ``round_robin``, when given, is this pool's round-robin (mean wait, P(wait)) at the same
+    inputs, already computed by the caller (the colocated count share needs it): least-loaded
+    dispatch reuses it instead of computing it again."""
     if policy not in ROUTER_POLICIES:
         raise ValueError(f"unknown router {policy!r}")
     lam = np.asarray(arrival_rate, dtype=float)
@@ -100,7 +105,7 @@ def dispatch_wait_s(policy: RouterPolicy, instances: np.ndarray | float,
     rand_cv = np.sqrt(np.maximum(1.0 + (c2 - 1.0) / n, 0.0))
     if policy == "random":
         return gg_c_wait_s(1, lam, s, rand_cv, service_cv)
-    w_jsq, p_jsq = _least_loaded(n, lam, s, c2, service_cv, share)
+    w_jsq, p_jsq = _least_loaded(n, lam, s, c2, service_cv, share, round_robin)
     if policy == "least-loaded":
         return w_jsq, p_jsq
     # power-of-two: the supermarket limit from random dispatch, weighted towards JSQ on few
@@ -116,7 +121,8 @@ def dispatch_wait_s(policy: RouterPolicy, instances: np.ndarray | float,
 
 
 def _least_loaded(n: np.ndarray, lam: np.ndarray, s: np.ndarray, c2: np.ndarray,
-                  service_cv: np.ndarray | float, share: np.ndarray
+                  service_cv: np.ndarray | float, share: np.ndarray,
+                  round_robin: tuple[np.ndarray, np.ndarray] | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Join-the-shortest-count: G/G/1 at the round-robin CV where the count is other work,
     the pooled G/G/n where it is the queue, linear in between (module docstring)."""
@@ -126,5 +132,6 @@ def _least_loaded(n: np.ndarray, lam: np.ndarray, s: np.ndarray, c2: np.ndarray,
     w_pool, p_pool = gg_c_wait_s(servers, lam * servers, s, np.sqrt(c2), service_cv)
     if np.all(share >= 1.0):  # the count is the queue (a prefill pool): the pooled queue
         return w_pool, p_pool
-    w_rr, p_rr = gg_c_wait_s(1, lam, s, np.sqrt(c2 / n), service_cv)
+    w_rr, p_rr = (gg_c_wait_s(1, lam, s, np.sqrt(c2 / n), service_cv) if round_robin is None
+                  else round_robin)
     return _blend(w_rr, w_pool, share), _blend(p_rr, p_pool, share)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor.core.colocated import CHUNK_CANDIDATES, evaluate_colocated, max_rate_meeting, queue_instances
+from advisor.core.colocated import (
+    CHUNK_CANDIDATES,
+    evaluate_colocated,
+    max_rate_meeting,
+    queue_instances,
+)
 from advisor.core.distributions import LengthDistribution
 from advisor.core.memory import plan_memory
 from advisor.core.queueing import backlog_quantile_tokens, gg_c_wait_s, renewal_wait_probability
@@ -137,4 +142,4 @@ def test_goodput_per_instance_never_falls_with_the_pool(router: str) -> None:
                                                     3.0, 0.05, instances=n, router=router)))
                       for n in pools])
     assert goods[-1] > 0.0
-    assert np.all(np.diff(goods) >= -2e-3 * goods[1:]), dict(zip(pools, goods))
+    assert np.all(np.diff(goods) >= -2e-3 * goods[1:]), dict(zip(pools, goods, strict=True))
