@@ -20,7 +20,7 @@ from advisor.core.limits import (
     MAX_RATE_RPS,
     MAX_TOKENS,
 )
-from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
+from advisor.core.precision import GROUPS, KV_FORMATS, SHORTHAND, WEIGHT_FORMATS, Precision
 from advisor.core.scenario import DEFAULT_ROUTER, ROUTER_POLICIES
 
 Loc = tuple[str | int, ...]
@@ -43,6 +43,18 @@ class PrecisionTensors(BaseModel):
     kv_cache: KvFormatName = Field(
         "bf16", description="KV-cache format: bf16, fp16 or fp8 (default bf16, the engines' "
         "--kv-cache-dtype auto).")
+    experts: WeightFormatName | None = Field(
+        None, description="Routed experts' weight format (default: weights; or the "
+        "checkpoint's, from its config.json quantization_config).")
+    attention: WeightFormatName | None = Field(
+        None, description="Attention projections' weight format (q/k/v/o; MLA's down and up "
+        "projections) (default: weights, or the checkpoint's).")
+    dense: WeightFormatName | None = Field(
+        None, description="Dense FFN layers, shared experts, routers and norms (default: "
+        "weights, or the checkpoint's).")
+    lm_head: WeightFormatName | None = Field(
+        None, description="LM head weight format (default: weights, stored in 16 bit under "
+        "4-bit weights; or the checkpoint's).")
 
 
 _TAG_WORD = "precision:word"
@@ -67,11 +79,13 @@ PrecisionChoice = Annotated[
         _precision_tag,
         custom_error_type="precision_type",
         custom_error_message="expected a precision word (bf16, fp16, fp8, fp8-block, fp4, "
-                             "mxfp4, int4) or a mapping {weights, kv_cache}",
+                             "mxfp4, int4) or a mapping {weights, kv_cache, experts, "
+                             "attention, dense, lm_head}",
     ),
     Field(description="Number formats: one word for weights and KV cache (bf16, fp16, fp8 = "
           "FP8 weights and FP8 KV; fp8-block, fp4, mxfp4, int4 = those weights with a 16-bit "
-          "KV cache), or {weights, kv_cache} to set each."),
+          "KV cache), or {weights, kv_cache} to set each, with experts, attention, dense and "
+          "lm_head for layer groups in formats of their own."),
 ]
 
 
@@ -80,6 +94,14 @@ def precision_pair(value: Any) -> tuple[str, str]:
     if isinstance(value, PrecisionTensors):
         return value.weights, value.kv_cache
     return SHORTHAND[value]
+
+
+def precision_spec(value: Any) -> Precision:
+    """The core :class:`Precision` of a validated ``precision`` value (groups included)."""
+    weights, kv_cache = precision_pair(value)
+    if isinstance(value, PrecisionTensors):
+        return Precision(weights, kv_cache, **{g: getattr(value, g) for g in GROUPS})
+    return Precision(weights, kv_cache)
 
 
 # ---- traffic ---------------------------------------------------------------------------------
