@@ -4,10 +4,12 @@ The checkpoint decides what each layer group is stored in (docs/model.md §1.1, 
 from the checkpoint"): the routed experts, the attention projections, the dense layers
 (dense FFNs, shared experts, routers, norms) and the LM head. Four families are read:
 
-* **ModelOpt** (``quant_method: modelopt`` with ``quant_algo``, or the ``hf_quant_config.json``
-  shape ``{"quantization": {"quant_algo": …}}``): ``NVFP4`` → fp4, ``FP8`` → fp8,
-  ``FP8_BLOCK_SCALES`` → fp8-block, every linear layer but those ``exclude_modules`` (or
-  ``ignore``) names, which stay in the checkpoint's ``torch_dtype``. Evidence:
+* **ModelOpt** (``quant_method: modelopt`` with ``quant_algo``; vLLM reads the same keys,
+  ``ignore`` in config.json and ``exclude_modules`` in the older ``hf_quant_config.json``,
+  vllm-project/vllm ``vllm/model_executor/layers/quantization/modelopt.py``): ``NVFP4`` →
+  fp4, ``FP8`` → fp8, ``FP8_BLOCK_SCALES`` → fp8-block, on every linear layer but those
+  ``ignore`` / ``exclude_modules`` names, which stay in the checkpoint's ``torch_dtype``
+  (bf16 when absent). Evidence:
   nvidia/DeepSeek-V3-0324-FP4 ``hf_quant_config.json`` (as copied in ai-dynamo/aiconfigurator
   ``src/aiconfigurator/model_configs/nvidia--DeepSeek-V3-0324-NVFP4_hf_quant_config.json``):
   ``quant_algo: NVFP4``, ``group_size: 16``, excluded every layer's ``self_attn*``, every
@@ -67,8 +69,6 @@ def checkpoint_formats(data: dict[str, Any], arch: dict[str, Any], model_type: s
         return None, []
     if not isinstance(quant, dict):
         return None, [("quantization_config", "expected a JSON object")]
-    if isinstance(quant.get("quantization"), dict):  # the hf_quant_config.json shape
-        quant = {"quant_method": "modelopt", **quant["quantization"]}
     method = quant.get("quant_method")
     problems: list[tuple[str, str]] = []
     unquantised = _UNQUANTISED.get(str(data.get("torch_dtype", data.get("dtype", ""))), "bf16")
