@@ -6,13 +6,14 @@ A workload names the format of its weights and of its KV cache separately
 experts, the attention projections, the dense layers — dense FFNs, shared experts, routers,
 norms — and the LM head), each in its own format (``{weights: fp4, attention: fp8}``); a group
 not named takes ``weights`` (the LM head keeps 16 bit under 4-bit weights), unless the model's
-checkpoint fixes it (:class:`GroupFormats`, read from config.json ``quantization_config``). Bytes per weight and per KV element follow the formats
-(docs/model.md §1.1); the matmul rate follows the *compute* format, which is the weight format
-where the GPU has tensor cores for it and 16 bit otherwise — the weight-only ("W8A16",
-"W4A16") kernels engines run on such GPUs: weights are streamed at low precision and
-dequantised to 16 bit in the GEMM (vLLM's FP8 Marlin on Ampere, Marlin/AWQ/GPTQ kernels for
-INT4). NVFP4 (``fp4``) has no such fallback in the model: it needs Blackwell FP4 tensor cores,
-and :func:`unsupported_reason` says so (the loading layer reports it at the key).
+checkpoint fixes it (:class:`GroupFormats`, read from config.json ``quantization_config``).
+Bytes per weight and per KV element follow the formats (docs/model.md §1.1); the matmul rate
+follows the *compute* format, which is the weight format where the GPU has tensor cores for it
+and 16 bit otherwise — the weight-only ("W8A16", "W4A16") kernels engines run on such GPUs:
+weights are streamed at low precision and dequantised to 16 bit in the GEMM (vLLM's FP8 Marlin
+on Ampere, Marlin/AWQ/GPTQ kernels for INT4). NVFP4 (``fp4``) has no such fallback in the
+model: it needs Blackwell FP4 tensor cores, and :func:`unsupported_reason` says so (the loading
+layer reports it at the key; :func:`unsupported_groups` for each layer group).
 
 Sources (docs/model.md §1.1): NVIDIA, "Introducing NVFP4 for Efficient and Accurate
 Low-Precision Inference" (developer.nvidia.com blog, 2025: E2M1 values, one FP8 E4M3 scale per
@@ -25,7 +26,7 @@ Models" (arXiv 2408.11743: INT4 × FP16 kernels, group size 128).
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, fields, replace
+from dataclasses import KW_ONLY, dataclass, fields
 from typing import Literal
 
 WeightFormat = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
@@ -145,8 +146,11 @@ class Precision:
         (a group set here wins)."""
         if checkpoint is None:
             return self
-        fill = {g: f for g, f in checkpoint.items() if getattr(self, g) is None}
-        return replace(self, **fill) if fill else self
+        if all(getattr(self, g) is not None for g, _ in checkpoint.items()):
+            return self
+        groups = {g: getattr(self, g) for g in GROUPS}
+        groups.update({g: f for g, f in checkpoint.items() if groups[g] is None})
+        return Precision(self.weights, self.kv_cache, **groups)
 
     def group_format(self, group: str) -> str:
         """The stored format of a layer group's weights: its own, else ``weights`` (the LM

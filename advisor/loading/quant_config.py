@@ -53,8 +53,7 @@ from advisor.core.precision import GROUPS
 
 _UNQUANTISED = {"bfloat16": "bf16", "float16": "fp16"}
 _MODELOPT_ALGOS = {"NVFP4": "fp4", "FP8": "fp8", "FP8_BLOCK_SCALES": "fp8-block"}
-_ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_proj",
-              "kv_a_proj_with_mqa", "kv_b_proj")
+_ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
 _MLA_ATTENTION = ("q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj")
 _FFN = ("gate_proj", "up_proj", "down_proj")
 
@@ -163,11 +162,13 @@ def _compressed_tensors_format(quant: dict[str, Any], problems: list[tuple[str, 
 
 
 def _group_modules(arch: dict[str, Any], model_type: str) -> dict[str, list[str]]:
-    """Every layer group's module names, Hugging Face style (``model.layers.3.self_attn.q_proj``)."""
+    """Every layer group's module names, Hugging Face style
+    (``model.layers.3.self_attn.q_proj``)."""
     layers = int(arch["num_layers"])
     moe = arch.get("moe")
     first_dense = int(moe.get("first_dense_layers", 0)) if moe else layers
-    attention = _MLA_ATTENTION if arch.get("mla") else _ATTENTION[:4]
+    attention = _MLA_ATTENTION if arch.get("mla") else _ATTENTION
+    expert: tuple[str, ...]
     if model_type == "mixtral":
         expert = ("block_sparse_moe.experts.0.w1", "block_sparse_moe.experts.0.w2",
                   "block_sparse_moe.experts.0.w3")
