@@ -314,12 +314,12 @@ class Instance:
         """Achieved matmul FLOP/s of one GPU for weights stored in ``weights``: the tensor
         peak of its compute format × that format's prefill efficiency (block FP8 at the
         engine's share)."""
-        mfu = self.efficiency.prefill_compute_efficiency(Precision(weights, "bf16"),
-                                                         self.gpu.has_fp8_compute,
+        spec = Precision(weights=weights, kv_cache="bf16")
+        mfu = self.efficiency.prefill_compute_efficiency(spec, self.gpu.has_fp8_compute,
                                                          self.gpu.has_fp4_compute)
         if weights == "fp8-block" and self.gpu.has_fp8_compute:
             mfu *= self.engine.block_fp8_compute_efficiency
-        return self.gpu.peak_flops_per_s(Precision(weights, "bf16")) * mfu
+        return self.gpu.peak_flops_per_s(spec) * mfu
 
     @cached_property
     def gemm_flops_per_gpu_s(self) -> float:

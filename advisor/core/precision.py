@@ -26,7 +26,7 @@ Models" (arXiv 2408.11743: INT4 × FP16 kernels, group size 128).
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Literal
 
 WeightFormat = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
@@ -90,17 +90,17 @@ class GroupFormats:
         return [(g, getattr(self, g)) for g in GROUPS if getattr(self, g) is not None]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Precision:
     """The formats of the weights (per layer group where set) and of the KV cache.
 
-    Equal to its one-word shorthand (``Precision("fp8", "fp8") == "fp8"``, same hash) when no
-    group has its own format, so code written for the one-word precisions keeps working.
+    Equal to its one-word shorthand (``Precision(weights="fp8", kv_cache="fp8") == "fp8"``, same
+    hash) when no group has its own format, so code written for the one-word precisions keeps
+    working.
     """
 
     weights: str
     kv_cache: str
-    _: KW_ONLY
     experts: str | None = None
     """Routed experts' format (None: ``weights``)."""
     attention: str | None = None
@@ -130,7 +130,7 @@ class Precision:
         if isinstance(value, Precision):
             return value
         weights, kv_cache = SHORTHAND[value]
-        return cls(weights, kv_cache)
+        return cls(weights=weights, kv_cache=kv_cache)
 
     @property
     def uniform(self) -> bool:
@@ -150,7 +150,7 @@ class Precision:
             return self
         groups = {g: getattr(self, g) for g in GROUPS}
         groups.update({g: f for g, f in checkpoint.items() if groups[g] is None})
-        return Precision(self.weights, self.kv_cache, **groups)
+        return Precision(weights=self.weights, kv_cache=self.kv_cache, **groups)
 
     def group_format(self, group: str) -> str:
         """The stored format of a layer group's weights: its own, else ``weights`` (the LM

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
-from advisor.core.precision import format_unsupported, unsupported_groups, unsupported_reason
 from advisor.core.solve.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.solve.finite_batch_rate import FiniteBatchError, solve_finite_batch
 from advisor.core.token_budget import deployment_token_budget
@@ -506,24 +505,8 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
                        for i in _context_issues(traffic, profiles.model, limit)]
     precision = check.sections.get("precision")
     if precision is not None and profiles.gpu is not None:
-        gpu = profiles.gpu
-        spec = wf.precision_spec(precision)
-        reason = unsupported_reason(spec, gpu.name, gpu.has_fp4_compute)
-        if reason:
-            at(("precision", "weights") if isinstance(precision, wf.PrecisionTensors)
-               else ("precision",), reason)
-        for group, why in unsupported_groups(spec, gpu.name, gpu.has_fp4_compute):
-            at(("precision", group), why)
-        checkpoint = profiles.model.checkpoint_formats if profiles.model is not None else None
-        for group, fmt in checkpoint.items() if checkpoint is not None else []:
-            if getattr(spec, group) is not None:
-                continue  # the workload's own format for the group wins
-            why = format_unsupported(fmt, gpu.name, gpu.has_fp4_compute,
-                                     f"weights ({group.replace('_', '-')}, as the model's "
-                                     "checkpoint stores them)")
-            if why:
-                at(("model",), why + f"; or set precision.{group} to serve them in another "
-                                     "format")
+        for loc, message in wf.precision_issues(precision, profiles.gpu, profiles.model):
+            at(loc, message)
     return issues
 
 

@@ -28,7 +28,7 @@ ROUTED = MOE_LAYERS * EXPERTS * 3 * H * MOE_INTER
 HEAD = EMBED = VOCAB * H
 FP4, FP8, BF16 = 4.5 / 8, 1.0, 2.0
 
-MIXED = Precision("fp4", "bf16", attention="fp8", dense="fp8")
+MIXED = Precision(weights="fp4", kv_cache="bf16", attention="fp8", dense="fp8")
 """NVFP4 experts (and LM head at today's 4-bit rule), FP8 attention projections and dense."""
 
 
@@ -93,7 +93,7 @@ def test_mixed_step_is_slower_by_the_fp8_gemms(gpu: str, fp8_peak: float,
 def test_groups_in_the_weights_format_reproduce_the_one_format_step() -> None:
     """Every group named in the weights' own format takes the per-group path and lands on
     the one-format numbers (to rounding)."""
-    same = Precision("fp4", "bf16", experts="fp4", attention="fp4", dense="fp4")
+    same = Precision(weights="fp4", kv_cache="bf16", experts="fp4", attention="fp4", dense="fp4")
     a = instance("deepseek-v3", "b200", 8, "fp4")
     b = dataclasses.replace(a, precision=same)
     assert not same.uniform
@@ -117,23 +117,23 @@ def test_shorthand_is_uniform_and_equal_to_its_word() -> None:
 
 def test_lm_head_rule() -> None:
     """Unset: 16-bit bytes under 4-bit weights, computing as the weights; set: its own."""
-    p = Precision("fp4", "bf16")
+    p = Precision(weights="fp4", kv_cache="bf16")
     assert p.group_format("lm_head") == "bf16" and p.group_compute_weights("lm_head") == "fp4"
-    q = Precision("fp4", "bf16", lm_head="fp8")
+    q = Precision(weights="fp4", kv_cache="bf16", lm_head="fp8")
     assert q.group_format("lm_head") == "fp8" and q.group_compute_weights("lm_head") == "fp8"
-    assert Precision("fp8", "bf16").group_format("lm_head") == "fp8"
+    assert Precision(weights="fp8", kv_cache="bf16").group_format("lm_head") == "fp8"
 
 
 def test_an_fp8_lm_head_halves_its_bytes_and_doubles_its_rate() -> None:
     m = catalog().model("deepseek-v3")
-    q = Precision("fp4", "bf16", lm_head="fp8")
+    q = Precision(weights="fp4", kv_cache="bf16", lm_head="fp8")
     assert m.weight_bytes(q) - m.weight_bytes("fp4") == pytest.approx(HEAD * (FP8 - BF16),
                                                                       rel=1e-9)
 
 
 def test_checkpoint_formats_fill_the_unset_groups() -> None:
     ckpt = GroupFormats(experts="fp4", attention="bf16", dense="fp4", lm_head="bf16")
-    p = Precision("fp4", "bf16", dense="fp8").with_checkpoint(ckpt)
+    p = Precision(weights="fp4", kv_cache="bf16", dense="fp8").with_checkpoint(ckpt)
     assert (p.experts, p.attention, p.dense, p.lm_head) == ("fp4", "bf16", "fp8", "bf16")
     assert Precision.of("fp8").with_checkpoint(None) == "fp8"
 
@@ -145,16 +145,17 @@ def test_model_with_checkpoint_formats_uses_them() -> None:
     hand = ATTENTION * BF16 + (DENSE + ROUTED) * FP4 + (HEAD + EMBED) * BF16
     assert ckpt.weight_bytes("fp4") == pytest.approx(hand, rel=1e-12)
     # the workload's own group format wins over the checkpoint's
-    assert ckpt.weight_bytes(Precision("fp4", "bf16", attention="fp8")) == pytest.approx(
-        hand - ATTENTION * (BF16 - FP8), rel=1e-12)
+    own = Precision(weights="fp4", kv_cache="bf16", attention="fp8")
+    assert ckpt.weight_bytes(own) == pytest.approx(hand - ATTENTION * (BF16 - FP8), rel=1e-12)
 
 
 def test_fp4_group_on_a_gpu_without_fp4_tensor_cores() -> None:
-    found = unsupported_groups(Precision("fp8", "bf16", experts="fp4"), "NVIDIA H100", False)
+    found = unsupported_groups(Precision(weights="fp8", kv_cache="bf16", experts="fp4"),
+                               "NVIDIA H100", False)
     assert [g for g, _ in found] == ["experts"]
     assert "Blackwell" in found[0][1] and "experts" in found[0][1]
-    assert unsupported_groups(Precision("fp8", "bf16", experts="mxfp4"), "NVIDIA H100",
-                              False) == []
+    assert unsupported_groups(Precision(weights="fp8", kv_cache="bf16", experts="mxfp4"),
+                              "NVIDIA H100", False) == []
     assert unsupported_groups(MIXED, "NVIDIA B200", True) == []
 
 
@@ -162,7 +163,7 @@ def test_expert_group_in_fp8_on_hopper_runs_the_experts_at_the_fp8_peak() -> Non
     """bf16 weights with fp8 experts on H100: experts at the FP8 peak × FP8 efficiency, the
     rest at the BF16 peak × BF16 efficiency."""
     a = instance("deepseek-v3", "h100-sxm", 8, "bf16")
-    b = dataclasses.replace(a, precision=Precision("bf16", "bf16", experts="fp8"))
+    b = dataclasses.replace(a, precision=Precision(weights="bf16", kv_cache="bf16", experts="fp8"))
     eff = a.efficiency
     assert b.expert_flops_per_gpu_s == pytest.approx(
         a.gpu.fp8_flops_per_s * eff.prefill_compute_efficiency_fp8, rel=1e-12)

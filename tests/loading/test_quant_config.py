@@ -174,7 +174,7 @@ def test_workload_group_keys_reach_the_scenario(tmp_path: Path,
     sc = load_scenario(_workload(tmp_path, "deepseek-v3",
                                  "{weights: fp4, kv_cache: bf16, attention: fp8, dense: fp8}",
                                  "b200"), catalog)
-    assert sc.precision == Precision("fp4", "bf16", attention="fp8", dense="fp8")
+    assert sc.precision == Precision(weights="fp4", kv_cache="bf16", attention="fp8", dense="fp8")
 
 
 def _problems(path: Path, catalog: ProfileCatalog) -> list[tuple[int, int, str, str]]:
