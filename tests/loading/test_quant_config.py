@@ -229,3 +229,11 @@ def test_bad_group_exits_2_with_a_located_line(run_cli, tmp_path: Path) -> None:
     assert f"{path}:3:52: error: precision.experts: fp4 (NVFP4) weights (experts)" in (
         result.stderr)
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_validate_shows_the_formats_in_force(run_cli, tmp_path: Path) -> None:
+    path = _workload(tmp_path, QUANT / "deepseek-v3-nvfp4",
+                     "{weights: fp4, kv_cache: bf16, dense: fp8}", "b200")
+    result = run_cli("validate", path, exit_code=0)
+    shown = " ".join(result.stdout.split())
+    assert "fp4, experts fp4, attention bf16, dense fp8, lm-head bf16" in shown
