@@ -170,3 +170,28 @@ def test_expert_group_in_fp8_on_hopper_runs_the_experts_at_the_fp8_peak() -> Non
     assert b.gemm_flops_per_gpu_s == pytest.approx(
         a.gpu.bf16_flops_per_s * eff.prefill_compute_efficiency_bf16, rel=1e-12)
     assert np.isclose(a.gemm_flops_per_gpu_s, b.gemm_flops_per_gpu_s)
+
+
+@pytest.mark.parametrize(("model", "gpu", "precision"), [
+    ("deepseek-v3", "b200", "fp4"), ("deepseek-v3", "h200-sxm", "fp8-block"),
+    ("llama-3.1-70b", "h100-sxm", "fp8"), ("llama-3.1-8b", "a100-80gb-sxm", "int4"),
+    ("gpt-oss-120b", "b200", "mxfp4")])
+def test_one_word_precisions_keep_the_one_rate_formula_bit_for_bit(model: str, gpu: str,
+                                                                   precision: str) -> None:
+    """The shorthand takes the one-format path: tp · peak · MFU for every GEMM, in that
+    order (the goldens' numbers), and the weight bytes of the one-format sum."""
+    tp = 8
+    inst = instance(model, gpu, tp, precision)
+    q = inst.params
+    rate = tp * inst.peak_flops_per_s * inst.prefill_mfu
+    assert q.compute_flops_per_s == rate
+    assert q.expert_compute_flops_per_s == rate
+    m = inst.model
+    b = Precision.of(precision).weight_bytes_per_param
+    experts = m.routed_expert_params
+    fixed = m.moe.expert_weight_bytes_per_param if m.moe is not None else None
+    total = ((m.total_params - experts) * b + experts * min(b, fixed) if fixed is not None
+             else m.total_params * b)
+    if Precision.of(precision).four_bit:
+        total += (m.embedding_params + m.lm_head_params) * (2.0 - b)
+    assert m.weight_bytes(precision) == total
