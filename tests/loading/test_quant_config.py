@@ -237,3 +237,26 @@ def test_validate_shows_the_formats_in_force(run_cli, tmp_path: Path) -> None:
     result = run_cli("validate", path, exit_code=0)
     shown = " ".join(result.stdout.split())
     assert "fp4, experts fp4, attention bf16, dense fp8, lm-head bf16" in shown
+
+
+def test_json_report_gives_each_groups_formats(run_cli, tmp_path: Path) -> None:
+    """The NVFP4 checkpoint on B200 with FP8 dense layers: the groups in ``precision_tensors``
+    (stored format, compute format: 16-bit attention computes in 16 bit), valid against the
+    report schema; a one-word precision on a built-in profile has no ``groups``."""
+    import jsonschema
+
+    from advisor.render.report_schema import SCHEMA_PATH
+
+    schema = json.loads(SCHEMA_PATH.read_text())
+    path = _workload(tmp_path, QUANT / "deepseek-v3-nvfp4",
+                     "{weights: fp4, kv_cache: bf16, dense: fp8}", "b200")
+    doc = json.loads(run_cli("recommend", path, "--format", "json", exit_code=0).stdout)
+    jsonschema.validate(doc, schema)
+    groups = doc["inputs"]["precision_tensors"]["groups"]
+    assert groups == {"experts": {"weights": "fp4", "compute": "fp4"},
+                      "attention": {"weights": "bf16", "compute": "bf16"},
+                      "dense": {"weights": "fp8", "compute": "fp8"},
+                      "lm_head": {"weights": "bf16", "compute": "bf16"}}
+    plain = _workload(tmp_path, "deepseek-v3", "fp4", "b200")
+    doc = json.loads(run_cli("recommend", plain, "--format", "json", exit_code=0).stdout)
+    assert "groups" not in doc["inputs"]["precision_tensors"]
