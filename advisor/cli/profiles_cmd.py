@@ -436,6 +436,11 @@ def _show_model(console: Any, profile: ModelProfile) -> None:
         if model.moe is not None and model.moe.expert_weight_bytes_per_param is not None:
             how += (f"; routed experts at {model.moe.expert_weight_bytes_per_param:g} "
                     "B/param (checkpoint format)")
+        if model.checkpoint_formats is not None:
+            fixed = ", ".join(f"{g.replace('_', '-')} {f}"
+                              for g, f in model.checkpoint_formats.items())
+            how = (f"the checkpoint's formats ({fixed}), any other group at "
+                   f"{2 if precision == 'bf16' else 1} B/param")
         row(f"weight_bytes_{precision}", round(model.weight_bytes(precision) / GB, 2), "GB", how)
     if model.is_moe:
         row("routed_expert_params", round(model.routed_expert_params / 1e9, 3), "B params",

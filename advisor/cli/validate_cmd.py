@@ -108,7 +108,10 @@ def render_scenario(console: Console, path: Path, scenario: Scenario) -> None:
     facts.add_row("model", f"{_shown(model.name)} ({_shown(model.id)}), "
                            f"{model.total_params / 1e9:.1f} B params, "
                            f"context {model.max_context_tokens:,} tokens")
-    facts.add_row("precision", str(scenario.precision))
+    formats = model.formats(scenario.precision)  # the checkpoint's groups filled in
+    facts.add_row("precision", str(formats) + (" (groups unset in the workload: the "
+                                               "checkpoint's)" if formats != scenario.precision
+                                               else ""))
     facts.add_row("engine", scenario.engine.label)
     nodes = f"{cluster.nodes} node{'s' * (cluster.nodes != 1)} of {cluster.gpus_per_node}"
     facts.add_row("cluster", f"{cluster.gpus} × {_shown(cluster.gpu.name)} "

@@ -306,6 +306,52 @@ class Instance:
         return mfu
 
     @property
+    def formats(self) -> Precision:
+        """The precision with the groups it leaves unset taken from the model's checkpoint."""
+        return self.model.formats(self.precision)
+
+    def _group_flops_per_gpu_s(self, weights: str) -> float:
+        """Achieved matmul FLOP/s of one GPU for weights stored in ``weights``: the tensor
+        peak of its compute format × that format's prefill efficiency (block FP8 at the
+        engine's share)."""
+        spec = Precision(weights=weights, kv_cache="bf16")
+        mfu = self.efficiency.prefill_compute_efficiency(spec, self.gpu.has_fp8_compute,
+                                                         self.gpu.has_fp4_compute)
+        if weights == "fp8-block" and self.gpu.has_fp8_compute:
+            mfu *= self.engine.block_fp8_compute_efficiency
+        return self.gpu.peak_flops_per_s(spec) * mfu
+
+    @cached_property
+    def gemm_flops_per_gpu_s(self) -> float:
+        """Achieved FLOP/s of one GPU over the non-routed weight GEMMs (attention projections,
+        dense layers, LM head; a dense model's every GEMM): each group at its own format's
+        rate, N_nr / Σ_g (N_g / R_g) (docs/model.md §1.1); with no group in a format of its
+        own, the weights' peak × :attr:`prefill_mfu`."""
+        p = self.formats
+        if p.uniform:
+            return self.peak_flops_per_s * self.prefill_mfu
+        groups = self.model.matmul_params_by_group()
+        total = sum(n for g, n in groups.items() if g != "experts")
+        seconds = sum(n / self._group_flops_per_gpu_s(p.group_compute_weights(g))
+                      for g, n in groups.items() if g != "experts" and n > 0)
+        return total / seconds if seconds > 0 else self.peak_flops_per_s * self.prefill_mfu
+
+    @cached_property
+    def expert_flops_per_gpu_s(self) -> float:
+        """Achieved FLOP/s of one GPU on the routed experts, at the experts' format."""
+        p = self.formats
+        if p.uniform:
+            return self.peak_flops_per_s * self.prefill_mfu
+        return self._group_flops_per_gpu_s(p.group_compute_weights("experts"))
+
+    def _tp_rate(self, tp: int, per_gpu_s: float) -> float:
+        """``tp`` GPUs at ``per_gpu_s``; one-format precisions keep the product in the order
+        of the one-rate formula (tp · peak · MFU), bit for bit."""
+        if self.formats.uniform:
+            return tp * self.peak_flops_per_s * self.prefill_mfu
+        return tp * per_gpu_s
+
+    @property
     def fp8_attention(self) -> bool:
         """Whether the attention kernels run on FP8 tensor cores: an FP8 KV cache on a GPU
         with FP8 compute (FlashAttention-3 / TensorRT-LLM FP8 FMHA); otherwise they run at 16
@@ -357,7 +403,7 @@ class Instance:
         tp = self.tensor_parallel
         return StepParams(
             gpus=float(self.gpus),
-            compute_flops_per_s=tp * self.peak_flops_per_s * self.prefill_mfu,
+            compute_flops_per_s=self._tp_rate(tp, self.gemm_flops_per_gpu_s),
             attention_flops_per_s=tp * self.attention_flops_per_gpu_s,
             decode_attention_flops_per_s=tp * self.decode_attention_flops_per_gpu_s,
             memory_bytes_per_s=bandwidth * self.efficiency.decode_bandwidth_efficiency,
@@ -375,9 +421,9 @@ class Instance:
             request_overhead_s=self.efficiency.request_overhead_s,
             moe_overhead_s=m.num_moe_layers * eng.moe_layer_overhead_s,
             compute_memory_overlap=eng.compute_memory_overlap,
-            expert_compute_flops_per_s=tp * self.peak_flops_per_s * self.prefill_mfu,
+            expert_compute_flops_per_s=self._tp_rate(tp, self.expert_flops_per_gpu_s),
             pipeline_microbatches=float(self.pipeline_microbatches),
-            **self._speculative_terms(tp * self.peak_flops_per_s * self.prefill_mfu),
+            **self._speculative_terms(self._tp_rate(tp, self.gemm_flops_per_gpu_s)),
         )
 
     def _speculative_terms(self, compute_flops_per_s: float) -> dict[str, float]:
@@ -407,7 +453,8 @@ class Instance:
         lowbit = eng.lowbit_moe_efficiency if m.lowbit_experts else 1.0
         bandwidth = self.gpu.memory_bandwidth_bytes_per_s
         tp, ranks = self.tensor_parallel, lay.attention_data_parallel
-        fp8_weights = Precision.of(prec).weights in ("fp8", "fp8-block")  # FP8 GEMM inputs
+        # FP8 GEMM inputs: the experts' format decides what the dispatch carries
+        fp8_weights = self.formats.group_compute_weights("experts") in ("fp8", "fp8-block")
         dispatch = terms.dispatch_bytes_fp8 if fp8_weights else 2.0
         cost = all_to_all_cost(
             expert_parallel=lay.expert_parallel, gpus_per_node=lay.gpus_per_node,
@@ -418,7 +465,7 @@ class Instance:
         layers = float(m.num_moe_layers)
         slot_cv = expert_slot_load_cv(terms)
         sm_share = 1.0 - (terms.comm_sm_fraction if terms.two_batch_overlap else 0.0)
-        flops_per_gpu = self.peak_flops_per_s * self.prefill_mfu * sm_share
+        flops_per_gpu = self.gemm_flops_per_gpu_s * sm_share
         return StepParams(
             gpus=float(self.gpus),
             # the busiest attention rank's t GPUs run its attention and dense layers
@@ -447,7 +494,7 @@ class Instance:
             imbalance_z=expected_max_standard_normal(lay.expert_parallel),
             imbalance_slot_var=slot_cv**2 / lay.experts_per_gpu,
             imbalance_ranks=float(lay.expert_parallel),
-            expert_compute_flops_per_s=self.gpus * flops_per_gpu,
+            expert_compute_flops_per_s=self.gpus * (self.expert_flops_per_gpu_s * sm_share),
             attention_ranks=float(ranks),
             **self._speculative_terms(tp * flops_per_gpu),
         )

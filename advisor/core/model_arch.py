@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from advisor.core.precision import Precision
+from advisor.core.precision import GroupFormats, Precision
 
 AttentionKind = Literal["mha", "gqa", "mla"]
 MlpKind = Literal["gated", "plain"]
@@ -86,6 +86,9 @@ class ModelSpec:
     mla: MlaSpec | None = None
     published_total_params: float | None = None
     published_active_params: float | None = None
+    checkpoint_formats: GroupFormats | None = None
+    """The weight format of each layer group as the checkpoint stores it (config.json
+    ``quantization_config``); None: the workload's ``precision`` decides every group."""
 
     # ---- parameter counts -------------------------------------------------------------
     @cached_property
@@ -247,18 +250,71 @@ class ModelSpec:
             return float(2 * self.num_attention_heads * width * self.num_layers)
         return self.prefill_attention_flops_per_pair
 
+    # ---- layer groups (docs/model.md §1.1) -------------------------------------------------
+    @cached_property
+    def attention_group_params(self) -> float:
+        """Attention projections of every layer (q/k/v/o; MLA's down and up projections)."""
+        return self.num_layers * self._attention_params_per_layer()
+
+    @cached_property
+    def dense_group_params(self) -> float:
+        """Everything that is neither attention, routed experts, embedding nor LM head: the
+        dense FFN layers, shared experts, routers and norms."""
+        return (self.total_params - self.attention_group_params - self.routed_expert_params
+                - self.embedding_params - self.lm_head_params)
+
+    @cached_property
+    def lm_head_matmul_params(self) -> float:
+        """Parameters of the LM-head matmul (vocab × hidden; the embedding table when tied)."""
+        return float(self.vocab_size * self.hidden_size)
+
+    def matmul_params_by_group(self) -> dict[str, float]:
+        """Matmul parameters one token multiplies, per layer group: the top-k routed experts,
+        the attention projections, the LM head and the rest (dense)."""
+        experts = self.routed_matmul_params_per_token
+        attention = self.attention_group_params
+        head = self.lm_head_matmul_params
+        return {"experts": experts, "attention": attention,
+                "dense": self.matmul_params_per_token - experts - attention - head,
+                "lm_head": head}
+
+    def formats(self, precision: Precision | str) -> Precision:
+        """The precision with the groups it leaves unset taken from the checkpoint."""
+        return Precision.of(precision).with_checkpoint(self.checkpoint_formats)
+
     # ---- bytes ---------------------------------------------------------------------------
     def _embedding_and_head_params(self) -> float:
         return self.embedding_params + self.lm_head_params
 
+    def _expert_bytes_per_param(self, p: Precision) -> float:
+        b = p.group_bytes_per_param("experts")
+        if self.moe is not None and self.moe.expert_weight_bytes_per_param is not None:
+            b = min(b, self.moe.expert_weight_bytes_per_param)
+        return b
+
+    def _embedding_bytes_per_param(self, p: Precision) -> float:
+        """The input embedding: 16 bit under 4-bit weights, else the weights' format; a tied
+        table is the LM head and takes its format."""
+        if self.tie_word_embeddings:
+            return p.group_bytes_per_param("lm_head")
+        return UNQUANTISED_BYTES_PER_PARAM if p.four_bit else p.weight_bytes_per_param
+
     def weight_bytes(self, precision: Precision | str) -> float:
         """Bytes of all weights at ``precision`` (docs/model.md §1.1): the weight format's bytes
         per parameter (bf16/fp16 2, fp8 1, fp4 0.5625, mxfp4 0.53125, int4 0.5195); 4-bit
-        formats keep the input embedding and LM head in 16 bit.
+        formats keep the input embedding and LM head in 16 bit. With layer groups in formats
+        of their own (the precision's or the checkpoint's), the sum over the groups of their
+        parameters × their bytes per parameter.
 
         Expert weights whose checkpoint format fixes their size (gpt-oss MXFP4) keep it.
         """
-        p = Precision.of(precision)
+        p = self.formats(precision)
+        if not p.uniform:
+            return (self.attention_group_params * p.group_bytes_per_param("attention")
+                    + self.dense_group_params * p.group_bytes_per_param("dense")
+                    + self.routed_expert_params * self._expert_bytes_per_param(p)
+                    + self.lm_head_params * p.group_bytes_per_param("lm_head")
+                    + self.embedding_params * self._embedding_bytes_per_param(p))
         b = p.weight_bytes_per_param
         if self.moe is not None and self.moe.expert_weight_bytes_per_param is not None:
             experts = self.routed_expert_params
@@ -275,18 +331,14 @@ class ModelSpec:
         the untied vocab × hidden table (a tied one is read whole as the LM head)."""
         if self.tie_word_embeddings:
             return 0.0
-        p = Precision.of(precision)
-        b = UNQUANTISED_BYTES_PER_PARAM if p.four_bit else p.weight_bytes_per_param
-        return float(self.vocab_size * self.hidden_size) * b
+        p = self.formats(precision)
+        return float(self.vocab_size * self.hidden_size) * self._embedding_bytes_per_param(p)
 
     def expert_weight_bytes(self, precision: Precision | str) -> float:
         """Bytes of the routed-expert weights alone (0 for dense models)."""
         if self.moe is None:
             return 0.0
-        b = Precision.of(precision).weight_bytes_per_param
-        if self.moe.expert_weight_bytes_per_param is not None:
-            b = min(b, self.moe.expert_weight_bytes_per_param)
-        return self.routed_expert_params * b
+        return self.routed_expert_params * self._expert_bytes_per_param(self.formats(precision))
 
     def kv_bytes_per_token(self, precision: Precision | str) -> float:
         """KV-cache bytes per token for the whole model, no TP duplication.

@@ -31,6 +31,10 @@ the common fields (``num_hidden_layers``, ``hidden_size``, ``intermediate_size``
 * ``opt``: plain ReLU FFN of ``ffn_dim``, biases (``enable_bias``), LayerNorm with bias,
   tied embeddings, ``max_position_embeddings + 2`` learned positions.
 
+Whatever the architecture, a ``quantization_config`` (ModelOpt NVFP4/FP8, compressed-tensors,
+fp8 block, mxfp4) gives the weight format of each layer group as the checkpoint stores it
+(``architecture.checkpoint_precision``; :mod:`advisor.loading.quant_config`).
+
 ``model_type`` missing is recovered from ``architectures`` (``LlamaForCausalLM`` → llama), and
 so is a ``model_type`` this module does not know whose ``architectures`` names a class it maps:
 checkpoints that reuse another model's architecture under their own type — Kimi K2
@@ -53,6 +57,7 @@ from typing import Any
 from advisor.core.limits import MAX_CONFIG_COUNT, MAX_CONFIG_FILE_BYTES, MAX_MODEL_LAYERS
 from advisor.loading.input_file import InputTooLarge, UnreadableFileError, read_input
 from advisor.loading.profile_errors import ProfileInvalidError
+from advisor.loading.quant_config import checkpoint_formats
 
 SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
     "deepseek_v3", "gpt_oss", "llama", "mistral", "mixtral", "opt", "qwen2", "qwen3",
@@ -173,6 +178,14 @@ def profile_from_config(data: dict[str, Any], path: Path, text: str = "") -> Any
                     f"architectures {_short(data.get('architectures'))}")
     reader = _Reader(data, model_type, text)
     architecture = _MAPPERS[model_type](reader)
+    if not reader.problems:
+        formats, quant_problems = checkpoint_formats(data, architecture, model_type)
+        for key, message in quant_problems:
+            last = key.rsplit(".", 1)[-1]
+            where = _key_position(text, last) if text else ""
+            reader.problems.append(f"{where}{key}: {message} (model_type {model_type})")
+        if formats:
+            architecture["checkpoint_precision"] = formats
     if reader.problems:
         raise ProfileInvalidError(path, reader.problems)
     name = _display_name(data, path)

@@ -31,6 +31,7 @@ from advisor.core.limits import (
     MAX_OVERHEAD_S,
 )
 from advisor.core.model_arch import MlaSpec, ModelSpec, MoeSpec
+from advisor.core.precision import GroupFormats
 
 ValueKind = Literal["datasheet", "empirical", "derived", "estimate"]
 """How a number was obtained: vendor datasheet/config, measurement, arithmetic, or estimate."""
@@ -378,6 +379,24 @@ class MlaBlock(_Strict):
         return MlaSpec(**self.model_dump())
 
 
+WeightFormatName = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
+
+
+class CheckpointPrecisionBlock(_Strict):
+    """The weight format of each layer group as the checkpoint stores it
+    (``architecture.checkpoint_precision``; config.json ``quantization_config``): a group
+    left out follows the workload's ``precision``."""
+
+    experts: WeightFormatName | None = None
+    attention: WeightFormatName | None = None
+    dense: WeightFormatName | None = None
+    lm_head: WeightFormatName | None = None
+
+    def to_spec(self) -> GroupFormats:
+        """The core :class:`GroupFormats`."""
+        return GroupFormats(**self.model_dump())
+
+
 class ArchitectureBlock(_Strict):
     """A model's architecture (``config.json`` fields), with one source for the block."""
 
@@ -403,6 +422,7 @@ class ArchitectureBlock(_Strict):
     sliding_window_layers: NonNegativeInt = 0
     moe: MoeBlock | None = None
     mla: MlaBlock | None = None
+    checkpoint_precision: CheckpointPrecisionBlock | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ArchitectureBlock:
@@ -434,10 +454,13 @@ class ModelProfile(_Strict):
     def to_spec(self) -> ModelSpec:
         """The plain :class:`ModelSpec` the core uses."""
         arch = self.architecture
-        fields = arch.model_dump(exclude={"source", "kind", "moe", "mla"})
+        fields = arch.model_dump(exclude={"source", "kind", "moe", "mla",
+                                          "checkpoint_precision"})
+        checkpoint = arch.checkpoint_precision
         return ModelSpec(
             id=self.id,
             name=self.name,
+            checkpoint_formats=checkpoint.to_spec() if checkpoint is not None else None,
             moe=arch.moe.to_spec() if arch.moe is not None else None,
             mla=arch.mla.to_spec() if arch.mla is not None else None,
             published_total_params=(self.published_total_params.value

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.core import scenario as core
 from advisor.core.distributions import LengthDistribution
-from advisor.core.precision import Precision, unsupported_reason
 from advisor.core.solve.closed_loop import ClosedLoopError, solve_closed_loop
 from advisor.core.solve.finite_batch_rate import FiniteBatchError, solve_finite_batch
 from advisor.core.token_budget import deployment_token_budget
@@ -506,12 +505,8 @@ def _cross_issues(check: ws.CheckResult, profiles: _Profiles) -> list[ws.SchemaI
                        for i in _context_issues(traffic, profiles.model, limit)]
     precision = check.sections.get("precision")
     if precision is not None and profiles.gpu is not None:
-        weights, kv_cache = wf.precision_pair(precision)
-        reason = unsupported_reason(Precision(weights, kv_cache), profiles.gpu.name,
-                                    profiles.gpu.has_fp4_compute)
-        if reason:
-            at(("precision", "weights") if isinstance(precision, wf.PrecisionTensors)
-               else ("precision",), reason)
+        for loc, message in wf.precision_issues(precision, profiles.gpu, profiles.model):
+            at(loc, message)
     return issues
 
 
@@ -668,7 +663,7 @@ def _build(model: ws.WorkloadV1, profiles: _Profiles, config_policy: dict[str, A
                          ) from None
     return core.Scenario(
         model=profiles.model,
-        precision=Precision(*wf.precision_pair(model.precision)),
+        precision=wf.precision_spec(model.precision),
         engine=engine,
         cluster=core.Cluster(
             gpu=profiles.gpu,

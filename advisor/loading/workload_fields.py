@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag
 
+from advisor.core.hardware import GpuSpec
 from advisor.core.limits import (
     MAX_BATCH_REQUESTS,
     MAX_CONCURRENCY,
@@ -20,7 +21,17 @@ from advisor.core.limits import (
     MAX_RATE_RPS,
     MAX_TOKENS,
 )
-from advisor.core.precision import KV_FORMATS, SHORTHAND, WEIGHT_FORMATS
+from advisor.core.model_arch import ModelSpec
+from advisor.core.precision import (
+    GROUPS,
+    KV_FORMATS,
+    SHORTHAND,
+    WEIGHT_FORMATS,
+    Precision,
+    format_unsupported,
+    unsupported_groups,
+    unsupported_reason,
+)
 from advisor.core.scenario import DEFAULT_ROUTER, ROUTER_POLICIES
 
 Loc = tuple[str | int, ...]
@@ -43,6 +54,18 @@ class PrecisionTensors(BaseModel):
     kv_cache: KvFormatName = Field(
         "bf16", description="KV-cache format: bf16, fp16 or fp8 (default bf16, the engines' "
         "--kv-cache-dtype auto).")
+    experts: WeightFormatName | None = Field(
+        None, description="Routed experts' weight format (default: weights; or the "
+        "checkpoint's, from its config.json quantization_config).")
+    attention: WeightFormatName | None = Field(
+        None, description="Attention projections' weight format (q/k/v/o; MLA's down and up "
+        "projections) (default: weights, or the checkpoint's).")
+    dense: WeightFormatName | None = Field(
+        None, description="Dense FFN layers, shared experts, routers and norms (default: "
+        "weights, or the checkpoint's).")
+    lm_head: WeightFormatName | None = Field(
+        None, description="LM head weight format (default: weights, stored in 16 bit under "
+        "4-bit weights; or the checkpoint's).")
 
 
 _TAG_WORD = "precision:word"
@@ -67,11 +90,13 @@ PrecisionChoice = Annotated[
         _precision_tag,
         custom_error_type="precision_type",
         custom_error_message="expected a precision word (bf16, fp16, fp8, fp8-block, fp4, "
-                             "mxfp4, int4) or a mapping {weights, kv_cache}",
+                             "mxfp4, int4) or a mapping {weights, kv_cache, experts, "
+                             "attention, dense, lm_head}",
     ),
     Field(description="Number formats: one word for weights and KV cache (bf16, fp16, fp8 = "
           "FP8 weights and FP8 KV; fp8-block, fp4, mxfp4, int4 = those weights with a 16-bit "
-          "KV cache), or {weights, kv_cache} to set each."),
+          "KV cache), or {weights, kv_cache} to set each, with experts, attention, dense and "
+          "lm_head for layer groups in formats of their own."),
 ]
 
 
@@ -80,6 +105,41 @@ def precision_pair(value: Any) -> tuple[str, str]:
     if isinstance(value, PrecisionTensors):
         return value.weights, value.kv_cache
     return SHORTHAND[value]
+
+
+def precision_issues(value: Any, gpu: GpuSpec, model: ModelSpec | None
+                     ) -> list[tuple[Loc, str]]:
+    """(key path, message) for every format of a validated ``precision`` value — and every
+    format the model's checkpoint fixes for a group the value leaves unset — that the GPU
+    cannot serve (fp4 without FP4 tensor cores)."""
+    spec = precision_spec(value)
+    issues: list[tuple[Loc, str]] = []
+    reason = unsupported_reason(spec, gpu.name, gpu.has_fp4_compute)
+    if reason:
+        issues.append((("precision", "weights") if isinstance(value, PrecisionTensors)
+                       else ("precision",), reason))
+    for group, why in unsupported_groups(spec, gpu.name, gpu.has_fp4_compute):
+        issues.append((("precision", group), why))
+    checkpoint = model.checkpoint_formats if model is not None else None
+    for group, fmt in checkpoint.items() if checkpoint is not None else []:
+        if getattr(spec, group) is not None:
+            continue  # the workload's own format for the group wins
+        why = format_unsupported(fmt, gpu.name, gpu.has_fp4_compute,
+                                 f"weights ({group.replace('_', '-')}, as the model's "
+                                 "checkpoint stores them)")
+        if why:
+            issues.append((("model",), f"{why}; or set precision.{group} to serve them in "
+                                       "another format"))
+    return issues
+
+
+def precision_spec(value: Any) -> Precision:
+    """The core :class:`Precision` of a validated ``precision`` value (groups included)."""
+    weights, kv_cache = precision_pair(value)
+    if isinstance(value, PrecisionTensors):
+        return Precision(weights=weights, kv_cache=kv_cache,
+                         **{g: getattr(value, g) for g in GROUPS})
+    return Precision(weights=weights, kv_cache=kv_cache)
 
 
 # ---- traffic ---------------------------------------------------------------------------------

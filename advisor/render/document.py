@@ -26,6 +26,7 @@ from advisor.render.document_fields import (
     NonNeg,
     PlanKind,
     Position,
+    PrecisionTensors,
     PreconditionId,
     Quantiles,
     Sha256,
@@ -53,14 +54,6 @@ class ModelRef(TypedDict):
     id: str
     name: str
     total_params: NonNeg
-
-
-class PrecisionTensors(TypedDict):
-    """Weight and KV-cache formats, and the matmul format on this GPU (bf16 incl. weight-only)."""
-
-    weights: Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
-    kv_cache: Literal["bf16", "fp16", "fp8"]
-    compute: Literal["bf16", "fp8", "fp4"]
 
 
 class EngineProfile(TypedDict):

@@ -5,7 +5,7 @@ as the documents are."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -80,3 +80,33 @@ class SpeculativeInput(TypedDict):
     verify_tokens_per_sequence: Count
     draft_model: str | None
     effect: list[SpeculativeEffect]
+
+
+WeightFormat = Literal["bf16", "fp16", "fp8", "fp8-block", "fp4", "mxfp4", "int4"]
+
+
+class GroupFormat(TypedDict):
+    """One layer group's stored weight format and the matmul format it runs in on this GPU."""
+
+    weights: WeightFormat
+    compute: Literal["bf16", "fp8", "fp4"]
+
+
+class GroupFormats(TypedDict):
+    """The formats in force per layer group (the workload's, else the checkpoint's, else
+    ``weights``; docs/model.md §1.1)."""
+
+    experts: GroupFormat
+    attention: GroupFormat
+    dense: GroupFormat
+    lm_head: GroupFormat
+
+
+class PrecisionTensors(TypedDict):
+    """Weight and KV-cache formats, and the matmul format on this GPU (bf16 incl. weight-only);
+    ``groups`` only when a layer group has a format of its own."""
+
+    weights: WeightFormat
+    kv_cache: Literal["bf16", "fp16", "fp8"]
+    compute: Literal["bf16", "fp8", "fp4"]
+    groups: NotRequired[GroupFormats]

@@ -185,9 +185,7 @@ def _inputs(sc: Scenario) -> doc_t.Inputs:
         "model": {"id": sc.model.id, "name": sc.model.name,
                   "total_params": round(sc.model.total_params)},  # a count: exact
         "precision": str(sc.precision),
-        "precision_tensors": cast("doc_t.PrecisionTensors", {
-            "weights": sc.precision.weights, "kv_cache": sc.precision.kv_cache,
-            "compute": cl.gpu.compute_format(sc.precision)}),
+        "precision_tensors": _precision_tensors(sc),
         "engine": sc.engine.name,
         "engine_profile": {"id": sc.engine.id, "name": sc.engine.title,
                            "versions": sc.engine.versions},
@@ -683,3 +681,19 @@ def exit_code(check_doc: Mapping[str, Any], exit_zero: bool = False) -> int:
     if status == "fail":
         return 0 if exit_zero else 1
     return 0
+
+
+def _precision_tensors(sc: Scenario) -> fields_t.PrecisionTensors:
+    """Weight and KV formats, the compute format, and each group's when one has its own."""
+    from advisor.core.precision import GROUPS, format_compute  # a scenario: the core is loaded
+
+    gpu, p = sc.cluster.gpu, sc.model.formats(sc.precision)
+    tensors = cast("fields_t.PrecisionTensors", {
+        "weights": sc.precision.weights, "kv_cache": sc.precision.kv_cache,
+        "compute": gpu.compute_format(sc.precision)})
+    if not p.uniform:
+        tensors["groups"] = cast("fields_t.GroupFormats", {g: {
+            "weights": p.group_format(g), "compute": format_compute(
+                p.group_compute_weights(g), gpu.has_fp8_compute, gpu.has_fp4_compute)}
+            for g in GROUPS})
+    return tensors

@@ -52,7 +52,7 @@ def test_decode_attention_flops_run_at_the_attention_rate() -> None:
 
 @pytest.mark.parametrize(("precision", "gpu_id", "fp8", "peak"), [
     ("fp8", "h100-sxm", True, 1979e12),                       # FP8 weights and FP8 KV cache
-    (Precision("fp8", "bf16"), "h100-sxm", False, 989e12),     # FP8 weights, 16-bit KV
+    (Precision(weights="fp8", kv_cache="bf16"), "h100-sxm", False, 989e12),  # 16-bit KV
     ("fp8-block", "h100-sxm", False, 989e12),                 # block FP8 keeps a 16-bit KV
     ("fp8", "a100-80gb-sxm", False, 312e12),                  # no FP8 tensor cores on Ampere
 ])

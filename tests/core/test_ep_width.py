@@ -232,7 +232,8 @@ def _ant_rate(batch: int, ep: int) -> float:
     spec = SpeculativeDecoding(method="mtp", draft_tokens=1,
                                accepted_tokens_per_step_given=1.85)   # accept 1.8-1.9
     engine = dataclasses.replace(ENGINE, expert_parallel=terms, speculative=spec)
-    inst = _ep("h20", ep, "roce-400", engine=engine, precision=Precision("fp8-block", "fp8"),
+    inst = _ep("h20", ep, "roce-400", engine=engine,
+               precision=Precision(weights="fp8-block", kv_cache="fp8"),
                rdma_bytes_per_s=4 * 400e9 / 8 / 8)
     q = dataclasses.replace(inst.params, decode_attention_flops_per_s=(
         inst.params.decode_attention_flops_per_s * FP8_MLA_SPEEDUP))

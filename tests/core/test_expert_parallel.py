@@ -106,8 +106,9 @@ def test_ep_precision_per_tensor_weights_and_kv_apart() -> None:
         return build_instance(MODEL, CAT.gpu("h100-sxm"), precision, ENGINE, 1, 1,
                               CAT.link("nvlink4"), CAT.link("ib-ndr-400"), lay)
 
-    fp8_bf16, fp8_fp8 = inst(Precision("fp8", "bf16")), inst(Precision("fp8", "fp8"))
-    bf16 = inst(Precision("bf16", "bf16"))
+    fp8_bf16 = inst(Precision(weights="fp8", kv_cache="bf16"))
+    fp8_fp8 = inst(Precision(weights="fp8", kv_cache="fp8"))
+    bf16 = inst(Precision(weights="bf16", kv_cache="bf16"))
     assert fp8_bf16.weight_bytes_per_gpu == pytest.approx(fp8_fp8.weight_bytes_per_gpu)
     assert bf16.weight_bytes_per_gpu == pytest.approx(2 * fp8_fp8.weight_bytes_per_gpu)
     # MLA 576 × 61 layers per token, on the one rank that owns the sequence

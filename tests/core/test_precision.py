@@ -14,8 +14,8 @@ GB = 1e9
 def test_kv_cache_fp8_halves_kv_bytes_of_an_fp8_weight_model() -> None:
     """Llama-3.1-70B: 2 · 80 layers · 8 KV heads · 128 dims · bytes per element."""
     m = catalog().model("llama-3.1-70b")
-    fp8_kv = Precision("fp8", "fp8")
-    bf16_kv = Precision("fp8", "bf16")
+    fp8_kv = Precision(weights="fp8", kv_cache="fp8")
+    bf16_kv = Precision(weights="fp8", kv_cache="bf16")
     assert m.kv_bytes_per_token(bf16_kv) == 2 * 80 * 8 * 128 * 2 == 327_680
     assert m.kv_bytes_per_token(fp8_kv) == 2 * 80 * 8 * 128 * 1 == 163_840
     assert m.weight_bytes(fp8_kv) == m.weight_bytes(bf16_kv) == m.total_params * 1.0
@@ -82,7 +82,8 @@ def test_weight_only_fallbacks_and_refusal() -> None:
 
 
 def test_shorthand_and_labels() -> None:
-    assert Precision.of("fp8-block") == Precision("fp8-block", "bf16") == "fp8-block"
+    block = Precision(weights="fp8-block", kv_cache="bf16")
+    assert Precision.of("fp8-block") == block == "fp8-block"
     assert hash(Precision.of("fp8")) == hash("fp8")
-    assert Precision("fp8", "bf16").label == "weights fp8, KV bf16"
+    assert Precision(weights="fp8", kv_cache="bf16").label == "weights fp8, KV bf16"
     assert str(Precision.of("int4")) == "int4"

@@ -109,7 +109,8 @@ def test_minimal_workload_gets_defaults() -> None:
     ("precision", {"weights": "fp8", "kv_cache": "int4"},
      ("precision.kv_cache", "must be 'bf16', 'fp16' or 'fp8', got 'int4' (string)")),
     ("precision", 8, ("precision", "expected a precision word (bf16, fp16, fp8, fp8-block, "
-                                   "fp4, mxfp4, int4) or a mapping {weights, kv_cache}")),
+                                   "fp4, mxfp4, int4) or a mapping {weights, kv_cache, experts, "
+                                   "attention, dense, lm_head}")),
     ("traffic.concurrency", 0, ("traffic.concurrency",
                                 "must be greater than or equal to 1, got 0 (integer)")),
     ("traffic.prefix_cache_hit_rate", 1.0, ("traffic.prefix_cache_hit_rate",

@@ -254,7 +254,7 @@ MODERN: list[Point] = [
     # prompts (the launch command of the post's reproduction: --tp-size 8 --chunked-prefill-size
     # 16384 --quantization fp8 --kv-cache-dtype fp8_e4m3 --attention-backend fa3).
     Point("H1 R1 H20 TP8 prefill 4k", "2025-26", "sglang", "deepseek-v3", "h20",
-          Precision("fp8-block", "fp8"), 8, 4096, 1, "prefill", 16_500,
+          Precision(weights="fp8-block", kv_cache="fp8"), 8, 4096, 1, "prefill", 16_500,
           "LMSYS blog 2025-09-26 'Together with SGLang: Best Practices for Serving DeepSeek-R1 "
           "on H20-96G' (Ant Group; https://lmsys.org/blog/2025-09-26-sglang-ant-group): 16.5k "
           "input tok/s per node at 4,096-token inputs, TP8 prefill nodes",
