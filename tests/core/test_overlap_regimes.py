@@ -159,3 +159,25 @@ def test_decode_lines_match_the_step_at_any_overlap(overlap: float) -> None:
     batch = np.array([1.0, 16.0, 150.0, 300.0, 600.0, 2000.0, 8000.0])
     np.testing.assert_allclose(lines.at(batch), inst.decode_step_s(batch, 3000.0), rtol=1e-12)
     assert math.isfinite(float(lines.at(1.0)))
+
+
+@pytest.mark.parametrize("overlap", [0.0, 0.5, 1.0])
+def test_unchunked_closed_form_is_the_fixed_point_at_any_overlap(overlap: float) -> None:
+    """The unchunked steady state read off the three lines satisfies Little's law with the
+    step-time formula itself, B = λ·Ō·τ(B), on both sides of the GEMMs' ridge (B ≈ 200 on
+    this instance), and a larger ω never needs a larger batch for the same rate."""
+    from advisor.core.colocated import evaluate_colocated
+    from tests.core.helpers import scenario
+
+    phase = scenario(model="llama-3.1-70b", precision="fp8", prompt=100,
+                     output=1000).peak_phase
+    rates = np.array([0.5, 4.0, 7.0, 9.0])  # ω = 0.5: B ≈ 8, 80, 244, 639
+    point = evaluate_colocated(_trtllm_70b_tp2(overlap), 4096, phase, rates, None, 0.95)
+    ok = ~point.overloaded
+    assert ok.sum() >= 3
+    little = rates * phase.output_tokens.mean * point.tpot_mean_s
+    np.testing.assert_allclose(point.batch[ok], little[ok], rtol=1e-9)
+    if overlap > 0.0:
+        less = evaluate_colocated(_trtllm_70b_tp2(overlap / 2), 4096, phase, rates, None,
+                                  0.95)
+        assert np.all(point.batch[ok] <= less.batch[ok] * (1 + 1e-12))
