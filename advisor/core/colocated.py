@@ -365,23 +365,27 @@ def _unchunked_explicit(inst: Instance | StackedInstances, max_sequences: np.nda
 
     The prefill passes do not depend on the decode batch: φ = (λ/m)·T_pre(m prompts), m =
     max(1, λ·T_pre(S̄)). Little's law then reads B = c₁·T_dec(B) with c₁ = λ·Ō/(1 − φ), and
-    T_dec(B) = max(cc·B, m0 + mm·B) + r0 + rr·B (``decode_lines.decode_step_lines``), so the
-    smallest fixed point is max over the two lines of c₁·a/(1 − c₁·b) (or c₁·T_dec(1) when
-    that is below one sequence); none exists when c₁·b ≥ 1 for a line (overload).
+    T_dec(B) = maxᵢ(aᵢ + bᵢ·B) + r0 + rr·B (``decode_lines.decode_step_lines``), so the
+    smallest fixed point is max over the lines of c₁·(aᵢ + r0)/(1 − c₁·(bᵢ + rr)) (or
+    c₁·T_dec(1) when that is below one sequence); none exists when c₁·(bᵢ + rr) ≥ 1 for a
+    line (overload).
     """
     s_mean, _, o_mean, ctx, _ = _phase_numbers(phase, quantile)
     t_pre, passes, phi, phi_c = _prefill_passes(inst, lam, s_mean)
     ts = inst.params.decode_tokens_per_step  # a step emits τ_s tokens per sequence (§3.6)
     c1 = lam * o_mean / (1.0 - phi_c) / ts
-    cc, m0, mm, r0, rr = decode_step_lines(inst.model, inst.params, ctx)
+    lines = decode_step_lines(inst.model, inst.params, ctx)
     # the lines hold from one sequence per pipeline micro-batch (B ≥ m) on; below, the step
     # is their value at m
     floor = np.asarray(inst.params.pipeline_microbatches, dtype=float)
-    t_one = np.maximum(cc * floor, m0 + mm * floor) + r0 + rr * floor
-    slope_c, slope_m = c1 * (cc + rr), c1 * (mm + rr)
-    no_fixed = (slope_c >= 1.0) | (slope_m >= 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        big = np.maximum(c1 * r0 / (1.0 - slope_c), c1 * (m0 + r0) / (1.0 - slope_m))
+    t_one = lines.at(floor)
+    no_fixed: np.ndarray | bool = False
+    big: np.ndarray | float = 0.0
+    for intercept_s, slope_s in zip(lines.intercepts_s, lines.slopes_s, strict=True):
+        slope = c1 * (slope_s + lines.rr_s)
+        no_fixed = no_fixed | (slope >= 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            big = np.maximum(big, c1 * (intercept_s + lines.r0_s) / (1.0 - slope))
     b = np.where(c1 * t_one < floor, c1 * t_one, big)
     cap = 4.0 * np.asarray(max_sequences, dtype=float) + 4.0
     b = np.where(no_fixed | ~np.isfinite(b), cap, np.minimum(b, cap))

@@ -113,8 +113,9 @@ class EngineSpec:
     """Bandwidth efficiency of 4-bit (MXFP4/NVFP4) expert kernels relative to the weight-
     streaming efficiency (1 = same)."""
     compute_memory_overlap: float = 1.0
-    """How a step's compute and memory times combine: 1 = max(C, M) (the roofline, perfect
-    overlap), 0 = C + M (the kernels run one after the other)."""
+    """ω, the overlap of a kernel class's compute and memory time at its ridge point: a class
+    takes max(C, M, (1 − ω/2)·(C + M)) — 1 = max(C, M) at every ratio (the roofline), 0 =
+    C + M at every ratio; between, the max past C/M = (2 − ω)/ω or below its inverse."""
     block_fp8_compute_efficiency: float = 1.0
     """Prefill efficiency of block-scaled FP8 GEMMs relative to per-tensor FP8 (1 = same)."""
     token_budget_tiers: tuple[TokenBudgetTier, ...] = ()

@@ -5,7 +5,8 @@ communication, a fixed per-step overhead and the small-batch cost of MoE layers
 (docs/model.md §3):
 
     C = G / (g · peak · MFU) + A / (g · peak_attn · η_attn),   M = W / (BW · η_w) + KV / (BW · η_kv)
-    T = max(C, M) + (1 − o) · min(C, M) + T_comm + C_step + L_moe · t_moe · (1 − coverage)
+    T = R(C_gemm, M_w) + R(C_attn, M_kv) + T_comm + C_step + L_moe · t_moe · (1 − coverage)
+    R(C, M) = max(C, M, (1 − ω/2) · (C + M))
 
 * G = the weight GEMMs' FLOPs, 2 · N_matmul · (p + d), at the weights' tensor peak and the
   prefill MFU.
@@ -19,8 +20,12 @@ communication, a fixed per-step overhead and the small-batch cost of MoE layers
   4-bit experts streamed at ``lowbit_moe_efficiency`` of η_w); KV = KV reads (decode context,
   and the re-read of earlier chunks for chunked prefill) + KV writes of the new tokens — per
   GPU, KV heads duplicated when TP > kv_heads.
-* An engine whose profile sets ``compute_memory_overlap: 0`` runs a step's compute-bound and
-  memory-bound kernels one after the other: max(C, M) becomes C + M.
+* C and M split by kernel class, which run one after the other: the weight GEMMs (C_gemm,
+  with the weight stream M_w) and the attention kernels (C_attn, with the KV traffic M_kv).
+  Within a class R combines them by regime: far from the ridge point one hides the other
+  (compute-bound prefill: C; memory-bound decode: M), near it a share of the sum is paid;
+  ω = the engine profile's ``compute_memory_overlap``, the overlap at the ridge (1: the
+  roofline max everywhere, 0: C + M everywhere; docs/model.md §3).
 * T_comm = 2 all-reduces per layer of the step's activations (ring: 2·(t−1)/t · bytes over the
   intra-node link) plus, per all-reduce, the link latency and the engine's software cost
   (``EngineSpec.allreduce_software_s``).
@@ -118,24 +123,26 @@ def _step_time_scalar(m: ModelSpec, q: StepParams, p: float, n: float, k: float,
         pre_keys = full_share * pre_keys + win_share * 2.0 * win_keys
         dec_keys = full_share * ctx + win_share * min(ctx, window)
     gemm_flops = 2.0 * m.matmul_params_per_token * tokens
-    compute_s = (gemm_flops / q.compute_flops_per_s
-                 + (n * 0.5 * m.prefill_attention_flops_per_pair * pre_keys
-                    / q.attention_flops_per_s
-                    + m.decode_attention_flops_per_key * dq * dec_keys
-                    / q.decode_attention_flops_per_s))
+    gemm_s = gemm_flops / q.compute_flops_per_s
+    attention_s = (n * 0.5 * m.prefill_attention_flops_per_pair * pre_keys
+                   / q.attention_flops_per_s
+                   + m.decode_attention_flops_per_key * dq * dec_keys
+                   / q.decode_attention_flops_per_s)
 
     weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
     if window:
         k = full_share * k + win_share * min(k, window)
     kv_bytes = q.kv_bytes_per_token_per_gpu * (d * dec_keys + n * k + tokens)
-    memory_s = weight_bytes / q.memory_bytes_per_s + kv_bytes / q.kv_read_bytes_per_s
+    weights_s = weight_bytes / q.memory_bytes_per_s
+    kv_s = kv_bytes / q.kv_read_bytes_per_s
 
     act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
     draft_s = (q.draft_fixed_s * (1.0 if d > 0 else 0.0) + q.draft_s_per_seq * d
                + q.draft_kv_bytes_per_token_per_gpu * d * dec_keys / q.kv_read_bytes_per_s)
-    return np.float64(roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+    return np.float64(roofline(gemm_s, weights_s, q.compute_memory_overlap)
+                      + roofline(attention_s, kv_s, q.compute_memory_overlap) + comm_s
                       + q.step_overhead_s + draft_s)
 
 
@@ -167,19 +174,21 @@ def step_time(m: ModelSpec, q: StepParams, prefill_tokens: np.ndarray | float = 
 
     pre_keys, dec_keys, k = attended_keys(m, chunk, k, ctx)
     gemm_flops = 2.0 * m.matmul_params_per_token * tokens
-    compute_s = (gemm_flops / q.compute_flops_per_s
-                 + attention_compute_s(m, q.attention_flops_per_s,
-                                     q.decode_attention_flops_per_s, n, pre_keys, dq,
-                                     dec_keys))
+    gemm_s = gemm_flops / q.compute_flops_per_s
+    attention_s = attention_compute_s(m, q.attention_flops_per_s,
+                                      q.decode_attention_flops_per_s, n, pre_keys, dq,
+                                      dec_keys)
 
     weight_bytes = q.dense_weight_bytes_per_gpu + q.expert_weight_bytes_per_gpu
     kv_bytes = q.kv_bytes_per_token_per_gpu * (d * dec_keys + n * k + tokens)
-    memory_s = weight_bytes / q.memory_bytes_per_s + kv_bytes / q.kv_read_bytes_per_s
+    weights_s = weight_bytes / q.memory_bytes_per_s
+    kv_s = kv_bytes / q.kv_read_bytes_per_s
 
     act_bytes = tokens * (m.hidden_size * ACTIVATION_BYTES)
     comm_s = (q.tp_comm_latency_s + q.tp_comm_s_per_byte * act_bytes
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
-    core_s: np.ndarray = (roofline(compute_s, memory_s, q.compute_memory_overlap) + comm_s
+    core_s: np.ndarray = (roofline(gemm_s, weights_s, q.compute_memory_overlap)
+                          + roofline(attention_s, kv_s, q.compute_memory_overlap) + comm_s
                           + q.step_overhead_s + draft_seconds(q, d, dec_keys))
     return core_s
 

@@ -63,7 +63,8 @@ class MoeStepParts:
     overheads_s: np.ndarray
     """Per-step host overhead, small-batch MoE cost, the draft passes."""
     core_s: np.ndarray
-    """The step without all-to-all and imbalance: roofline(C, M) + comm + overheads."""
+    """The step without all-to-all and imbalance: the GEMMs' and the attention's rooflines
+    + comm + overheads."""
     all_to_all_s: np.ndarray
     """Dispatch + combine of every micro-batch, before any overlap."""
     all_to_all_exposed_s: np.ndarray
@@ -95,7 +96,6 @@ def moe_step_parts(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k:
                                       q.decode_attention_flops_per_s, n_r, pre_keys, d_r * v,
                                       dec_keys)
     experts_s = 2.0 * m.routed_matmul_params_per_token * tokens / q.expert_compute_flops_per_s
-    compute_s = dense_s + attention_s + experts_s
     share = m.moe.experts_per_token / m.moe.num_experts
     frac = 1.0 - np.power(1.0 - share, np.maximum(tokens, 1.0))
     frac_mb = 1.0 - np.power(1.0 - share, np.maximum(tokens / mb, 1.0))
@@ -108,7 +108,8 @@ def moe_step_parts(m: ModelSpec, q: StepParams, p: np.ndarray, n: np.ndarray, k:
               + q.pp_comm_latency_s + q.pp_comm_s_per_byte * act_bytes)
     moe_small_s = q.moe_overhead_s * (1.0 - frac)
     draft_s = draft_seconds(q, d_r, dec_keys)
-    gpu_s = roofline(compute_s, weights_s + kv_s, q.compute_memory_overlap) + comm_s
+    gpu_s = (roofline(dense_s + experts_s, weights_s, q.compute_memory_overlap)
+             + roofline(attention_s, kv_s, q.compute_memory_overlap) + comm_s)
     core_s = gpu_s + q.step_overhead_s + moe_small_s + draft_s   # the order of #27's sum
     overheads_s = q.step_overhead_s + moe_small_s + draft_s
     busy = np.where(tokens > 0, 1.0, 0.0)

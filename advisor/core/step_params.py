@@ -51,7 +51,7 @@ class StepParams:
     moe_overhead_s: np.ndarray | float = 0.0
     """MoE layers × the engine's small-batch cost per MoE layer (scaled by 1 − coverage)."""
     compute_memory_overlap: np.ndarray | float = 1.0
-    """1: a step takes max(compute, memory) (the roofline); 0: compute + memory."""
+    """ω at the ridge point (:func:`roofline`): 1 = max(compute, memory), 0 = their sum."""
     a2a_latency_s: np.ndarray | float = 0.0
     """Expert parallelism: MoE layers × 2 launches × link latency of dispatch + combine."""
     a2a_s_per_prefill_token: np.ndarray | float = 0.0
@@ -101,12 +101,14 @@ class StepParams:
 
 
 def roofline(compute_s: Any, memory_s: Any, overlap: Any) -> Any:
-    """max(C, M) + (1 − o)·min(C, M): the roofline max when compute and memory traffic
-    overlap fully (o = 1), their sum when the step's kernels run one after the other (o = 0)."""
+    """max(C, M, (1 − o/2)·(C + M)): the roofline max away from the ridge point, where one of
+    compute and memory traffic hides the other, and a share of their sum near it, where
+    neither hides the other (docs/model.md §3). ``o`` is the overlap at the ridge point
+    C = M: 1 = max(C, M) everywhere, 0 = C + M everywhere."""
+    share = 1.0 - 0.5 * overlap
     if isinstance(compute_s, SCALAR) and isinstance(memory_s, SCALAR):
-        return max(compute_s, memory_s) + (1.0 - overlap) * min(compute_s, memory_s)
-    return (np.maximum(compute_s, memory_s)
-            + (1.0 - overlap) * np.minimum(compute_s, memory_s))
+        return max(max(compute_s, memory_s), share * (compute_s + memory_s))
+    return np.maximum(np.maximum(compute_s, memory_s), share * (compute_s + memory_s))
 
 
 SCALAR = (float, int)

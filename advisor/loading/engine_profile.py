@@ -200,7 +200,8 @@ class EngineProfile(StrictModel):
     step_overhead_s: SourcedNonNegative
     request_overhead_s: SourcedNonNegative
     compute_memory_overlap: SourcedNumber | None = None
-    """1: a step takes max(compute, memory); 0: compute + memory. Omitted: 1."""
+    """The overlap of compute and memory time at a kernel class's ridge point, in [0, 1]
+    (docs/model.md §3): 1 = max(compute, memory) at every ratio, 0 = their sum. Omitted: 1."""
     efficiency: EfficiencyOverrides = Field(default_factory=EfficiencyOverrides)
     collectives: Collectives | None = None
     moe: MoeCosts | None = None
@@ -217,9 +218,9 @@ class EngineProfile(StrictModel):
     @field_validator("compute_memory_overlap")
     @classmethod
     def _overlap(cls, value: SourcedNumber | None) -> SourcedNumber | None:
-        if value is not None and value.value not in (0.0, 1.0):
-            raise ValueError("compute_memory_overlap must be 0 (compute + memory) or 1 "
-                             "(max of the two)")
+        if value is not None and not 0.0 <= value.value <= 1.0:
+            raise ValueError("compute_memory_overlap must be within [0, 1] (0: compute + "
+                             "memory at the ridge point, 1: the max of the two)")
         return value
 
     @field_validator("versions")

@@ -118,14 +118,14 @@ def test_ngram_has_no_draft_and_draft_model_pays_its_model() -> None:
 
 def test_lines_match_the_step() -> None:
     """The decode step's lines in B (the unchunked closed form) carry the verify tokens and
-    the draft: T(B) = max(cc·B, m0 + mm·B) + r0 + rr·B."""
+    the draft: T(B) = maxᵢ(aᵢ + bᵢ·B) + r0 + rr·B."""
     from advisor.core.decode_lines import decode_step_lines
 
     spec = _instance(_eagle3(0.6))
-    cc, m0, mm, r0, rr = decode_step_lines(spec.model, spec.params, CTX)
+    lines = decode_step_lines(spec.model, spec.params, CTX)
     for b in (1.0, 7.0, 300.0):
-        lines = max(cc * b, m0 + mm * b) + r0 + rr * b
-        assert lines == pytest.approx(float(spec.decode_step_s(b, CTX)), rel=1e-12)
+        assert float(lines.at(b)) == pytest.approx(float(spec.decode_step_s(b, CTX)),
+                                               rel=1e-12)
 
 
 def test_both_architectures_by_the_same_rule() -> None:

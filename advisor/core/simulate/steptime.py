@@ -6,8 +6,8 @@ millions of steps, so it reads the same function through two caches:
 * **decode-only steps** (batch D, mean context C): one row per batch size D, computed on first
   use by a single vectorised call over a uniform context grid of ``CONTEXT_POINTS`` points
   spanning the longest context of the trace, and linearly interpolated in C. The step time is
-  linear in C while the step stays memory-bound (or compute-bound), so interpolation is exact
-  there; the only error is at the compute/memory crossover inside one grid cell.
+  linear in C while each kernel class stays memory-bound (or compute-bound), so interpolation
+  is exact there; the only error is at a compute/memory crossover inside one grid cell.
 * **steps with prefill** (prefill tokens P over n sequences at an effective earlier-context k,
   plus D decodes at mean context C): P, k and D are rounded to *8 significant bits* (exact
   below 256, above it buckets of at most 1/128 relative width, read at the bucket's midpoint)
@@ -31,8 +31,11 @@ from advisor.core.instance import Instance
 
 CONTEXT_POINTS = 512
 """Points of the decode context grid (uniform from 0 to the longest context + 1 token)."""
-MIXED_CONTEXT_POINTS = 64
-"""Points of the decode-context grid of steps that also carry prefill tokens."""
+MIXED_CONTEXT_POINTS = 256
+"""Points of the decode-context grid of steps that also carry prefill tokens. 256 since the
+attention kernels take their own roofline (#30 item 2): a mixed step's attention crosses from
+prefill-compute-bound to KV-bound inside the context range, and at 64 points one cell's
+interpolation missed the kink by up to 3 % (0.4 % at 256; tests/simulate/test_sim_inputs.py)."""
 EXACT_BELOW = 256
 """Inputs below this are used exactly; above, they keep 8 significant bits."""
 
