@@ -308,9 +308,14 @@ class Instance:
     def prefill_mfu(self) -> float:
         """Compute efficiency used for every matmul step (block-scaled FP8 GEMMs at the
         engine's share of the per-tensor FP8 efficiency)."""
-        mfu = self.efficiency.prefill_compute_efficiency(self.precision, self.gpu.has_fp8_compute,
+        return self._mfu_of(self.precision)
+
+    def _mfu_of(self, precision: Precision | str) -> float:
+        """The prefill compute efficiency of GEMMs whose weights are in ``precision``'s format
+        (block FP8 at the engine's share of the per-tensor FP8 efficiency)."""
+        mfu = self.efficiency.prefill_compute_efficiency(precision, self.gpu.has_fp8_compute,
                                                          self.gpu.has_fp4_compute)
-        if Precision.of(self.precision).weights == "fp8-block" and self.gpu.has_fp8_compute:
+        if Precision.of(precision).weights == "fp8-block" and self.gpu.has_fp8_compute:
             mfu *= self.engine.block_fp8_compute_efficiency
         return mfu
 
@@ -324,11 +329,7 @@ class Instance:
         peak of its compute format × that format's prefill efficiency (block FP8 at the
         engine's share)."""
         spec = Precision(weights=weights, kv_cache="bf16")
-        mfu = self.efficiency.prefill_compute_efficiency(spec, self.gpu.has_fp8_compute,
-                                                         self.gpu.has_fp4_compute)
-        if weights == "fp8-block" and self.gpu.has_fp8_compute:
-            mfu *= self.engine.block_fp8_compute_efficiency
-        return self.gpu.peak_flops_per_s(spec) * mfu
+        return self.gpu.peak_flops_per_s(spec) * self._mfu_of(spec)
 
     @cached_property
     def gemm_flops_per_gpu_s(self) -> float:

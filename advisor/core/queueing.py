@@ -46,10 +46,10 @@ def erlang_c(servers: np.ndarray | int, offered_load: np.ndarray | float) -> np.
     * beyond, the Poisson pmf(c; a) where the tail beyond c is negligible
       (:func:`_erlang_b_large`), else the integral 1/B = a·∫₀^∞ exp(−a·t + c·ln(1 + t)) dt:
       the integrand is log-concave with its peak at t* = c/a − 1 and width (1 + t*)/√c, so
-      Gauss–Legendre on
-      t* ± 8 widths (clipped at 0) with 24 nodes, scaled by the peak value so nothing
-      overflows, gives it to < 1e-6 relative (checked against scipy for c ≤ 100,000; worst
-      near c = 65 at light load, ~1e-9 for c ≥ 1,000) with work independent of c.
+      Gauss–Legendre on t* ± 8 widths (clipped at 0) with 24 nodes, scaled by the peak
+      value so nothing overflows, gives it to < 1e-6 relative (checked against scipy for
+      c ≤ 100,000; worst near c = 65 at light load, ~1e-9 for c ≥ 1,000) with work
+      independent of c.
     a ≥ c (overload) gives 1, a ≤ 0 gives 0.
     """
     a = np.asarray(offered_load, dtype=float)
@@ -308,10 +308,7 @@ def gg_c_wait_s(servers: np.ndarray | int, arrival_rate: np.ndarray,
         p_wait = erlang_c(c, a)
         rho = clip(np.divide(a, c, out=np.zeros(np.broadcast(a, c).shape), where=c > 0),
                    0.0, 1.0)
-    # regular arrivals (CV < 1) are floored at the deterministic-equivalent point β = ½
-    # (c_eff² = 0), σ = ρ/(2 − ρ), for P(wait) as for the mean: flooring the mean alone
-    # left P falling with the CV while W stayed, so the wait given waiting *grew* as
-    # arrivals became more regular (a larger round-robin pool)
+    # regular arrivals: σ floored where β = ½ (c_eff² = 0), for the mean and P alike (docstring)
     sigma = np.maximum(renewal_wait_probability(rho, arrival_cv), rho / (2.0 - rho))
     with np.errstate(divide="ignore", invalid="ignore"):
         beta = np.where((rho > 0) & (rho < 1), (sigma / (1.0 - sigma)) / (rho / (1.0 - rho)), 1.0)

@@ -7,8 +7,8 @@ link carries the KV* (intra-node while the cluster is one node) and two pool siz
 pooled prefill queue's (the prefill instances behind one router: the ideal split's,
 :meth:`Capacities.prefill_pool_sizes`, and each integer split's own,
 :meth:`Capacities.split_prefill_rates`) and the colocated prompt queue's (the instances the
-router splits arrivals over, rounded down to a power of two by
-``colocated.queue_instances``). So cluster sizes are grouped by (regime, shape set)
+router splits arrivals over, ``colocated.queue_instances``, tabulated on
+:func:`colocated_pool_sizes`' grid). So cluster sizes are grouped by (regime, shape set)
 (:meth:`Capacities.group_codes`); each :class:`CapacityGroup` is computed once, the
 pool-size dependent goodputs once per (shape, pool size) over all groups
 (:meth:`Capacities.prefetch_pooled`, :meth:`Capacities.prefetch_colocated`), and all of
@@ -481,8 +481,8 @@ class Capacities:
     def prefetch_colocated(self, work: Sequence[tuple[CapacityGroup, np.ndarray]]) -> None:
         """Run the colocated goodput searches of several groups together: one vectorised
         search per phase over every (shape, queue pool size) any of them needs (the prompt
-        queue depends on the pool size the router splits arrivals over; ``queue_instances``
-        keeps ⌊log₂ n⌋ + 1 of them per shape), for every token budget and for whole prompts."""
+        queue depends on the pool size the router splits arrivals over, read on
+        :func:`colocated_pool_sizes`' grid), for every token budget and for whole prompts."""
         need: dict[tuple[Any, ...], tuple[Shape, np.ndarray | None, list[np.ndarray]]] = {}
         for grp, G in work:
             if not grp.shapes or grp.chunks is None:
