@@ -15,10 +15,14 @@ before and after. ``--write`` rewrites the ``value:`` lines of the fitted consta
 ``profiles/engines/<id>.yaml`` (rounded to 2 significant digits; sources are left alone; a
 constant the points do not constrain is written where the fit left it, near its prior).
 
-The rejection rule: a fit is written only if no engine family's held rows (its points
+The rejection rule: a fit is written only if (a) no engine family's held rows (its points
 outside ``MISSES``) get worse — neither their RMS log error rises by more than
-:data:`RMS_TOLERANCE` nor fewer of them stay within ±25 %. A rejected fit is reported with
-the families it worsens, nothing is written, and the script exits with status 1.
+:data:`RMS_TOLERANCE` nor fewer of them stay within ±25 % — and (b) it makes none of the
+calibration table's goals fail that held before it (``tools/calibration/goals.py``: each
+family's share within ±25 % and median |error| against its baseline, the whole table's 80 % /
+15 %; the same functions ``tests/core/test_calibration.py`` asserts, so a fit the tool writes
+is one the test accepts). A rejected fit is reported with the families it worsens, nothing is
+written, and the script exits with status 1.
 
 Adding a measurement: append one ``Point`` to ``tools/calibration/points.py`` and run this
 script; ``pytest -s tests/core/test_calibration.py`` then shows the new table.
@@ -40,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from advisor.core.engine import EngineSpec  # noqa: E402
+from tools.calibration.goals import TOLERANCE, goal_failures  # noqa: E402
 from tools.calibration.points import MISSES, POINTS, Context, Point, errors  # noqa: E402
 
 PRIOR_WEIGHT = 0.02
@@ -47,9 +52,6 @@ PRIOR_WEIGHT = 0.02
 
 RMS_TOLERANCE = 1e-3
 """Rise of a family's RMS log error (over its held rows) that rejects a fit."""
-
-TOLERANCE = 0.25
-"""The calibration table's band (tests/core/test_calibration.py)."""
 
 MIN_SENSITIVITY = 0.02
 """Residual change (log units, norm over points) per 100 % change that counts as constrained."""
@@ -126,6 +128,22 @@ def worsened_families(before: dict[str, FamilySummary], after: dict[str, FamilyS
             lines.append(f"{family}: RMS log error {old.rms:.3f} -> {new.rms:.3f}, within "
                          f"±25 % {old.within}/{old.points} -> {new.within}/{new.points}")
     return lines
+
+
+def new_goal_failures(before: Context, after: Context) -> list[str]:
+    """Goals of the calibration table (every point, every family) that hold under ``before``
+    and fail under ``after`` — one line each (empty: the fit keeps every goal that held)."""
+    held = goal_failures(errors(POINTS, before))
+    now = goal_failures(errors(POINTS, after))
+    return [line for key, line in now.items() if key not in held]
+
+
+def rejection_reasons(ctx: Context, result: FitResult) -> list[str]:
+    """Why ``result`` must not be written: the families whose held rows it worsens, then the
+    calibration goals it breaks (empty: accepted)."""
+    after = ctx.with_engine(fitted_spec(ctx, result))
+    worse = worsened_families(family_summaries(ctx), family_summaries(after))
+    return worse + new_goal_failures(ctx, after)
 
 
 def fitted_spec(ctx: Context, result: FitResult) -> EngineSpec:
@@ -255,11 +273,9 @@ def main(argv: list[str] | None = None) -> int:
         names = fitted_names(ctx.engines[engine_id], path.read_text(encoding="utf-8"))
         result = fit_engine(ctx, engine_id, names, args.max_nfev)
         print(report(result))
-        before = family_summaries(ctx)
-        rejected = worsened_families(before, family_summaries(
-            ctx.with_engine(fitted_spec(ctx, result))))
+        rejected = rejection_reasons(ctx, result)
         if rejected:
-            print(f"REJECTED: the {engine_id} fit worsens the held rows of")
+            print(f"REJECTED: the {engine_id} fit worsens")
             print("\n".join(f"  {line}" for line in rejected))
             status = 1
             continue
