@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from advisor.core.disaggregated import decode_capacity
+from advisor.core.expert_parallel import expert_layout
 from advisor.core.instance import Instance
 from advisor.core.memory import build_instance
 from advisor.core.results import ModelResult
@@ -38,10 +39,23 @@ class SpeculativeEffect:
     max_decode_batch_at_tpot_slo_without: float | None
 
 
-def _effect(sc: Scenario, plan: str, tensor_parallel: int, stages: int) -> SpeculativeEffect:
+def _effect(sc: Scenario, plan: str, tensor_parallel: int, stages: int,
+            expert_parallel: int = 1) -> SpeculativeEffect | None:
     cl = sc.cluster
+    layout = None
+    if expert_parallel > 1:
+        # The plan's EP instance, laid out as the plan search and the simulator lay it out
+        # (``tensor_parallel`` is the attention TP); MTP's verify batch of B·τ tokens then
+        # goes through the dispatch, the experts and the imbalance (docs/model.md §3.6).
+        terms = sc.engine.expert_parallel
+        if sc.model.moe is None or terms is None:
+            return None
+        layout = expert_layout(sc.model.moe.num_experts, expert_parallel, tensor_parallel,
+                               cl.gpus_per_node, terms)
+        if layout is None:
+            return None
     with_spec = build_instance(sc.model, cl.gpu, sc.precision, sc.engine, tensor_parallel,
-                               stages, cl.intra_node, cl.inter_node)
+                               stages, cl.intra_node, cl.inter_node, layout)
     without = dataclasses.replace(with_spec, engine=dataclasses.replace(sc.engine,
                                                                         speculative=None))
     phase = sc.peak_phase
@@ -68,16 +82,18 @@ def _effect(sc: Scenario, plan: str, tensor_parallel: int, stages: int) -> Specu
 
 def speculative_effects(sc: Scenario, result: ModelResult) -> tuple[SpeculativeEffect, ...]:
     """The effect on the best colocated plan's instance and on the disaggregated plan's
-    decode instance (tensor/pipeline-parallel shapes; none without speculation)."""
+    decode instance — tensor/pipeline-parallel and expert-parallel shapes alike (#29 item 5:
+    MTP in EP decode); none without speculation."""
     if sc.engine.speculative is None:
         return ()
-    out: list[SpeculativeEffect] = []
+    out: list[SpeculativeEffect | None] = []
     col = result.colocated
-    if col is not None and col.expert_parallel == 1:
-        out.append(_effect(sc, "colocated", col.tensor_parallel, col.pipeline_stages))
+    if col is not None:
+        out.append(_effect(sc, "colocated", col.tensor_parallel, col.pipeline_stages,
+                           col.expert_parallel))
     dis = result.disaggregated
     alloc = None if dis is None else dis.allocation
-    if alloc is not None and alloc.decode_expert_parallel == 1:
+    if alloc is not None:
         out.append(_effect(sc, "disaggregated", alloc.decode_tensor_parallel,
-                           alloc.decode_pipeline_stages))
-    return tuple(out)
+                           alloc.decode_pipeline_stages, alloc.decode_expert_parallel))
+    return tuple(e for e in out if e is not None)

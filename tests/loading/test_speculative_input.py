@@ -119,3 +119,29 @@ def test_simulate_refuses_speculation(tmp_path: Path) -> None:
     done = CliRunner().invoke(make_app(), ["simulate", str(path)])
     assert done.exit_code == 2
     assert "does not model speculative decoding" in done.stderr
+
+
+def test_mtp_effect_is_reported_for_expert_parallel_plans(tmp_path: Path) -> None:
+    """#29 item 5: MTP on the DeepSeek-V3 96 × H100 example (SGLang, EP plans on both sides).
+    The step already charged the draft layer and the verify batch in EP decode; the report's
+    ``effect`` now covers the EP instances too (it skipped every EP plan before): the best
+    plans' EP instances (the search's, beside the declared layout) with MTP at the published
+    acceptance (DeepSeek-V3 report §5.4.3, 0.85) have a lower TPOT at batch 1 and more tokens
+    per step."""
+    text = (Path(__file__).resolve().parents[2] / "examples" /
+            "deepseek-v3-96xh100.yaml").read_text(encoding="utf-8")
+    text = text.replace("  decode_expert_parallel: 64 ",
+                        "  speculative: {method: mtp, draft_tokens: 1}\n"
+                        "  decode_expert_parallel: 64 ", 1)
+    assert "method: mtp" in text
+    path = tmp_path / "w.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, err = _recommend(path, "--format", "json")
+    assert code in (0, 1), err
+    effects = json.loads(out)["inputs"]["deployment"]["speculative"]["effect"]
+    decode = [e for e in effects if e["plan"] == "disaggregated"]
+    assert len(decode) == 1 and decode[0]["instance"].startswith("EP"), effects
+    assert decode[0]["tokens_per_step"] == pytest.approx(1.85, rel=1e-6)
+    for effect in effects:
+        assert effect["tpot_ms_at_batch_1"] < effect["tpot_ms_at_batch_1_without"]
+        assert effect["draft_ms_at_batch_1"] > 0
